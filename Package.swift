@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+// carouseld: a full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).
+import PackageDescription
+
+let package = Package(
+    name: "carouseld",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "carouseld", targets: ["carouseld"]),
+        .executable(name: "carouselctl", targets: ["carouselctl"]),
+        .executable(name: "carousel-bench", targets: ["CarouselBenchmarks"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
+    ],
+    targets: [
+        // The carousel model: gestures, physics, paging, autoplay, geometry.
+        // Pure Swift, no I/O, no clock: time comes in as an argument.
+        .target(
+            name: "CarouselCore",
+            dependencies: [.product(name: "RealModule", package: "swift-numerics")]
+        ),
+        // The INI file: a strict parser and the schema of every key.
+        .target(name: "CarouselConfig", dependencies: ["CarouselCore"]),
+        // `carouseld simulate`: script parser and the headless 60 Hz runner.
+        .target(name: "CarouselSimulation", dependencies: ["CarouselCore", "CarouselConfig"]),
+        .executableTarget(
+            name: "carouseld",
+            dependencies: [
+                "CarouselCore", "CarouselConfig", "CarouselSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "carouselctl",
+            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .executableTarget(
+            name: "CarouselBenchmarks",
+            dependencies: ["CarouselCore", "CarouselSimulation"]
+        ),
+        .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
+        .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
+        .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
+    ]
+)
