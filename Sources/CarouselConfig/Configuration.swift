@@ -1,0 +1,172 @@
+import CarouselCore
+
+/// An RGBA colour from `#RRGGBB` or `#RRGGBBAA`.
+public struct Color: Equatable, Sendable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+    public var alpha: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    public init?(hex: String) {
+        guard hex.hasPrefix("#"), hex.count == 7 || hex.count == 9 else { return nil }
+        var bytes: [UInt8] = []
+        var s = hex.dropFirst()
+        while !s.isEmpty {
+            guard let b = UInt8(s.prefix(2), radix: 16) else { return nil }
+            bytes.append(b)
+            s = s.dropFirst(2)
+        }
+        self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
+    }
+
+    public var description: String {
+        let digits = [red, green, blue] + (alpha == 255 ? [] : [alpha])
+        return "#" + digits.map { b in
+            let h = String(b, radix: 16, uppercase: true)
+            return h.count == 1 ? "0" + h : h
+        }.joined()
+    }
+}
+
+public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
+public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
+public enum FitMode: String, Sendable, CaseIterable { case contain, cover, stretch, none }
+public enum IndicatorPosition: String, Sendable, CaseIterable { case bottom, top, left, right }
+public enum LogLevel: String, Sendable, CaseIterable { case error, warning, info, debug }
+
+/// A display mode request: `1920x1080` or `1920x1080@60`.
+public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public var refresh: Int?
+
+    public init?(_ text: String) {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { return nil }
+        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
+        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0, w <= 16384, h <= 16384 else { return nil }
+        width = w
+        height = h
+        if parts.count == 2 {
+            guard let r = Int(parts[1]), r > 0, r <= 1000 else { return nil }
+            refresh = r
+        }
+    }
+
+    public var description: String { "\(width)x\(height)" + (refresh.map { "@\($0)" } ?? "") }
+}
+
+public struct DisplayConfig: Equatable, Sendable {
+    /// `nil`: the first card with a connected connector.
+    public var device: String? = nil
+    /// `nil`: the first connected connector.
+    public var connector: String? = nil
+    /// `nil`: the connector's preferred mode.
+    public var mode: ModeRequest? = nil
+    public var rotation = 0
+    public var api = DisplayAPI.auto
+    public var background = Color(red: 0, green: 0, blue: 0)
+    public init() {}
+}
+
+public struct InputConfig: Equatable, Sendable {
+    public var seat = "seat0"
+    /// libinput's calibration matrix (six numbers), `nil` for none.
+    public var calibration: [Double]? = nil
+    public var pointer = true
+    public var keyboard = true
+    public init() {}
+}
+
+public struct ImagesConfig: Equatable, Sendable {
+    public var path = "/var/lib/carouseld/images"
+    /// An explicit list; overrides `path` when not empty.
+    public var files: [String] = []
+    public var order = ImageOrder.name
+    public var fit = FitMode.contain
+    public var maxPixels = 64_000_000
+    public var cacheMB = 64
+    public init() {}
+}
+
+public struct IndicatorConfig: Equatable, Sendable {
+    public var enabled = true
+    public var position = IndicatorPosition.bottom
+    public var color = Color(red: 255, green: 255, blue: 255, alpha: 0x80)
+    public var currentColor = Color(red: 255, green: 255, blue: 255)
+    public var size = 10.0
+    public var spacing = 12.0
+    public var margin = 24.0
+    public var hidesForSinglePage = true
+    public init() {}
+}
+
+public struct ControlConfig: Equatable, Sendable {
+    public var socket = "/run/carouseld/control.sock"
+    public var mode: UInt32 = 0o660
+    public var group: String? = nil
+    public var allowUIDs: [UInt32] = []
+    public var allowGIDs: [UInt32] = []
+    public var maxClients = 16
+    public init() {}
+}
+
+/// Everything `carouseld.ini` can say (SPEC.md section 8), with its defaults.
+public struct Configuration: Equatable, Sendable {
+    public var display = DisplayConfig()
+    public var input = InputConfig()
+    public var carousel = CarouselSettings()
+    public var autoplay = AutoplaySettings()
+    public var images = ImagesConfig()
+    public var indicator = IndicatorConfig()
+    public var control = ControlConfig()
+    public var logLevel = LogLevel.info
+
+    public init() {}
+
+    /// Reads and validates INI text. Every key is checked; the first problem
+    /// is thrown as `FILE:LINE: message`.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
+        var config = Configuration()
+        for entry in try IniParser.parse(text, file: file) {
+            guard let sectionKeys = Schema.sections[entry.section] else {
+                throw ConfigError(file: file, line: entry.line,
+                                  message: "unknown section [\(entry.section)] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")
+            }
+            guard let spec = sectionKeys.first(where: { $0.name == entry.key }) else {
+                throw ConfigError(file: file, line: entry.line,
+                                  message: "unknown key '\(entry.key)' in [\(entry.section)] (known: \(sectionKeys.map(\.name).joined(separator: ", ")))")
+            }
+            do {
+                try spec.apply(&config, entry.value)
+            } catch {
+                throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(entry.value)': \(error.message)")
+            }
+        }
+        return config
+    }
+
+    /// Sets one key by its name without section, as `carouseld simulate`'s
+    /// `set KEY VALUE` does (`autoplay` is `[autoplay] enabled`), or by
+    /// `section.key`. Model keys win over same-named keys of other sections.
+    public mutating func set(_ key: String, _ value: String) throws(ValueError) {
+        guard let spec = Schema.lookup(key) else {
+            throw ValueError("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")))")
+        }
+        try spec.apply(&self, value)
+    }
+}
+
+/// Why a value was refused; the caller adds file, line and key.
+public struct ValueError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

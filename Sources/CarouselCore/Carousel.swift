@@ -1,0 +1,760 @@
+/// The carousel: gestures, paging physics and autoplay as one value with no
+/// I/O and no clock (SPEC.md sections 2, 3, 4 and 7).
+///
+/// Every mutating call takes the current instant and returns the events that
+/// happened up to it, stamped with their own times. Deadlines (a settle
+/// coming to rest, a long press, the next automatic advance) are exact
+/// instants exposed by `nextDeadline`, so a daemon arms one timer for them
+/// and a test steps a manual clock.
+///
+/// Offsets are in items (SwipeView's `scrollOffset`); pixels appear only
+/// through `geometry`, for input and physics. With wrap the stored offset is
+/// unwrapped while anything moves (so motion is continuous across the seam)
+/// and folded back into `0..<count` at rest.
+public struct Carousel: Sendable {
+    public private(set) var settings: CarouselSettings
+    public private(set) var autoplaySettings: AutoplaySettings
+    public private(set) var geometry: Geometry
+    public private(set) var lattice: PageLattice
+
+    /// The instant of the latest call: time never runs backwards in the model.
+    public private(set) var clock: Timestamp
+
+    private var motion: Motion
+    private var touch: Touch?
+    /// `willBeginDecelerating` was emitted and `didEndDecelerating` is owed.
+    private var decelerating = false
+    private var pausedByCommand = false
+    private var zoomed = false
+    private var autoplayDeadline: Timestamp?
+    /// The last offset and index reported through events.
+    private var reportedOffset: Double
+    private var reportedIndex: Int
+
+    private enum Motion: Sendable {
+        /// Still; `offset` in items.
+        case rest(Double)
+        /// A finger holds the carousel; the offset follows it.
+        case held(Double)
+        /// Autoscroll.
+        case drift(DriftMotion)
+        /// A spring toward a page (px); `afterDrag` tells whether the
+        /// deceleration events frame it.
+        case settle(SpringMotion)
+        case momentum(MomentumMotion)
+        case bounce(SpringMotion)
+        /// A programmatic scroll; `autoplay` marks automatic advances.
+        case animation(EaseMotion, autoplay: Bool)
+    }
+
+    private struct Touch: Sendable {
+        enum Phase { case tracking, dragging, rejected }
+        let id: Int
+        let downPoint: Point
+        let downTime: Timestamp
+        /// Touch down stopped a moving carousel: never a tap or long press.
+        let caught: Bool
+        var phase = Phase.tracking
+        var leftSlop = false
+        var longPressDeadline: Timestamp?
+        var longPressed = false
+        var lastAxis: Double
+        var tracker = VelocityTracker()
+        /// Finger axis position and unbounded offset where the drag began.
+        var anchorAxis = 0.0
+        var anchorRaw = 0.0
+        /// The page the drag began on (unwrapped page number).
+        var startPage = 0
+    }
+
+    /// What brought the carousel to rest, for the autoplay deadline.
+    private enum RestCause { case start, advance, interaction }
+
+    // MARK: - Creation
+
+    /// A carousel of `count` items on `viewport`, showing `settings.startIndex`, at `now`.
+    public init(
+        settings: CarouselSettings = CarouselSettings(),
+        autoplay: AutoplaySettings = AutoplaySettings(),
+        viewport: Viewport,
+        count: Int,
+        at now: Timestamp = .zero
+    ) {
+        self.settings = settings
+        autoplaySettings = autoplay
+        geometry = Geometry(viewport: viewport, settings: settings)
+        lattice = PageLattice(count: count, settings: settings)
+        clock = now
+        let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
+        motion = .rest(start)
+        reportedOffset = start
+        reportedIndex = lattice.itemIndex(at: start)
+        enterRest(at: now, cause: .start)
+    }
+
+    /// The offset that shows item `index`: the item itself, or with paging
+    /// the page that contains it, clamped to the items there are.
+    private static func startOffset(index: Int, lattice: PageLattice, settings: CarouselSettings) -> Double {
+        guard lattice.count > 0 else { return 0 }
+        let i = min(max(index, 0), lattice.count - 1)
+        return targetOffset(forItem: i, lattice: lattice, paging: settings.paging)
+    }
+
+    private static func targetOffset(forItem i: Int, lattice: PageLattice, paging: Bool) -> Double {
+        if paging {
+            let page = min(i / lattice.itemsPerPage, lattice.pageCount - 1)
+            return lattice.offset(ofCyclePage: page)
+        }
+        let x = Double(i)
+        if let range = lattice.range { return min(max(x, range.lowerBound), range.upperBound) }
+        return x
+    }
+
+    // MARK: - Reading
+
+    public var numberOfItems: Int { lattice.count }
+    public var numberOfPages: Int { lattice.pageCount }
+    public var isDragging: Bool { touch?.phase == .dragging }
+    public var isDecelerating: Bool {
+        switch motion {
+        case .settle, .momentum, .bounce: true
+        default: false
+        }
+    }
+    /// A programmatic scroll (command or autoplay) is in flight.
+    public var isScrolling: Bool {
+        if case .animation = motion { return true }
+        return false
+    }
+    /// Something moves: the display needs frames.
+    public var isMoving: Bool {
+        switch motion {
+        case .rest, .held: false
+        default: true
+        }
+    }
+
+    /// The unwrapped offset at `time` (for drawing between events).
+    public func offset(at time: Timestamp) -> Double {
+        switch motion {
+        case .rest(let x), .held(let x): x
+        case .drift(let d): d.offset(at: time)
+        case .settle(let s), .bounce(let s): s.position(at: time) / geometry.pitch
+        case .momentum(let m): m.position(at: time) / geometry.pitch
+        case .animation(let e, _): e.offset(at: time)
+        }
+    }
+
+    /// `offset` folded into `0..<count` with wrap (what a user would call "the offset").
+    public func displayOffset(_ offset: Double) -> Double {
+        guard settings.wrap, lattice.count > 0 else { return offset }
+        let n = Double(lattice.count)
+        var x = offset - (offset / n).rounded(.down) * n
+        // Values a rounding error below a whole cycle are the start of the next.
+        if x >= n - 1e-9 { x = 0 }
+        if abs(x - x.rounded()) < 1e-9 { x = x.rounded() }
+        return x
+    }
+
+    public func currentItemIndex(at time: Timestamp) -> Int { lattice.itemIndex(at: offset(at: time)) }
+
+    public func currentPage(at time: Timestamp) -> Int {
+        lattice.cyclePage(lattice.nearestPage(to: offset(at: time)))
+    }
+
+    public var motionState: MotionState {
+        if let touch { return touch.phase == .dragging ? .dragging : .tracking }
+        switch motion {
+        case .rest, .held, .drift: return .idle
+        case .settle, .bounce: return .settling
+        case .momentum: return .decelerating
+        case .animation: return .animating
+        }
+    }
+
+    public var pausedBy: [PauseReason] {
+        var reasons: [PauseReason] = []
+        if touch != nil { reasons.append(.touch) }
+        if pausedByCommand { reasons.append(.command) }
+        if zoomed { reasons.append(.zoom) }
+        if lattice.count == 0 { reasons.append(.noImages) }
+        if settings.autoscroll != 0 { reasons.append(.autoscroll) }
+        return reasons
+    }
+
+    public var autoplayStatus: AutoplayStatus {
+        let reasons = pausedBy
+        let running = autoplaySettings.enabled && reasons.isEmpty
+        return AutoplayStatus(running: running, pausedBy: reasons, next: running ? autoplayDeadline : nil)
+    }
+
+    public func snapshot(at time: Timestamp) -> CarouselSnapshot {
+        let x = offset(at: time)
+        return CarouselSnapshot(
+            offset: displayOffset(x),
+            index: lattice.itemIndex(at: x),
+            page: lattice.cyclePage(lattice.nearestPage(to: x)),
+            state: motionState,
+            autoplay: autoplayStatus
+        )
+    }
+
+    /// The item under `point` right now, taking wrap, alignment, item size and spacing into account.
+    public func item(at point: Point, time: Timestamp) -> Int? {
+        geometry.item(at: point, offset: offset(at: time), count: lattice.count, wrap: settings.wrap)
+    }
+
+    /// The earliest instant at which the model changes by itself: a motion
+    /// ending, a long press, the next automatic advance. Motion in between
+    /// needs frames (`isMoving`) but no deadline.
+    public var nextDeadline: Timestamp? {
+        var earliest = motionEnd
+        if let lp = touch?.longPressDeadline { earliest = min(earliest ?? lp, lp) }
+        if let ap = autoplayDeadline { earliest = min(earliest ?? ap, ap) }
+        return earliest
+    }
+
+    private var motionEnd: Timestamp? {
+        switch motion {
+        case .rest, .held: nil
+        case .drift(let d): d.stop?.time
+        case .settle(let s), .bounce(let s): s.end
+        case .momentum(let m): m.end
+        case .animation(let e, _): e.end
+        }
+    }
+
+    // MARK: - Time
+
+    /// Runs the model's own transitions up to `now` and reports what happened.
+    public mutating func advance(to now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        return events
+    }
+
+    private mutating func advance(to now: Timestamp, into events: inout [CarouselEvent]) {
+        let now = max(now, clock)
+        while let deadline = nextDeadline, deadline <= now {
+            clock = max(clock, deadline)
+            fire(deadline, into: &events)
+        }
+        clock = now
+        reportScroll(at: now, into: &events)
+    }
+
+    private mutating func fire(_ deadline: Timestamp, into events: inout [CarouselEvent]) {
+        if let end = motionEnd, end == deadline {
+            finishMotion(at: deadline, into: &events)
+        } else if let lp = touch?.longPressDeadline, lp == deadline {
+            fireLongPress(at: deadline, into: &events)
+        } else if let ap = autoplayDeadline, ap == deadline {
+            autoplayDeadline = nil
+            fireAutoplay(at: deadline, into: &events)
+        }
+    }
+
+    private mutating func finishMotion(at time: Timestamp, into events: inout [CarouselEvent]) {
+        switch motion {
+        case .rest, .held:
+            return
+        case .drift(let d):
+            motion = .rest(d.offset(at: time))
+            reportScroll(at: time, into: &events)
+        case .settle(let s), .bounce(let s):
+            motion = .rest(s.target / geometry.pitch)
+            reportScroll(at: time, into: &events)
+            endDeceleration(at: time, into: &events)
+            enterRest(at: time, cause: .interaction)
+        case .momentum(let m):
+            let position = m.position(at: time)
+            if m.hitsEdge != nil, settings.bounces {
+                let v = clampSpeed(m.velocity(at: time), Physics.bounceMaxSpeed)
+                let spring = SpringMotion(from: position, velocity: v, target: position,
+                                          omega: Physics.bounceOmega, at: time)
+                if spring.end > time {
+                    motion = .bounce(spring)
+                    return
+                }
+            }
+            motion = .rest(position / geometry.pitch)
+            reportScroll(at: time, into: &events)
+            endDeceleration(at: time, into: &events)
+            enterRest(at: time, cause: .interaction)
+        case .animation(let e, let autoplay):
+            motion = .rest(e.to)
+            reportScroll(at: time, into: &events)
+            events.append(CarouselEvent(time: time, kind: .didEndScrollingAnimation))
+            enterRest(at: time, cause: autoplay ? .advance : .interaction)
+        }
+    }
+
+    /// The carousel has come to rest at `time`: fold the offset into one
+    /// cycle, resume autoscroll, and schedule the next automatic advance.
+    private mutating func enterRest(at time: Timestamp, cause: RestCause) {
+        var x = offset(at: time)
+        if settings.wrap { x = displayOffset(x) }
+        motion = .rest(x)
+        reportedOffset = x
+        guard touch == nil else { return }
+        startDriftIfNeeded(from: x, at: time)
+        scheduleAutoplay(after: cause, at: time)
+    }
+
+    private mutating func startDriftIfNeeded(from x: Double, at time: Timestamp) {
+        guard settings.autoscroll != 0, lattice.count > 0 else { return }
+        let drift = DriftMotion(from: x, speed: settings.autoscroll, range: lattice.range, at: time)
+        if let stop = drift.stop, stop.time <= time { return }
+        motion = .drift(drift)
+    }
+
+    private mutating func scheduleAutoplay(after cause: RestCause, at time: Timestamp) {
+        guard autoplayStatus.running, lattice.pageCount > 1 else {
+            autoplayDeadline = nil
+            return
+        }
+        let delay: Double
+        switch cause {
+        case .start: delay = autoplaySettings.effectiveStartDelay
+        case .advance: delay = autoplaySettings.interval
+        case .interaction: delay = autoplaySettings.resumeDelay
+        }
+        autoplayDeadline = time.adding(seconds: delay)
+    }
+
+    private mutating func fireAutoplay(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard autoplayStatus.running, touch == nil, case .rest(let x) = motion, lattice.pageCount > 1 else { return }
+        let step = autoplaySettings.direction == .forward ? 1 : -1
+        var target = lattice.nearestPage(to: x) + step
+        if !settings.wrap, !(0..<lattice.pageCount).contains(target) {
+            switch autoplaySettings.atEnd {
+            case .rewind: target = step > 0 ? 0 : lattice.pageCount - 1
+            // Stay on the last page; a user interaction schedules a new try.
+            case .stop: return
+            }
+        }
+        scroll(toOffset: lattice.offset(ofPage: target), duration: autoplaySettings.transition,
+               autoplay: true, at: time, into: &events)
+    }
+
+    private mutating func fireLongPress(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard var t = touch else { return }
+        t.longPressDeadline = nil
+        if t.phase == .tracking, !t.leftSlop, !t.caught {
+            t.longPressed = true
+            if let i = geometry.item(at: t.downPoint, offset: offset(at: t.downTime),
+                                     count: lattice.count, wrap: settings.wrap) {
+                events.append(CarouselEvent(time: time, kind: .longPress(index: i)))
+            }
+        }
+        touch = t
+    }
+
+    private mutating func endDeceleration(at time: Timestamp, into events: inout [CarouselEvent]) {
+        if decelerating {
+            decelerating = false
+            events.append(CarouselEvent(time: time, kind: .didEndDecelerating))
+        }
+    }
+
+    /// Emits `didScroll` and `currentItemIndexDidChange` if the offset at `time`
+    /// differs from the last one reported.
+    private mutating func reportScroll(at time: Timestamp, into events: inout [CarouselEvent]) {
+        let x = offset(at: time)
+        let shown = displayOffset(x)
+        if shown != displayOffset(reportedOffset) {
+            events.append(CarouselEvent(time: time, kind: .didScroll(offset: shown)))
+        }
+        reportedOffset = x
+        let index = lattice.itemIndex(at: x)
+        if index != reportedIndex {
+            reportedIndex = index
+            events.append(CarouselEvent(time: time, kind: .currentItemIndexDidChange(index: index)))
+        }
+    }
+
+    // MARK: - Touch
+
+    /// Feeds one touch event. `time` is the event's own timestamp (libinput's
+    /// µs clock): velocity uses it as is, state changes never go back before `clock`.
+    public mutating func handle(_ input: TouchInput, at time: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: time, into: &events)
+        let now = clock
+        switch input {
+        case .down(let id, let point):
+            touchDown(id: id, point: point, sampleTime: time, now: now, into: &events)
+        case .move(let id, let point):
+            guard touch?.id == id else { break }
+            touchMove(point, sampleTime: time, now: now, into: &events)
+        case .up(let id):
+            guard touch?.id == id else { break }
+            touchUp(cancelled: false, liftTime: time, now: now, into: &events)
+        case .cancel(let id):
+            guard touch?.id == id else { break }
+            touchUp(cancelled: true, liftTime: time, now: now, into: &events)
+        }
+        return events
+    }
+
+    private mutating func touchDown(id: Int, point: Point, sampleTime: Timestamp, now: Timestamp,
+                                    into events: inout [CarouselEvent]) {
+        // The first finger owns the gesture; later fingers are ignored by paging.
+        guard touch == nil else { return }
+        let x = offset(at: now)
+        var caught = false
+        switch motion {
+        case .rest, .held:
+            break
+        case .drift:
+            // Autoscroll stops while touched; a touch on it can still be a tap.
+            motion = .held(x)
+        case .settle, .momentum, .bounce, .animation:
+            guard settings.scrollEnabled else { break }
+            // Catch the moving carousel: it stops where it is and the touch is not a tap.
+            caught = true
+            if case .animation = motion {
+                events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation))
+            }
+            motion = .held(x)
+            endDeceleration(at: now, into: &events)
+        }
+        if case .rest = motion { motion = .held(x) }
+        var t = Touch(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: geometry.axis(point))
+        t.tracker.add(geometry.axis(point), at: sampleTime)
+        if !caught { t.longPressDeadline = now.adding(seconds: Physics.tapTimeout) }
+        touch = t
+        autoplayDeadline = nil
+    }
+
+    private mutating func touchMove(_ point: Point, sampleTime: Timestamp, now: Timestamp,
+                                    into events: inout [CarouselEvent]) {
+        guard var t = touch else { return }
+        let axis = geometry.axis(point)
+        t.tracker.add(axis, at: sampleTime)
+        t.lastAxis = axis
+        let along = abs(axis - geometry.axis(t.downPoint))
+        let across = abs(geometry.cross(point) - geometry.cross(t.downPoint))
+        let slop = settings.touchSlop
+        if (along * along + across * across) > slop * slop { t.leftSlop = true }
+        if t.leftSlop { t.longPressDeadline = nil }
+
+        if t.phase == .tracking {
+            if along > slop, along > 2 * across {
+                if settings.scrollEnabled, lattice.count > 0 {
+                    // The drag starts here: content follows the finger from this
+                    // point on, so the slop distance is not jumped over.
+                    let x = offset(at: now)
+                    t.phase = .dragging
+                    t.anchorAxis = axis
+                    t.anchorRaw = unbounded(x)
+                    t.startPage = lattice.nearestPage(to: x)
+                    events.append(CarouselEvent(time: now, kind: .willBeginDragging))
+                } else {
+                    t.phase = .rejected
+                }
+            } else if across > slop {
+                // Moved across the axis first: not a drag, and no longer a tap.
+                t.phase = .rejected
+            }
+        } else if t.phase == .dragging {
+            let raw = t.anchorRaw - (axis - t.anchorAxis) / geometry.pitch
+            motion = .held(bounded(raw))
+        }
+        touch = t
+        reportScroll(at: now, into: &events)
+    }
+
+    private mutating func touchUp(cancelled: Bool, liftTime: Timestamp, now: Timestamp,
+                                  into events: inout [CarouselEvent]) {
+        guard let t = touch else { return }
+        touch = nil
+        let x = offset(at: now)
+        switch t.phase {
+        case .dragging:
+            let fingerVelocity = cancelled ? 0 : t.tracker.velocity(liftedAt: liftTime)
+            let travel = abs(t.lastAxis - geometry.axis(t.downPoint))
+            release(from: x, fingerVelocity: fingerVelocity, travel: travel, touch: t, at: now, into: &events)
+        case .tracking, .rejected:
+            if t.phase == .tracking, !cancelled, !t.caught, !t.leftSlop, !t.longPressed,
+               now.seconds(since: t.downTime) < Physics.tapTimeout,
+               let i = geometry.item(at: t.downPoint, offset: x, count: lattice.count, wrap: settings.wrap) {
+                events.append(CarouselEvent(time: now, kind: .didSelectItem(index: i)))
+            }
+            if t.caught {
+                // A caught carousel may have stopped between pages: settle it,
+                // quietly (no drag happened, so no deceleration events).
+                settleQuietly(from: x, at: now, into: &events)
+            } else if case .held = motion {
+                motion = .rest(x)
+                enterRest(at: now, cause: .interaction)
+            }
+            // Otherwise a programmatic scroll the finger could not catch
+            // (scrolling disabled) goes on; its end schedules autoplay.
+        }
+    }
+
+    /// Paging: spring to the fling target or the nearest page, never more than
+    /// one page from where the drag began. Without paging: momentum, then
+    /// bounce back if past an end.
+    private mutating func release(from x: Double, fingerVelocity: Double, travel: Double, touch t: Touch,
+                                  at now: Timestamp, into events: inout [CarouselEvent]) {
+        let pitch = geometry.pitch
+        // Content moves against the finger: a finger moving right scrolls back.
+        var velocity = -fingerVelocity
+        var overshootPx = 0.0
+        if let range = lattice.range {
+            if x > range.upperBound { overshootPx = (x - range.upperBound) * pitch }
+            if x < range.lowerBound { overshootPx = (x - range.lowerBound) * pitch }
+        }
+        if overshootPx != 0 {
+            if settings.bounces {
+                // Under the rubber band the content moves slower than the finger.
+                let rawOvershoot = RubberBand.raw(overshootPx, extent: geometry.axisExtent)
+                velocity *= RubberBand.slope(rawOvershoot, extent: geometry.axisExtent)
+            } else {
+                velocity = 0
+            }
+        }
+
+        if settings.paging {
+            var target: Int
+            if abs(fingerVelocity) >= Physics.flingSpeed, travel >= settings.touchSlop {
+                target = t.startPage + (velocity > 0 ? 1 : -1)
+            } else {
+                target = min(max(lattice.nearestPage(to: x), t.startPage - 1), t.startPage + 1)
+            }
+            target = lattice.clampPage(target)
+            let spring = SpringMotion(from: x * pitch, velocity: velocity,
+                                      target: lattice.offset(ofPage: target) * pitch,
+                                      omega: Physics.settleOmega, at: now)
+            if spring.end > now {
+                motion = .settle(spring)
+            } else {
+                motion = .rest(spring.target / pitch)
+            }
+        } else if let range = lattice.range, overshootPx != 0 {
+            let edge = overshootPx > 0 ? range.upperBound : range.lowerBound
+            let spring = SpringMotion(from: x * pitch, velocity: clampSpeed(velocity, Physics.bounceMaxSpeed),
+                                      target: edge * pitch, omega: Physics.bounceOmega, at: now)
+            motion = spring.end > now ? .bounce(spring) : .rest(edge)
+        } else if abs(velocity) > Physics.restSpeed {
+            let pxRange = lattice.range.map { ($0.lowerBound * pitch)...($0.upperBound * pitch) }
+            motion = .momentum(MomentumMotion(from: x * pitch, velocity: velocity,
+                                              rate: settings.decelerationRate, range: pxRange, at: now))
+        } else {
+            motion = .rest(x)
+        }
+
+        let willDecelerate = isMoving
+        events.append(CarouselEvent(time: now, kind: .didEndDragging(willDecelerate: willDecelerate)))
+        if willDecelerate {
+            decelerating = true
+            events.append(CarouselEvent(time: now, kind: .willBeginDecelerating))
+            // A momentum that starts at an edge turns into a bounce at once.
+            if let end = motionEnd, end <= now { finishMotion(at: now, into: &events) }
+        } else {
+            reportScroll(at: now, into: &events)
+            enterRest(at: now, cause: .interaction)
+        }
+    }
+
+    private mutating func settleQuietly(from x: Double, at now: Timestamp, into events: inout [CarouselEvent]) {
+        let pitch = geometry.pitch
+        var target = x
+        var omega = Physics.settleOmega
+        if settings.paging {
+            target = lattice.offset(ofPage: lattice.nearestPage(to: x))
+        } else if let range = lattice.range {
+            target = min(max(x, range.lowerBound), range.upperBound)
+            omega = Physics.bounceOmega
+        }
+        let spring = SpringMotion(from: x * pitch, velocity: 0, target: target * pitch, omega: omega, at: now)
+        if spring.end > now {
+            motion = .settle(spring)
+        } else {
+            motion = .rest(target)
+            reportScroll(at: now, into: &events)
+            enterRest(at: now, cause: .interaction)
+        }
+    }
+
+    /// The offset a finger at raw offset `raw` shows: itself in range (or with
+    /// wrap), rubber-banded past an end with `bounces`, clamped without.
+    private func bounded(_ raw: Double) -> Double {
+        guard let range = lattice.range else { return raw }
+        let edge: Double
+        if raw > range.upperBound { edge = range.upperBound } else if raw < range.lowerBound { edge = range.lowerBound } else { return raw }
+        guard settings.bounces else { return edge }
+        let overshoot = (raw - edge) * geometry.pitch
+        return edge + RubberBand.shown(overshoot, extent: geometry.axisExtent) / geometry.pitch
+    }
+
+    /// The inverse of `bounded` for a shown offset (a drag that starts on a
+    /// carousel caught mid-bounce continues from the same rubber band).
+    private func unbounded(_ shown: Double) -> Double {
+        guard let range = lattice.range, settings.bounces else { return shown }
+        let edge: Double
+        if shown > range.upperBound { edge = range.upperBound } else if shown < range.lowerBound { edge = range.lowerBound } else { return shown }
+        return edge + RubberBand.raw((shown - edge) * geometry.pitch, extent: geometry.axisExtent) / geometry.pitch
+    }
+
+    // MARK: - Commands and programmatic scrolling
+
+    /// Carries out `command` at `now`. Scrolling commands are refused while a
+    /// finger holds the carousel (the finger owns it).
+    public mutating func perform(_ command: CarouselCommand, at now: Timestamp) -> Result<[CarouselEvent], CommandError> {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        let now = clock
+        switch command {
+        case .pause:
+            pausedByCommand = true
+            autoplayDeadline = nil
+            return .success(events)
+        case .resume:
+            resumeFromCommand(at: now)
+            return .success(events)
+        case .togglePause:
+            if pausedByCommand { resumeFromCommand(at: now) } else {
+                pausedByCommand = true
+                autoplayDeadline = nil
+            }
+            return .success(events)
+        default:
+            break
+        }
+        guard touch == nil else { return .failure(.touchInProgress) }
+        guard lattice.count > 0 else { return .failure(.noItems) }
+        let duration = autoplaySettings.transition
+        switch command {
+        case .next, .previous:
+            guard lattice.pageCount > 1 else { break }
+            let base = lattice.nearestPage(to: restingTarget(at: now))
+            let target = lattice.clampPage(base + (command == .next ? 1 : -1))
+            if target != base || settings.wrap {
+                scroll(toOffset: lattice.offset(ofPage: target), duration: duration, autoplay: false,
+                       at: now, into: &events)
+            }
+        case .first, .last, .goto:
+            let index: Int
+            var d = duration
+            switch command {
+            case .first: index = 0
+            case .last: index = lattice.count - 1
+            case .goto(let i, let given):
+                guard (0..<lattice.count).contains(i) else {
+                    return .failure(.indexOutOfRange(index: i, count: lattice.count))
+                }
+                index = i
+                if let given { d = given }
+            default: return .success(events)
+            }
+            scrollToItem(index, duration: d, at: now, into: &events)
+        default:
+            break
+        }
+        return .success(events)
+    }
+
+    private mutating func resumeFromCommand(at now: Timestamp) {
+        guard pausedByCommand else { return }
+        pausedByCommand = false
+        if case .rest = motion { scheduleAutoplay(after: .interaction, at: now) }
+    }
+
+    /// Marks the carousel zoomed in or out (a pause source of its own).
+    public mutating func setZoomed(_ value: Bool, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard zoomed != value else { return events }
+        zoomed = value
+        if value { autoplayDeadline = nil } else if case .rest = motion {
+            scheduleAutoplay(after: .interaction, at: clock)
+        }
+        return events
+    }
+
+    /// Where the carousel is heading: the target of a settle or animation in
+    /// flight, else where it is. "Next" counts from there, so two quick
+    /// `next` commands move two pages.
+    private func restingTarget(at now: Timestamp) -> Double {
+        switch motion {
+        case .animation(let e, _): e.to
+        case .settle(let s): s.target / geometry.pitch
+        default: offset(at: now)
+        }
+    }
+
+    /// Scrolls so that item `index` is shown (with paging: its page),
+    /// the shortest way round with wrap. SwipeView's `scrollToItemAtIndex:duration:`.
+    public mutating func scrollToItem(_ index: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard touch == nil, lattice.count > 0 else { return events }
+        scrollToItem(min(max(index, 0), lattice.count - 1), duration: duration, at: clock, into: &events)
+        return events
+    }
+
+    /// Scrolls to page `page` (`0 ..< numberOfPages`).
+    public mutating func scrollToPage(_ page: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard touch == nil, lattice.pageCount > 0 else { return events }
+        let p = min(max(page, 0), lattice.pageCount - 1)
+        let target = lattice.nearestCopy(of: lattice.offset(ofCyclePage: p), to: offset(at: clock))
+        scroll(toOffset: target, duration: duration, autoplay: false, at: clock, into: &events)
+        return events
+    }
+
+    /// Scrolls by `count` items (negative: backwards), from where the carousel is heading.
+    public mutating func scrollByItems(_ count: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard touch == nil, lattice.count > 0 else { return events }
+        var target = restingTarget(at: clock).rounded() + Double(count)
+        if let range = lattice.range { target = min(max(target, range.lowerBound), range.upperBound) }
+        scroll(toOffset: target, duration: duration, autoplay: false, at: clock, into: &events)
+        return events
+    }
+
+    /// Scrolls to `offset` (items); with wrap the shortest way round, without clamped to the range.
+    public mutating func scrollToOffset(_ offset: Double, duration: Double, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard touch == nil, lattice.count > 0 else { return events }
+        var target = offset
+        if let range = lattice.range { target = min(max(target, range.lowerBound), range.upperBound) }
+        target = lattice.nearestCopy(of: target, to: self.offset(at: clock))
+        scroll(toOffset: target, duration: duration, autoplay: false, at: clock, into: &events)
+        return events
+    }
+
+    private mutating func scrollToItem(_ index: Int, duration: Double, at now: Timestamp,
+                                       into events: inout [CarouselEvent]) {
+        let target = Self.targetOffset(forItem: index, lattice: lattice, paging: settings.paging)
+        scroll(toOffset: lattice.nearestCopy(of: target, to: offset(at: now)), duration: duration,
+               autoplay: false, at: now, into: &events)
+    }
+
+    /// Starts an eased scroll to the unwrapped offset `target` (a jump when
+    /// `duration` is 0). A deceleration in flight ends; an animation in flight
+    /// is redirected (one occurrence, one `didEndScrollingAnimation`).
+    private mutating func scroll(toOffset target: Double, duration: Double, autoplay: Bool, at now: Timestamp,
+                                 into events: inout [CarouselEvent]) {
+        let x = offset(at: now)
+        let wasAnimating = isScrolling
+        endDeceleration(at: now, into: &events)
+        autoplayDeadline = nil
+        if duration <= 0 || target == x {
+            motion = .rest(target)
+            reportScroll(at: now, into: &events)
+            if wasAnimating { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
+            enterRest(at: now, cause: autoplay ? .advance : .interaction)
+            return
+        }
+        motion = .animation(EaseMotion(from: x, to: target, duration: duration, at: now), autoplay: autoplay)
+    }
+
+    private func clampSpeed(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
+}

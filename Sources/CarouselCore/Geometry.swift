@@ -1,0 +1,94 @@
+/// Pixel geometry along the scroll axis (SPEC.md section 2).
+///
+/// With `E` the item extent, `S` the spacing and `pitch = E + S`, item `i`
+/// at scroll offset `x` starts at `lead + (i − x)·pitch`, where `lead` centres
+/// the item (`center`) or puts it at the leading edge (`edge`). The renderer
+/// and the model's hit-testing both use this type, so what is drawn under a
+/// finger is what the finger selects.
+public struct Geometry: Equatable, Sendable {
+    public let viewport: Viewport
+    public let vertical: Bool
+    /// Viewport extent along the scroll axis.
+    public let axisExtent: Double
+    /// Viewport extent across the scroll axis.
+    public let crossExtent: Double
+    /// Item extent along the axis, `E`.
+    public let itemExtent: Double
+    /// `E + spacing`: pixels per unit of scroll offset.
+    public let pitch: Double
+    /// Where the item at the current offset starts.
+    public let lead: Double
+
+    public init(viewport: Viewport, settings: CarouselSettings) {
+        self.viewport = viewport
+        vertical = settings.vertical
+        axisExtent = settings.vertical ? viewport.height : viewport.width
+        crossExtent = settings.vertical ? viewport.width : viewport.height
+        switch settings.itemSize {
+        case .fraction(let f): itemExtent = f * axisExtent
+        case .pixels(let p): itemExtent = p
+        }
+        // A pitch of zero would make offsets infinite; the config schema refuses
+        // item sizes <= 0, this guards programmatic misuse.
+        pitch = max(itemExtent + settings.spacing, 1e-6)
+        lead = settings.alignment == .center ? (axisExtent - itemExtent) / 2 : 0
+    }
+
+    /// The coordinate of `point` along the scroll axis.
+    public func axis(_ point: Point) -> Double { vertical ? point.y : point.x }
+    /// The coordinate of `point` across the scroll axis.
+    public func cross(_ point: Point) -> Double { vertical ? point.x : point.y }
+
+    /// Where slot `slot` (an unwrapped item position) starts along the axis at `offset`.
+    public func start(ofSlot slot: Int, offset: Double) -> Double {
+        lead + (Double(slot) - offset) * pitch
+    }
+
+    /// The slots (unwrapped item positions) whose extent intersects the viewport at `offset`.
+    ///
+    /// Without wrap, slots outside `0..<count` are left out. With wrap, slot `k`
+    /// shows item `k mod count`: with fewer items than visible slots an item
+    /// appears in more than one slot, which is what keeps the wrap seamless.
+    public func visibleSlots(offset: Double, count: Int, wrap: Bool) -> ClosedRange<Int>? {
+        guard count > 0 else { return nil }
+        // start(k) < axisExtent and start(k) + E > 0
+        var first = Int(((offset + (0 - lead - itemExtent) / pitch)).rounded(.down))
+        var last = Int(((offset + (axisExtent - lead) / pitch)).rounded(.up))
+        while start(ofSlot: first, offset: offset) + itemExtent <= 0 { first += 1 }
+        while first > Int.min, start(ofSlot: first - 1, offset: offset) + itemExtent > 0 { first -= 1 }
+        while start(ofSlot: last, offset: offset) >= axisExtent { last -= 1 }
+        while start(ofSlot: last + 1, offset: offset) < axisExtent { last += 1 }
+        if !wrap {
+            first = max(first, 0)
+            last = min(last, count - 1)
+        }
+        return first <= last ? first...last : nil
+    }
+
+    /// The item under the layout point `point` at `offset`, or `nil` on a gap,
+    /// outside the viewport or past the ends without wrap.
+    public func item(at point: Point, offset: Double, count: Int, wrap: Bool) -> Int? {
+        let a = axis(point)
+        let c = cross(point)
+        guard count > 0, a >= 0, a < axisExtent, c >= 0, c < crossExtent else { return nil }
+        let slot = Int(((a - lead) / pitch + offset).rounded(.down))
+        // Rounding can put `a` a hair outside the computed slot; checking the
+        // neighbours with the same `start(ofSlot:)` the renderer uses keeps
+        // hit-testing and drawing in agreement to the pixel.
+        for candidate in [slot, slot - 1, slot + 1] {
+            let local = a - start(ofSlot: candidate, offset: offset)
+            if local >= 0, local < itemExtent {
+                return Self.index(ofSlot: candidate, count: count, wrap: wrap)
+            }
+        }
+        return nil
+    }
+
+    /// The item shown in `slot`: `slot mod count` with wrap, the slot itself
+    /// when it is in range without wrap, `nil` otherwise.
+    public static func index(ofSlot slot: Int, count: Int, wrap: Bool) -> Int? {
+        guard count > 0 else { return nil }
+        if wrap { return ((slot % count) + count) % count }
+        return (0..<count).contains(slot) ? slot : nil
+    }
+}

@@ -1,0 +1,161 @@
+import CarouselConfig
+import CarouselCore
+
+/// A `carouseld simulate` script: set-up lines and a timeline.
+///
+/// ```
+/// size 1280x800
+/// set <key> <value>          # any model key (wrap, paging, interval, ...)
+/// images <count>
+/// at <ms> down <x> <y>       # finger down, layout pixels
+/// at <ms> move <x> <y>
+/// at <ms> up
+/// at <ms> cancel
+/// at <ms> command next|prev|goto <i>|pause|resume
+/// at <ms> probe              # print the state at that instant
+/// until <ms>                 # run the clock to here, then exit
+/// ```
+public struct SimulationScript: Sendable {
+    public enum Action: Equatable, Sendable {
+        case touch(TouchInput)
+        case command(CarouselCommand)
+        case probe
+    }
+
+    public struct Step: Equatable, Sendable {
+        public var time: Timestamp
+        public var action: Action
+        public var line: Int
+    }
+
+    public var viewport = Viewport(width: 1280, height: 800)
+    public var itemCount = 5
+    /// `set` lines in order: key, value.
+    public var settings: [(key: String, value: String)] = []
+    public var steps: [Step] = []
+    public var until: Timestamp?
+
+    /// When the run ends: `until`, else the last step.
+    public var end: Timestamp { until ?? steps.last?.time ?? .zero }
+
+    /// The single finger of a script.
+    static let finger = 0
+
+    public init() {}
+
+    /// Parses `text`; `configuration` is the base the `set` lines are checked against.
+    public static func parse(_ text: String, configuration: Configuration = Configuration()) throws(ScriptError) -> SimulationScript {
+        var script = SimulationScript()
+        var config = configuration
+        var gotos: [(index: Int, line: Int)] = []
+        var lastTime = Timestamp.zero
+        var lineNumber = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+            guard let head = words.first else { continue }
+            func fail(_ message: String) -> ScriptError { ScriptError(line: lineNumber, message: message) }
+            if script.until != nil {
+                throw fail("nothing may follow 'until'")
+            }
+            switch head {
+            case "size":
+                guard words.count == 2, let mode = ModeRequest(words[1]), mode.refresh == nil else {
+                    throw fail("expected 'size WIDTHxHEIGHT', e.g. size 1280x800")
+                }
+                script.viewport = Viewport(width: Double(mode.width), height: Double(mode.height))
+            case "set":
+                guard words.count >= 2 else { throw fail("expected 'set KEY VALUE'") }
+                let value = words.dropFirst(2).joined(separator: " ")
+                do {
+                    try config.set(words[1], value)
+                } catch {
+                    throw fail("set \(words[1]): \(error.message)")
+                }
+                script.settings.append((words[1], value))
+            case "images":
+                guard words.count == 2, let n = Int(words[1]), (0...1_000_000).contains(n) else {
+                    throw fail("expected 'images COUNT' with COUNT from 0 to 1000000")
+                }
+                script.itemCount = n
+            case "until":
+                guard words.count == 2, let t = milliseconds(words[1]) else { throw fail("expected 'until MS' with MS a time in milliseconds >= 0") }
+                guard t >= lastTime else { throw fail("until \(words[1]) is before the previous step at \(lastTime.milliseconds) ms") }
+                script.until = t
+            case "at":
+                guard words.count >= 3, let t = milliseconds(words[1]) else {
+                    throw fail("expected 'at MS ACTION ...' with MS a time in milliseconds >= 0")
+                }
+                guard t >= lastTime else {
+                    throw fail("time \(words[1]) ms is before the previous step at \(lastTime.milliseconds) ms (steps must be in time order)")
+                }
+                lastTime = t
+                let args = Array(words.dropFirst(3))
+                let action: Action
+                switch words[2] {
+                case "down", "move":
+                    guard args.count == 2, let x = Double(args[0]), let y = Double(args[1]), x.isFinite, y.isFinite else {
+                        throw fail("expected '\(words[2]) X Y' in layout pixels")
+                    }
+                    let p = Point(x: x, y: y)
+                    action = .touch(words[2] == "down" ? .down(id: finger, at: p) : .move(id: finger, to: p))
+                case "up", "cancel":
+                    guard args.isEmpty else { throw fail("'\(words[2])' takes no arguments") }
+                    action = .touch(words[2] == "up" ? .up(id: finger) : .cancel(id: finger))
+                case "probe":
+                    guard args.isEmpty else { throw fail("'probe' takes no arguments") }
+                    action = .probe
+                case "command":
+                    action = .command(try command(args, line: lineNumber, gotos: &gotos))
+                default:
+                    throw fail("unknown action '\(words[2])' (expected down, move, up, cancel, command or probe)")
+                }
+                script.steps.append(Step(time: t, action: action, line: lineNumber))
+            default:
+                throw fail("unknown command '\(head)' (expected size, set, images, at or until)")
+            }
+        }
+        for g in gotos where g.index >= script.itemCount {
+            throw ScriptError(line: g.line, message: "goto \(g.index) is out of range: the script has \(script.itemCount) images (0...\(max(script.itemCount - 1, 0)))")
+        }
+        return script
+    }
+
+    private static func command(_ args: [String], line: Int, gotos: inout [(index: Int, line: Int)]) throws(ScriptError) -> CarouselCommand {
+        let usage = "expected 'command next|prev|goto INDEX|pause|resume'"
+        guard let name = args.first else { throw ScriptError(line: line, message: usage) }
+        switch (name, args.count) {
+        case ("next", 1): return .next
+        case ("prev", 1): return .previous
+        case ("pause", 1): return .pause
+        case ("resume", 1): return .resume
+        case ("goto", 2):
+            guard let i = Int(args[1]), i >= 0 else { throw ScriptError(line: line, message: "goto needs an item index >= 0, got '\(args[1])'") }
+            gotos.append((i, line))
+            return .goto(index: i, duration: nil)
+        default:
+            throw ScriptError(line: line, message: usage)
+        }
+    }
+
+    private static func milliseconds(_ word: String) -> Timestamp? {
+        guard let ms = Double(word), ms.isFinite, ms >= 0, ms < 1e12 else { return nil }
+        return .milliseconds(ms)
+    }
+
+    /// The configuration the run uses: `base` with the script's `set` lines applied.
+    public func configuration(base: Configuration) -> Configuration {
+        var config = base
+        // Already validated by `parse`.
+        for (key, value) in settings { try? config.set(key, value) }
+        return config
+    }
+}
+
+/// A bad script line: `line N: what is wrong`.
+public struct ScriptError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var line: Int
+    public var message: String
+    public var description: String { "line \(line): \(message)" }
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing carouseld needs on Debian 12 (bookworm).
+# Idempotent: packages already present are not fetched again.
+set -euo pipefail
+
+# Build and test dependencies, one group a line so that each has a reason.
+packages=(
+  pkg-config
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
