@@ -24,6 +24,10 @@ public struct Carousel: Sendable {
     private var touch: Touch?
     /// `willBeginDecelerating` was emitted and `didEndDecelerating` is owed.
     private var decelerating = false
+    /// A finger or a command touched the carousel since it last rested: the
+    /// next rest counts as the end of an interaction (resume_delay), even if
+    /// an automatic advance was in flight.
+    private var interacted = false
     private var pausedByCommand = false
     private var zoomed = false
     private var autoplayDeadline: Timestamp?
@@ -139,8 +143,15 @@ public struct Carousel: Sendable {
         switch motion {
         case .rest(let x), .held(let x): x
         case .drift(let d): d.offset(at: time)
-        case .settle(let s), .bounce(let s): s.position(at: time) / geometry.pitch
-        case .momentum(let m): m.position(at: time) / geometry.pitch
+        case .settle(let s), .bounce(let s):
+            // A spring toward the first or last page may overshoot it; without
+            // `bounces` the content never shows past an end.
+            if !settings.bounces, let range = lattice.range {
+                min(max(s.offset(at: time), range.lowerBound), range.upperBound)
+            } else {
+                s.offset(at: time)
+            }
+        case .momentum(let m): m.offset(at: time)
         case .animation(let e, _): e.offset(at: time)
         }
     }
@@ -262,22 +273,22 @@ public struct Carousel: Sendable {
             motion = .rest(d.offset(at: time))
             reportScroll(at: time, into: &events)
         case .settle(let s), .bounce(let s):
-            motion = .rest(s.target / geometry.pitch)
+            motion = .rest(s.target)
             reportScroll(at: time, into: &events)
             endDeceleration(at: time, into: &events)
             enterRest(at: time, cause: .interaction)
         case .momentum(let m):
-            let position = m.position(at: time)
+            let position = m.offset(at: time)
             if m.hitsEdge != nil, settings.bounces {
                 let v = clampSpeed(m.velocity(at: time), Physics.bounceMaxSpeed)
-                let spring = SpringMotion(from: position, velocity: v, target: position,
+                let spring = SpringMotion(from: position, velocity: v, target: position, pitch: geometry.pitch,
                                           omega: Physics.bounceOmega, at: time)
                 if spring.end > time {
                     motion = .bounce(spring)
                     return
                 }
             }
-            motion = .rest(position / geometry.pitch)
+            motion = .rest(position)
             reportScroll(at: time, into: &events)
             endDeceleration(at: time, into: &events)
             enterRest(at: time, cause: .interaction)
@@ -298,7 +309,8 @@ public struct Carousel: Sendable {
         reportedOffset = x
         guard touch == nil else { return }
         startDriftIfNeeded(from: x, at: time)
-        scheduleAutoplay(after: cause, at: time)
+        scheduleAutoplay(after: interacted ? .interaction : cause, at: time)
+        interacted = false
     }
 
     private mutating func startDriftIfNeeded(from x: Double, at time: Timestamp) {
@@ -420,6 +432,7 @@ public struct Carousel: Sendable {
             endDeceleration(at: now, into: &events)
         }
         if case .rest = motion { motion = .held(x) }
+        interacted = true
         var t = Touch(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: geometry.axis(point))
         t.tracker.add(geometry.axis(point), at: sampleTime)
         if !caught { t.longPressDeadline = now.adding(seconds: Physics.tapTimeout) }
@@ -485,7 +498,7 @@ public struct Carousel: Sendable {
                 // A caught carousel may have stopped between pages: settle it,
                 // quietly (no drag happened, so no deceleration events).
                 settleQuietly(from: x, at: now, into: &events)
-            } else if case .held = motion {
+            } else if !isMoving {
                 motion = .rest(x)
                 enterRest(at: now, cause: .interaction)
             }
@@ -525,23 +538,17 @@ public struct Carousel: Sendable {
                 target = min(max(lattice.nearestPage(to: x), t.startPage - 1), t.startPage + 1)
             }
             target = lattice.clampPage(target)
-            let spring = SpringMotion(from: x * pitch, velocity: velocity,
-                                      target: lattice.offset(ofPage: target) * pitch,
-                                      omega: Physics.settleOmega, at: now)
-            if spring.end > now {
-                motion = .settle(spring)
-            } else {
-                motion = .rest(spring.target / pitch)
-            }
+            let spring = SpringMotion(from: x, velocity: velocity, target: lattice.offset(ofPage: target),
+                                      pitch: pitch, omega: Physics.settleOmega, at: now)
+            motion = spring.end > now ? .settle(spring) : .rest(spring.target)
         } else if let range = lattice.range, overshootPx != 0 {
             let edge = overshootPx > 0 ? range.upperBound : range.lowerBound
-            let spring = SpringMotion(from: x * pitch, velocity: clampSpeed(velocity, Physics.bounceMaxSpeed),
-                                      target: edge * pitch, omega: Physics.bounceOmega, at: now)
+            let spring = SpringMotion(from: x, velocity: clampSpeed(velocity, Physics.bounceMaxSpeed),
+                                      target: edge, pitch: pitch, omega: Physics.bounceOmega, at: now)
             motion = spring.end > now ? .bounce(spring) : .rest(edge)
         } else if abs(velocity) > Physics.restSpeed {
-            let pxRange = lattice.range.map { ($0.lowerBound * pitch)...($0.upperBound * pitch) }
-            motion = .momentum(MomentumMotion(from: x * pitch, velocity: velocity,
-                                              rate: settings.decelerationRate, range: pxRange, at: now))
+            motion = .momentum(MomentumMotion(from: x, velocity: velocity, pitch: pitch,
+                                              rate: settings.decelerationRate, range: lattice.range, at: now))
         } else {
             motion = .rest(x)
         }
@@ -569,7 +576,7 @@ public struct Carousel: Sendable {
             target = min(max(x, range.lowerBound), range.upperBound)
             omega = Physics.bounceOmega
         }
-        let spring = SpringMotion(from: x * pitch, velocity: 0, target: target * pitch, omega: omega, at: now)
+        let spring = SpringMotion(from: x, velocity: 0, target: target, pitch: pitch, omega: omega, at: now)
         if spring.end > now {
             motion = .settle(spring)
         } else {
@@ -626,6 +633,7 @@ public struct Carousel: Sendable {
         }
         guard touch == nil else { return .failure(.touchInProgress) }
         guard lattice.count > 0 else { return .failure(.noItems) }
+        interacted = true
         let duration = autoplaySettings.transition
         switch command {
         case .next, .previous:
@@ -635,6 +643,9 @@ public struct Carousel: Sendable {
             if target != base || settings.wrap {
                 scroll(toOffset: lattice.offset(ofPage: target), duration: duration, autoplay: false,
                        at: now, into: &events)
+            } else if case .rest = motion {
+                // Nothing past the end, but a key press is still an interaction.
+                scheduleAutoplay(after: .interaction, at: now)
             }
         case .first, .last, .goto:
             let index: Int
@@ -681,7 +692,7 @@ public struct Carousel: Sendable {
     private func restingTarget(at now: Timestamp) -> Double {
         switch motion {
         case .animation(let e, _): e.to
-        case .settle(let s): s.target / geometry.pitch
+        case .settle(let s): s.target
         default: offset(at: now)
         }
     }

@@ -110,6 +110,12 @@ public struct AutoplayStatus: Equatable, Sendable {
     /// When the next automatic advance starts; `nil` while none is scheduled
     /// (paused, moving, stopped at the end, or fewer than two pages).
     public var next: Timestamp?
+
+    public init(running: Bool, pausedBy: [PauseReason], next: Timestamp?) {
+        self.running = running
+        self.pausedBy = pausedBy
+        self.next = next
+    }
 }
 
 /// The model's observable state at an instant.

@@ -22,24 +22,27 @@ public enum Physics {
     public static let tapTimeout = 0.5
 }
 
-/// A critically damped spring toward `target`: d(t) = (A + Bt)·e^(−ωt).
+/// A critically damped spring toward `target`: d(t) = (A + Bt)·e^(−ωt), with
+/// the physics in pixels (the thresholds are pixels) and positions in items.
 struct SpringMotion: Equatable, Sendable {
     let start: Timestamp
-    let from: Double      // px
-    let target: Double    // px
+    /// The offset it comes to rest on, exactly (items).
+    let target: Double
+    let pitch: Double
     let omega: Double
-    let a: Double
-    let b: Double
+    let a: Double   // px
+    let b: Double   // px/s
     /// When the spring is within 0.5 px and slower than 20 px/s: it then rests exactly on `target`.
     let end: Timestamp
 
-    init(from: Double, velocity: Double, target: Double, omega: Double, at start: Timestamp) {
+    /// A spring from offset `from` moving at `velocity` px/s toward offset `target`.
+    init(from: Double, velocity: Double, target: Double, pitch: Double, omega: Double, at start: Timestamp) {
         self.start = start
-        self.from = from
         self.target = target
+        self.pitch = pitch
         self.omega = omega
-        a = from - target
-        b = velocity + omega * (from - target)
+        a = (from - target) * pitch
+        b = velocity + omega * a
         // Scan forward in 1 ms steps for the first instant at rest: the curve
         // is not monotonic (it may overshoot once), so no closed form.
         var ms = 0
@@ -54,12 +57,13 @@ struct SpringMotion: Equatable, Sendable {
         end = start.adding(seconds: Double(ms) / 1000)
     }
 
-    func position(at time: Timestamp) -> Double {
+    func offset(at time: Timestamp) -> Double {
         if time >= end { return target }
         let t = max(0, time.seconds(since: start))
-        return target + (a + b * t) * Double.exp(-omega * t)
+        return target + (a + b * t) * Double.exp(-omega * t) / pitch
     }
 
+    /// Velocity in px/s.
     func velocity(at time: Timestamp) -> Double {
         if time >= end { return 0 }
         let t = max(0, time.seconds(since: start))
@@ -69,20 +73,22 @@ struct SpringMotion: Equatable, Sendable {
 
 /// Momentum with exponential decay: v(t) = v₀·rᵗ (t in ms), so
 /// x(t) = x₀ + v₀/k·(1 − e^(−kt)) with k = −1000·ln r; it stops when slower
-/// than 20 px/s. `end` is where it stops or where it reaches `edge`.
+/// than 20 px/s. `end` is where it stops or where it reaches an edge of `range`.
 struct MomentumMotion: Equatable, Sendable {
     let start: Timestamp
-    let from: Double
-    let velocity: Double
+    let from: Double      // items
+    let velocity: Double  // px/s
+    let pitch: Double
     let k: Double
     let end: Timestamp
-    /// The edge it reaches before stopping, if any (no wrap).
+    /// The edge (items) it reaches before stopping, if any (no wrap).
     let hitsEdge: Double?
 
-    init(from: Double, velocity: Double, rate: Double, range: ClosedRange<Double>?, at start: Timestamp) {
+    init(from: Double, velocity: Double, pitch: Double, rate: Double, range: ClosedRange<Double>?, at start: Timestamp) {
         self.start = start
         self.from = from
         self.velocity = velocity
+        self.pitch = pitch
         let r = min(max(rate, 0.5), 0.999_999)
         k = -1000 * Double.log(r)
         let speed = abs(velocity)
@@ -92,7 +98,7 @@ struct MomentumMotion: Equatable, Sendable {
         if let range, velocity != 0 {
             let target = velocity > 0 ? range.upperBound : range.lowerBound
             // Solve x(t) = target: 1 − e^(−kt) = (target − x₀)·k / v₀.
-            let fraction = (target - from) * k / velocity
+            let fraction = (target - from) * pitch * k / velocity
             if fraction <= 0 {
                 endTime = 0
                 edge = target
@@ -108,11 +114,14 @@ struct MomentumMotion: Equatable, Sendable {
         end = start.adding(seconds: endTime)
     }
 
-    func position(at time: Timestamp) -> Double {
+    func offset(at time: Timestamp) -> Double {
+        // At an edge, land on it exactly (the crossing instant is rounded to the µs).
+        if time >= end, let edge = hitsEdge { return edge }
         let t = max(0, min(time, end).seconds(since: start))
-        return from + velocity / k * (1 - Double.exp(-k * t))
+        return from + velocity / k * (1 - Double.exp(-k * t)) / pitch
     }
 
+    /// Velocity in px/s.
     func velocity(at time: Timestamp) -> Double {
         let t = max(0, min(time, end).seconds(since: start))
         return velocity * Double.exp(-k * t)
