@@ -4,6 +4,13 @@ public struct IniEntry: Equatable, Sendable {
     public var key: String
     public var value: String
     public var line: Int
+
+    public init(section: String, key: String, value: String, line: Int) {
+        self.section = section
+        self.key = key
+        self.value = value
+        self.line = line
+    }
 }
 
 /// An error in a configuration file: `FILE:LINE: message`, ready for a log line.
@@ -34,10 +41,10 @@ public enum IniParser {
         var section: String? = nil
         var seen: [String: Int] = [:]
         var number = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on newline characters, not on "\n".
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             number += 1
             var line = Substring(rawLine)
-            if line.hasSuffix("\r") { line = line.dropLast() }
             if number == 1, line.hasPrefix("\u{FEFF}") { line = line.dropFirst() }
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
