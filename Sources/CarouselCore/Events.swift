@@ -126,4 +126,12 @@ public struct CarouselSnapshot: Equatable, Sendable {
     public var page: Int
     public var state: MotionState
     public var autoplay: AutoplayStatus
+
+    public init(offset: Double, index: Int, page: Int, state: MotionState, autoplay: AutoplayStatus) {
+        self.offset = offset
+        self.index = index
+        self.page = page
+        self.state = state
+        self.autoplay = autoplay
+    }
 }
