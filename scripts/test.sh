@@ -10,11 +10,16 @@ echo "== build (debug, with tests)"
 swift build --build-tests
 
 echo "== swift test"
-swift test
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+swift test 2>&1 | tee "$log"
+# Swift Testing's summary: "Test run with N tests in M suites passed".
+swift_tests=$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} .* passed.*/\1/p' "$log" | tail -n 1)
+[ -n "$swift_tests" ] || { echo "could not read the swift test summary" >&2; exit 1; }
 
 echo "== simulate the bundled example"
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$log" "$out"' EXIT
 .build/debug/carouseld simulate examples/swipe.sim >"$out"
 # Every line must be JSON; the example must page, tap and long-press.
 python3 - "$out" <<'PY'
@@ -25,4 +30,7 @@ for needed in ("willBeginDragging", "didEndDecelerating", "didEndScrollingAnimat
     assert needed in events, f"the example produced no {needed}"
 print(f"simulate: {len(lines)} JSON lines, {len(events)} events")
 PY
-echo "1 passed, 0 failed: simulate example"
+echo "simulate example: passed"
+
+# One closing line for the whole suite.
+echo "tests: $((swift_tests + 1)) passed, 0 failed"
