@@ -40,6 +40,15 @@ let package = Package(
             name: "CarouselBenchmarks",
             dependencies: ["CarouselCore", "CarouselSimulation"]
         ),
+        // Image decoding and scaling room: JPEG/PNG/WebP to upright pixels, pixman scaling.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
+        // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
+        .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
+        .target(name: "CarouselImaging", dependencies: ["CImageCodecs", "CWebP", "CPixman"]),
+        .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),

@@ -6,6 +6,7 @@ set -euo pipefail
 # Build and test dependencies, one group a line so that each has a reason.
 packages=(
   pkg-config
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging)
 )
 
 missing=()

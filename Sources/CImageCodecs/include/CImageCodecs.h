@@ -1,0 +1,90 @@
+// CImageCodecs: the part of JPEG and PNG decoding that Swift cannot do safely.
+//
+// libjpeg's default error handler prints and calls exit(), and libpng reports
+// errors by longjmp()ing out of the failing call. Neither may unwind through
+// Swift frames (a longjmp across Swift skips its releases and defers), so every
+// libjpeg/libpng call is made from the C functions below, each of which arms its
+// own setjmp() first and turns an error into a return code plus a message.
+//
+// All functions return 0 on success and -1 on failure, having filled `*err`.
+// A handle whose call failed may only be destroyed afterwards.
+// Output pixels are 32 bits, in memory order B, G, R, A on little-endian
+// machines: a native-endian uint32 0xAARRGGBB, which is what pixman calls
+// PIXMAN_a8r8g8b8 / PIXMAN_x8r8g8b8 and DRM calls ARGB8888 / XRGB8888.
+#ifndef CIMAGECODECS_H
+#define CIMAGECODECS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What went wrong, so that Swift can word the error without parsing text.
+typedef enum cic_error_kind {
+    CIC_OK = 0,
+    CIC_CORRUPT = 1,      ///< the data is damaged or truncated
+    CIC_UNSUPPORTED = 2,  ///< valid, but a variant this build cannot decode (e.g. 12-bit JPEG)
+    CIC_NO_MEMORY = 3,    ///< an allocation inside the library failed
+    CIC_LIMIT = 4,        ///< refused by one of our own safety limits
+} cic_error_kind;
+
+enum { CIC_MESSAGE_MAX = 200 };
+
+typedef struct cic_error {
+    cic_error_kind kind;
+    /// NUL-terminated, the library's own wording where it has one.
+    char message[CIC_MESSAGE_MAX];
+} cic_error;
+
+// MARK: JPEG (libjpeg-turbo)
+
+typedef struct cic_jpeg cic_jpeg;
+
+/// Creates a decompressor reading `size` bytes at `data`, which must stay valid
+/// and unchanged until `cic_jpeg_destroy`. Returns NULL only when out of memory.
+cic_jpeg *cic_jpeg_create(const uint8_t *data, size_t size);
+
+/// Reads the headers (jpeg_read_header) without allocating any pixel memory.
+/// `*is_cmyk` is set for Adobe CMYK/YCCK files, which are converted to RGB.
+int cic_jpeg_read_header(cic_jpeg *jpeg, uint32_t *width, uint32_t *height,
+                         int *is_cmyk, cic_error *err);
+
+/// Chooses DCT-domain scaling of `scale_eighths`/8 (1...8) and reports the
+/// output size libjpeg will produce (jpeg_calc_output_dimensions).
+int cic_jpeg_set_scale(cic_jpeg *jpeg, unsigned scale_eighths,
+                       uint32_t *out_width, uint32_t *out_height, cic_error *err);
+
+/// Decodes the whole image into `dst`: out_height rows of `stride` bytes,
+/// each with out_width 32-bit pixels (alpha byte 0xFF).
+int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err);
+
+/// Releases the decompressor (jpeg_destroy_decompress). Accepts NULL.
+void cic_jpeg_destroy(cic_jpeg *jpeg);
+
+// MARK: PNG (libpng 1.6)
+
+typedef struct cic_png cic_png;
+
+/// Creates a reader over `size` bytes at `data` (kept until `cic_png_destroy`).
+/// Returns NULL only when out of memory.
+cic_png *cic_png_create(const uint8_t *data, size_t size);
+
+/// Reads the signature and the chunks before the image data (png_read_info),
+/// allocating no pixel memory. `*has_alpha` is set for an alpha channel or tRNS.
+int cic_png_read_header(cic_png *png, uint32_t *width, uint32_t *height,
+                        int *has_alpha, cic_error *err);
+
+/// Decodes every color type and bit depth (palette, gray, 16-bit, interlaced,
+/// tRNS) into premultiplied 32-bit pixels: height rows of `stride` bytes.
+int cic_png_decode(cic_png *png, uint8_t *dst, size_t stride, cic_error *err);
+
+/// Releases the reader (png_destroy_read_struct). Accepts NULL.
+void cic_png_destroy(cic_png *png);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,2 @@
+// libwebp decoder (Debian: libwebp-dev, pkg-config: libwebp).
+#include <webp/decode.h>

@@ -1,0 +1,215 @@
+import CImageCodecs
+import CWebP
+
+/// Turns the shim's error record into an `ImageError`.
+private func imageError(_ err: cic_error, _ format: ImageFormat, path: String, pixelBytes: Int = 0) -> ImageError {
+    var detail = withUnsafeBytes(of: err.message) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    // libjpeg words many messages "Corrupt JPEG data: ..."; ours already says that.
+    let redundant = "Corrupt JPEG data: "
+    if detail.hasPrefix(redundant) { detail.removeFirst(redundant.count) }
+    if detail.isEmpty { detail = "unknown error" }
+    switch err.kind {
+    case CIC_NO_MEMORY: return ImageError(path: path, reason: .outOfMemory(bytes: pixelBytes))
+    case CIC_UNSUPPORTED: return ImageError(path: path, reason: .unsupportedVariant(format, detail: detail))
+    default: return ImageError(path: path, reason: .corrupt(format, detail: detail))
+    }
+}
+
+/// Owner of a libjpeg-turbo decompressor (`cic_jpeg`), destroyed exactly once.
+/// Keeps the file's bytes alive, since libjpeg reads them across calls.
+final class JPEGDecompressor {
+    private let handle: OpaquePointer
+    private let contents: FileContents
+    private let path: String
+
+    /// The corresponding C function is `cic_jpeg_create` (jpeg_create_decompress).
+    init(_ contents: FileContents, path: String) throws(ImageError) {
+        let data = contents.base?.assumingMemoryBound(to: UInt8.self)
+        guard let handle = cic_jpeg_create(data, contents.count) else {
+            throw ImageError(path: path, reason: .outOfMemory(bytes: 0))
+        }
+        self.handle = handle
+        self.contents = contents
+        self.path = path
+    }
+
+    deinit {
+        cic_jpeg_destroy(handle)
+    }
+
+    /// The stored size. The corresponding C function is `cic_jpeg_read_header` (jpeg_read_header).
+    func readHeader() throws(ImageError) -> PixelSize {
+        var err = cic_error()
+        var width: UInt32 = 0, height: UInt32 = 0
+        var isCMYK: Int32 = 0
+        guard cic_jpeg_read_header(handle, &width, &height, &isCMYK, &err) == 0 else {
+            throw imageError(err, .jpeg, path: path)
+        }
+        return PixelSize(width: Int(width), height: Int(height))
+    }
+
+    /// Sets DCT scaling to `eighths`/8 and returns the output size.
+    /// The corresponding C function is `cic_jpeg_set_scale` (jpeg_calc_output_dimensions).
+    func setScale(eighths: Int) throws(ImageError) -> PixelSize {
+        var err = cic_error()
+        var width: UInt32 = 0, height: UInt32 = 0
+        guard cic_jpeg_set_scale(handle, UInt32(eighths), &width, &height, &err) == 0 else {
+            throw imageError(err, .jpeg, path: path)
+        }
+        return PixelSize(width: Int(width), height: Int(height))
+    }
+
+    /// Decodes into `image`, which must have the output size.
+    /// The corresponding C function is `cic_jpeg_decode` (jpeg_start_decompress, jpeg_read_scanlines).
+    func decode(into image: DecodedImage) throws(ImageError) {
+        var err = cic_error()
+        let status = cic_jpeg_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride, &err)
+        guard status == 0 else { throw imageError(err, .jpeg, path: path, pixelBytes: image.byteCount) }
+    }
+
+    /// The smallest DCT scale n/8 whose output, ceil(size * n / 8) on each
+    /// axis, is at least `minimum`; 8/8 when even full size is smaller.
+    static func scaleEighths(for size: PixelSize, covering minimum: PixelSize) -> Int {
+        for n in 1...8 {
+            let w = (size.width * n + 7) / 8
+            let h = (size.height * n + 7) / 8
+            if w >= minimum.width && h >= minimum.height { return n }
+        }
+        return 8
+    }
+}
+
+/// Owner of a libpng reader (`cic_png`), destroyed exactly once.
+final class PNGReader {
+    private let handle: OpaquePointer
+    private let contents: FileContents
+    private let path: String
+
+    /// The corresponding C function is `cic_png_create` (png_create_read_struct).
+    init(_ contents: FileContents, path: String) throws(ImageError) {
+        let data = contents.base?.assumingMemoryBound(to: UInt8.self)
+        guard let handle = cic_png_create(data, contents.count) else {
+            throw ImageError(path: path, reason: .outOfMemory(bytes: 0))
+        }
+        self.handle = handle
+        self.contents = contents
+        self.path = path
+    }
+
+    deinit {
+        cic_png_destroy(handle)
+    }
+
+    /// The size and whether pixels may be translucent.
+    /// The corresponding C function is `cic_png_read_header` (png_read_info).
+    func readHeader() throws(ImageError) -> (size: PixelSize, hasAlpha: Bool) {
+        var err = cic_error()
+        var width: UInt32 = 0, height: UInt32 = 0
+        var hasAlpha: Int32 = 0
+        guard cic_png_read_header(handle, &width, &height, &hasAlpha, &err) == 0 else {
+            throw imageError(err, .png, path: path)
+        }
+        // PNG sizes are at most 2^31 - 1, but Int is 32 bits on ARMv7.
+        guard let w = Int(exactly: width), let h = Int(exactly: height) else {
+            throw ImageError(path: path, reason: .invalidDimensions(width: Int(clamping: width), height: Int(clamping: height)))
+        }
+        return (PixelSize(width: w, height: h), hasAlpha != 0)
+    }
+
+    /// Decodes into `image` (premultiplied). The corresponding C function is
+    /// `cic_png_decode` (png_read_image).
+    func decode(into image: DecodedImage) throws(ImageError) {
+        var err = cic_error()
+        let status = cic_png_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride, &err)
+        guard status == 0 else { throw imageError(err, .png, path: path, pixelBytes: image.byteCount) }
+    }
+}
+
+/// libwebp needs no shim: it reports errors by return value, never by
+/// longjmp or exit, so Swift calls it directly.
+enum WebPCodec {
+    struct Header {
+        var size: PixelSize
+        var hasAlpha: Bool
+    }
+
+    /// The corresponding C function is `WebPGetFeatures`.
+    static func readHeader(_ contents: FileContents, path: String) throws(ImageError) -> Header {
+        var features = WebPBitstreamFeatures()
+        let data = contents.base?.assumingMemoryBound(to: UInt8.self)
+        let status = WebPGetFeatures(data, contents.count, &features)
+        guard status == VP8_STATUS_OK else { throw error(status, path: path) }
+        if features.has_animation != 0 {
+            // FIXME: show the first frame through libwebpdemux (WebPAnimDecoder).
+            throw ImageError(path: path, reason: .unsupportedVariant(.webp, detail: "animated WebP is not supported"))
+        }
+        return Header(size: PixelSize(width: Int(features.width), height: Int(features.height)),
+                      hasAlpha: features.has_alpha != 0)
+    }
+
+    /// Decodes, scaled by libwebp to `outputSize` when that differs from the
+    /// stored size, into premultiplied pixels.
+    /// The corresponding C functions are `WebPInitDecoderConfig` and `WebPDecode`.
+    static func decode(_ contents: FileContents, header: Header, into image: DecodedImage,
+                       path: String) throws(ImageError) {
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else {
+            throw ImageError(path: path, reason: .unsupportedVariant(.webp, detail: "libwebp version mismatch"))
+        }
+        if image.size != header.size {
+            // libwebp's rescaler averages the source pixels under each output
+            // pixel when shrinking: a proper area filter, at a fraction of
+            // the memory of a full-size decode.
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(image.width)
+            config.options.scaled_height = Int32(image.height)
+        }
+        // "bgrA": B, G, R, A in memory with premultiplied colour, the native
+        // 0xAARRGGBB word on little-endian; "Argb" is the same word on big-endian.
+        #if _endian(little)
+        config.output.colorspace = MODE_bgrA
+        #else
+        config.output.colorspace = MODE_Argb
+        #endif
+        config.output.is_external_memory = 1
+        config.output.u.RGBA.rgba = image.base.assumingMemoryBound(to: UInt8.self)
+        config.output.u.RGBA.stride = Int32(image.stride)
+        config.output.u.RGBA.size = image.byteCount
+        let data = contents.base?.assumingMemoryBound(to: UInt8.self)
+        let status = WebPDecode(data, contents.count, &config)
+        // Frees nothing of ours (the memory is external) but is the documented pairing.
+        WebPFreeDecBuffer(&config.output)
+        withExtendedLifetime(contents) {}
+        guard status == VP8_STATUS_OK else { throw error(status, path: path, pixelBytes: image.byteCount) }
+    }
+
+    private static func error(_ status: VP8StatusCode, path: String, pixelBytes: Int = 0) -> ImageError {
+        switch status {
+        case VP8_STATUS_OUT_OF_MEMORY:
+            return ImageError(path: path, reason: .outOfMemory(bytes: pixelBytes))
+        case VP8_STATUS_UNSUPPORTED_FEATURE:
+            return ImageError(path: path, reason: .unsupportedVariant(.webp, detail: "a feature libwebp cannot decode"))
+        case VP8_STATUS_NOT_ENOUGH_DATA:
+            return ImageError(path: path, reason: .corrupt(.webp, detail: "file is truncated"))
+        case VP8_STATUS_BITSTREAM_ERROR:
+            return ImageError(path: path, reason: .corrupt(.webp, detail: "bitstream error"))
+        default:
+            return ImageError(path: path, reason: .corrupt(.webp, detail: "decoder error \(status.rawValue)"))
+        }
+    }
+
+    /// The smallest size with the stored aspect ratio that is at least
+    /// `minimum` on both axes, never larger than `size` (libwebp would
+    /// upscale, which the scaler does better later).
+    static func scaledSize(for size: PixelSize, covering minimum: PixelSize) -> PixelSize {
+        let mw = max(1, minimum.width), mh = max(1, minimum.height)
+        guard mw < size.width && mh < size.height else { return size }
+        // Width binds when mw / w >= mh / h; the other side is rounded up.
+        if mw * size.height >= mh * size.width {
+            return PixelSize(width: mw, height: min(size.height, (size.height * mw + size.width - 1) / size.width))
+        }
+        return PixelSize(width: min(size.width, (size.width * mh + size.height - 1) / size.height), height: mh)
+    }
+}

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The pixel layout of a `DecodedImage`: 32 bits a pixel, a native-endian
+/// 0xAARRGGBB word (B, G, R, A in memory on little-endian machines).
+public enum PixelFormat: Sendable, Hashable {
+    /// Opaque; the top byte is 0xFF (pixman ignores it either way).
+    case xrgb8888
+    /// Colour channels premultiplied by alpha, as pixman composites them.
+    case argb8888Premultiplied
+
+    /// The `pixman_format_code_t` for this layout (`PIXMAN_x8r8g8b8` or `PIXMAN_a8r8g8b8`).
+    public var pixmanFormatCode: UInt32 {
+        // PIXMAN_FORMAT(32, PIXMAN_TYPE_ARGB, a, 8, 8, 8)
+        switch self {
+        case .xrgb8888: return 0x2002_0888
+        case .argb8888Premultiplied: return 0x2002_8888
+        }
+    }
+
+    /// The DRM fourcc for this layout (`DRM_FORMAT_XRGB8888` "XR24" or `DRM_FORMAT_ARGB8888` "AR24").
+    public var drmFourCC: UInt32 {
+        func fourcc(_ s: StaticString) -> UInt32 {
+            let p = s.utf8Start
+            return UInt32(p[0]) | UInt32(p[1]) << 8 | UInt32(p[2]) << 16 | UInt32(p[3]) << 24
+        }
+        switch self {
+        case .xrgb8888: return fourcc("XR24")
+        case .argb8888Premultiplied: return fourcc("AR24")
+        }
+    }
+}
+
+/// Decoded pixels and the memory that holds them, released exactly once in `deinit`.
+///
+/// The pixels are written only while the image is being built inside this
+/// module; afterwards they are read-only, which is why an image may be handed
+/// from the decoder thread to the render loop (`Sendable`).
+public final class DecodedImage: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    /// Bytes from one row to the next; a multiple of 4, at least `width * 4`.
+    public let stride: Int
+    public let format: PixelFormat
+    /// Whether any pixel may be less than opaque (PNG alpha or tRNS, WebP alpha).
+    public let hasAlpha: Bool
+
+    let base: UnsafeMutableRawPointer
+    public var byteCount: Int { stride * height }
+    public var size: PixelSize { PixelSize(width: width, height: height) }
+
+    /// Test hook: called with the byte count of every pixel buffer about to be
+    /// allocated. Scoped to a task (no global state); production code never sets it.
+    @TaskLocal static var allocationObserver: (@Sendable (Int) -> Void)?
+
+    /// Allocates uninitialised pixels. Throws `outOfMemory` rather than
+    /// trapping: a board with 512 MB may well fail a 64 MP allocation.
+    init(width: Int, height: Int, format: PixelFormat, hasAlpha: Bool, path: String) throws(ImageError) {
+        precondition(width > 0 && height > 0, "DecodedImage needs a positive size")
+        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 4)
+        let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
+        if o1 || o2 { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
+        Self.allocationObserver?(total)
+        // 64-byte alignment: a cache line, and enough for every SIMD path in pixman.
+        var memory: UnsafeMutableRawPointer?
+        guard posix_memalign(&memory, 64, total) == 0, let memory else {
+            throw ImageError(path: path, reason: .outOfMemory(bytes: total))
+        }
+        // Bound once as 32-bit words; the C decoders write through byte pointers.
+        memory.bindMemory(to: UInt32.self, capacity: total / 4)
+        self.base = memory
+        self.width = width
+        self.height = height
+        self.stride = rowBytes
+        self.format = format
+        self.hasAlpha = hasAlpha
+    }
+
+    /// Builds an image from pixels the caller writes: `fill` gets the buffer
+    /// (`height` rows of `stride` bytes) and the stride. For tests and for
+    /// other rooms that draw their own pictures (the page indicator, say).
+    public convenience init(
+        width: Int, height: Int, format: PixelFormat,
+        fill: (UnsafeMutableRawBufferPointer, _ stride: Int) -> Void
+    ) throws(ImageError) {
+        try self.init(width: width, height: height, format: format,
+                      hasAlpha: format == .argb8888Premultiplied, path: "<memory>")
+        fill(UnsafeMutableRawBufferPointer(start: base, count: byteCount), stride)
+    }
+
+    deinit {
+        free(base)
+    }
+
+    /// Reads the pixels; the buffer is `height` rows of `stride` bytes.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        defer { withExtendedLifetime(self) {} }
+        return try body(UnsafeRawBufferPointer(start: base, count: byteCount))
+    }
+
+    /// The pixel at (x, y) as 0xAARRGGBB (premultiplied if the format is).
+    public func pixel(x: Int, y: Int) -> UInt32 {
+        precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(width)x\(height)")
+        defer { withExtendedLifetime(self) {} }
+        return base.load(fromByteOffset: y * stride + x * 4, as: UInt32.self)
+    }
+
+    /// Row `y` as native 0xAARRGGBB words, for code in this module that writes pixels.
+    func row(_ y: Int) -> UnsafeMutablePointer<UInt32> {
+        (base + y * stride).assumingMemoryBound(to: UInt32.self)
+    }
+}

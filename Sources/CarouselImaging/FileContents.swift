@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A whole file read into memory that this object owns; freed exactly once.
+///
+/// The decoders parse the same bytes several times (format sniffing, EXIF,
+/// the codec), and libjpeg/libpng read them through a pointer that must stay
+/// valid across several C calls, which an Array's scoped pointer cannot give.
+final class FileContents {
+    let base: UnsafeMutableRawPointer?
+    let count: Int
+
+    /// Bytes already in memory (tests, and callers that have the data).
+    init(copying bytes: some Collection<UInt8>) {
+        count = bytes.count
+        if count == 0 {
+            base = nil
+            return
+        }
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        memory.copyMemory(from: Array(bytes), byteCount: count)
+        base = memory
+    }
+
+    /// Reads `path` whole.
+    ///
+    /// The file is opened with `O_NONBLOCK` because opening a FIFO for reading
+    /// blocks until a writer appears, which would stall the decoder thread; on a
+    /// regular file the flag changes nothing. `fstat` then rejects anything that
+    /// is not a regular file before a byte is read.
+    init(readingFile path: String, maxBytes: Int) throws(ImageError) {
+        let fd = try retryingOnEINTR(path: path, call: "open") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        defer { close(fd) }
+        var info = stat()
+        _ = try retryingOnEINTR(path: path, call: "fstat") { fstat(fd, &info) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ImageError(path: path, reason: .notARegularFile) }
+        let size = Int(info.st_size)
+        if size == 0 { throw ImageError(path: path, reason: .emptyFile) }
+        if size > maxBytes { throw ImageError(path: path, reason: .fileTooLarge(bytes: size)) }
+
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        var filled = 0
+        do {
+            // The file may shrink while we read (being replaced in the watched
+            // folder): stop at end of file and decode what is there, which the
+            // codec will call truncated.
+            while filled < size {
+                let n = try retryingOnEINTR(path: path, call: "read") { read(fd, memory + filled, size - filled) }
+                if n == 0 { break }
+                filled += n
+            }
+        } catch {
+            memory.deallocate()
+            throw error
+        }
+        if filled == 0 {
+            memory.deallocate()
+            throw ImageError(path: path, reason: .emptyFile)
+        }
+        base = memory
+        count = filled
+    }
+
+    deinit {
+        base?.deallocate()
+    }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+}
+
+/// Runs a system call, retrying while it fails with EINTR (a signal arrived),
+/// and turns any other failure into an `ImageError` naming the call.
+@discardableResult
+func retryingOnEINTR<T: BinaryInteger>(path: String, call: String, _ body: () -> T) throws(ImageError) -> T {
+    while true {
+        let result = body()
+        if result >= 0 { return result }
+        let code = errno
+        if code == EINTR { continue }
+        switch code {
+        case ENOENT, ENOTDIR: throw ImageError(path: path, reason: .notFound)
+        case EACCES, EPERM: throw ImageError(path: path, reason: .permissionDenied)
+        case EISDIR: throw ImageError(path: path, reason: .notARegularFile)
+        default: throw ImageError(path: path, reason: .readFailed(call: call, errno: code))
+        }
+    }
+}
+
+/// strerror's text for an errno value.
+func errnoDescription(_ code: Int32) -> String {
+    guard let text = strerror(code) else { return "error \(code)" }
+    return String(cString: text)
+}
