@@ -321,7 +321,9 @@ public struct Carousel: Sendable {
     }
 
     private mutating func scheduleAutoplay(after cause: RestCause, at time: Timestamp) {
-        guard autoplayStatus.running, lattice.pageCount > 1 else {
+        // Nothing is scheduled that would not happen: with at_end = stop on
+        // the last page there is no next advance until someone moves away.
+        guard autoplayStatus.running, autoplayTarget(from: offset(at: time)) != nil else {
             autoplayDeadline = nil
             return
         }
@@ -334,17 +336,22 @@ public struct Carousel: Sendable {
         autoplayDeadline = time.adding(seconds: delay)
     }
 
-    private mutating func fireAutoplay(at time: Timestamp, into events: inout [CarouselEvent]) {
-        guard autoplayStatus.running, touch == nil, case .rest(let x) = motion, lattice.pageCount > 1 else { return }
+    /// The page an automatic advance from offset `x` goes to, or `nil` when
+    /// there is none (fewer than two pages, or stopped at the end).
+    private func autoplayTarget(from x: Double) -> Int? {
+        guard lattice.pageCount > 1 else { return nil }
         let step = autoplaySettings.direction == .forward ? 1 : -1
-        var target = lattice.nearestPage(to: x) + step
-        if !settings.wrap, !(0..<lattice.pageCount).contains(target) {
-            switch autoplaySettings.atEnd {
-            case .rewind: target = step > 0 ? 0 : lattice.pageCount - 1
-            // Stay on the last page; a user interaction schedules a new try.
-            case .stop: return
-            }
+        let target = lattice.nearestPage(to: x) + step
+        if settings.wrap || (0..<lattice.pageCount).contains(target) { return target }
+        switch autoplaySettings.atEnd {
+        case .rewind: return step > 0 ? 0 : lattice.pageCount - 1
+        case .stop: return nil
         }
+    }
+
+    private mutating func fireAutoplay(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard autoplayStatus.running, touch == nil, case .rest(let x) = motion,
+              let target = autoplayTarget(from: x) else { return }
         scroll(toOffset: lattice.offset(ofPage: target), duration: autoplaySettings.transition,
                autoplay: true, at: time, into: &events)
     }

@@ -56,9 +56,6 @@ public struct SimulationScript: Sendable {
             let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
             guard let head = words.first else { continue }
             func fail(_ message: String) -> ScriptError { ScriptError(line: lineNumber, message: message) }
-            if script.until != nil {
-                throw fail("nothing may follow 'until'")
-            }
             switch head {
             case "size":
                 guard words.count == 2, let mode = ModeRequest(words[1]), mode.refresh == nil else {
@@ -81,6 +78,7 @@ public struct SimulationScript: Sendable {
                 script.itemCount = n
             case "until":
                 guard words.count == 2, let t = milliseconds(words[1]) else { throw fail("expected 'until MS' with MS a time in milliseconds >= 0") }
+                guard script.until == nil else { throw fail("'until' is given twice") }
                 guard t >= lastTime else { throw fail("until \(words[1]) is before the previous step at \(lastTime.milliseconds) ms") }
                 script.until = t
             case "at":
@@ -89,6 +87,9 @@ public struct SimulationScript: Sendable {
                 }
                 guard t >= lastTime else {
                     throw fail("time \(words[1]) ms is before the previous step at \(lastTime.milliseconds) ms (steps must be in time order)")
+                }
+                if let until = script.until, t > until {
+                    throw fail("time \(words[1]) ms is after 'until \(until.milliseconds)': it would never run")
                 }
                 lastTime = t
                 let args = Array(words.dropFirst(3))
@@ -157,5 +158,9 @@ public struct SimulationScript: Sendable {
 public struct ScriptError: Error, Equatable, Sendable, CustomStringConvertible {
     public var line: Int
     public var message: String
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
     public var description: String { "line \(line): \(message)" }
 }

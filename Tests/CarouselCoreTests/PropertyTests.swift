@@ -148,7 +148,12 @@ import CarouselCore
                     }
                 }
                 dragStartPage = nil
-                if interactionPending, snap.autoplay.running, lattice.pageCount > 1 {
+                let stoppedAtEnd = !settings.wrap && autoplay.atEnd == .stop
+                    && lattice.nearestPage(to: model.offset(at: now)) == (autoplay.direction == .forward ? lattice.pageCount - 1 : 0)
+                if interactionPending, snap.autoplay.running, stoppedAtEnd, snap.autoplay.next != nil {
+                    return fail("stopped at the end, yet an advance is scheduled at \(snap.autoplay.next!)")
+                }
+                if interactionPending, snap.autoplay.running, lattice.pageCount > 1, !stoppedAtEnd {
                     let expected = restTime.adding(seconds: autoplay.resumeDelay)
                     if snap.autoplay.next != expected {
                         return fail("after an interaction the next advance is \(String(describing: snap.autoplay.next)), expected rest \(restTime) + resume_delay = \(expected)")
@@ -173,8 +178,7 @@ import CarouselCore
                 if let advance = expectedAdvance, advance > now, advance < next {
                     now = advance.adding(seconds: 0.000_001)
                     if let v = check(model.advance(to: now)) { return v }
-                    if model.motionState != .animating, !fingerDown, lattice.pageCount > 1,
-                       !(autoplay.atEnd == .stop && !settings.wrap) {
+                    if model.motionState != .animating, !fingerDown, lattice.pageCount > 1 {
                         return fail("the automatic advance due at \(advance) did not start")
                     }
                     expectedAdvance = nil

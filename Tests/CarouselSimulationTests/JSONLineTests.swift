@@ -43,3 +43,20 @@ import CarouselSimulation
             == #"{"t":0,"probe":{"offset":0,"index":0,"page":0,"state":"idle","autoplay":{"running":true,"paused_by":[],"next_ms":3000}}}"#)
     }
 }
+
+@Suite struct UntilPlacementTests {
+    @Test func untilMayComeBeforeStepsItCovers() throws {
+        let script = try SimulationScript.parse("until 3000\nat 3000 probe\n")
+        #expect(script.end == .milliseconds(3000))
+        #expect(script.steps.count == 1)
+    }
+
+    @Test func stepsPastUntilOrASecondUntilAreErrors() {
+        #expect(throws: ScriptError(line: 2, message: "time 3001 ms is after 'until 3000.0': it would never run")) {
+            try SimulationScript.parse("until 3000\nat 3001 probe\n")
+        }
+        #expect(throws: ScriptError(line: 2, message: "'until' is given twice")) {
+            try SimulationScript.parse("until 3000\nuntil 4000\n")
+        }
+    }
+}

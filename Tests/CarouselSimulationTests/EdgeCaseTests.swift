@@ -1,0 +1,201 @@
+// Further rules of SPEC.md sections 2-4 and 7 at their edges.
+
+import Testing
+
+@Suite("edge cases")
+struct EdgeCaseTests {
+    @Test("fling target is the neighbour, in the fling direction, of the page where the drag began")
+    func flingDirectionFromStartPage() throws {
+        // Dragged 0.61 page forward, then flicked backwards fast: the target is
+        // page 0's backward neighbour (−1 ≡ 4 with wrap), not page 1 or page 0.
+        let out = try simulate("""
+        set autoplay false
+        at 100 down 1100 400
+        at 116 move 1084 400
+        at 400 move 300 400
+        at 416 move 333 400
+        at 432 move 367 400
+        at 448 move 400 400
+        at 450 up
+        until 3000
+        at 3000 probe
+        """, wrappedCount: 5)
+        #expect(out.probe(3000)?.offset == 4, "\(out.text)")
+    }
+
+    @Test("a gap over 40 ms between samples means the finger stopped")
+    func gapBetweenSamples() throws {
+        // Fast until 140, then 60 ms still, then a 1 px move just before lift.
+        let out = try simulate("""
+        set autoplay false
+        at 100 down 640 400
+        at 116 move 600 400
+        at 132 move 560 400
+        at 140 move 555 400
+        at 200 move 554 400
+        at 201 up
+        until 3000
+        at 3000 probe
+        """)
+        #expect(out.probe(3000)?.offset == 0, "\(out.text)")
+    }
+
+    @Test("velocity uses the event timestamps: irregular but fast samples still fling")
+    func irregularSamples() throws {
+        // ≈ 1000 px/s with uneven spacing (8, 24, 8, 24 ms); 96 px travel.
+        let out = try simulate("""
+        set autoplay false
+        at 100 down 1000 400
+        at 108 move 992 400
+        at 132 move 968 400
+        at 140 move 960 400
+        at 164 move 936 400
+        at 172 move 928 400
+        at 196 move 904 400
+        at 196 up
+        until 2000
+        at 2000 probe
+        """)
+        #expect(out.probe(2000)?.offset == 1, "\(out.text)")
+    }
+
+    @Test("touch down on a decelerating carousel (no paging) stops it where it is")
+    func catchMomentum() throws {
+        let out = try simulate("""
+        set autoplay false
+        set paging false
+        at 100 down 1100 400
+        at 116 move 1084 400
+        at 132 move 1000 400
+        at 148 move 900 400
+        at 150 up
+        at 300 down 640 400
+        at 300 probe
+        at 400 probe
+        at 500 up
+        until 3000
+        at 3000 probe
+        """, wrappedCount: 5)
+        let a = try #require(out.probe(300)), b = try #require(out.probe(400))
+        #expect(a.offset == b.offset && a.offset > 0.2)
+        #expect(out.events("didSelectItem").isEmpty)
+        // Without paging it stays where it was caught (in range).
+        #expect(out.probe(3000)?.offset == a.offset, "\(out.text.suffix(400))")
+    }
+
+    @Test("a tap counts as interaction: next advance resume_delay after it")
+    func tapDelaysAutoplay() throws {
+        let out = try simulate("""
+        at 2400 down 640 400
+        at 2500 up
+        at 2500 probe
+        until 5100
+        at 5100 probe
+        """)
+        #expect(out.events("didSelectItem").map { $0.index } == [0])
+        #expect(out.probe(2500)?.nextMs.map { $0.isClose(4500, 1e-3) } == true)
+        #expect(out.first("didEndScrollingAnimation")?.t.isClose(5000, 1e-3) == true, "\(out.discreteNames)")
+    }
+
+    @Test("a long press counts as interaction: next advance resume_delay after the lift")
+    func longPressDelaysAutoplay() throws {
+        let out = try simulate("""
+        at 2000 down 640 400
+        at 3500 up
+        at 3500 probe
+        until 6100
+        """)
+        #expect(out.events("longPress").map { $0.t } == [2500])
+        #expect(out.probe(3500)?.nextMs.map { $0.isClose(5500, 1e-3) } == true, "\(out.text)")
+        #expect(out.first("didEndScrollingAnimation")?.t.isClose(6000, 1e-3) == true)
+    }
+
+    @Test("transition 0 jumps (didScroll and index change at the same instant)")
+    func zeroTransitionJumps() throws {
+        let out = try simulate("""
+        set transition 0
+        at 3000 probe
+        until 3100
+        """)
+        let p = try #require(out.probe(3000))
+        #expect(p.offset == 1 && p.state == "idle", "\(p)")
+        #expect(out.events("didScroll").map(\.t) == [3000])
+        #expect(out.events("currentItemIndexDidChange").map { $0.index } == [1])
+    }
+
+    @Test("two images with wrap: both directions reach the other image")
+    func twoImages() throws {
+        for (to, label) in [(300.0, "forward"), (1000.0, "backward")] {
+            let from = to == 300 ? 1100.0 : 200.0
+            let out = try simulate("""
+            set autoplay false
+            images 2
+            \(path(from: (from, 400), to: (to, 400), at: 100, ms: 800))
+            at 1000 up
+            until 3000
+            at 3000 probe
+            """, wrappedCount: 2)
+            #expect(out.probe(3000)?.offset == 1, "\(label): \(out.text.suffix(300))")
+        }
+        // With item_size 0.5 both neighbours of item 0 are item 1.
+        let tap = try simulate("""
+        set autoplay false
+        images 2
+        set item_size 0.5
+        at 100 down 100 400
+        at 150 up
+        at 200 down 1200 400
+        at 250 up
+        """)
+        #expect(tap.events("didSelectItem").map { $0.index } == [1, 1], "\(tap.text)")
+    }
+
+    @Test("one image: a swipe comes back to it; autoplay has nothing to do")
+    func oneImage() throws {
+        let out = try simulate("""
+        images 1
+        \(path(from: (1100, 400), to: (300, 400), at: 100, ms: 800))
+        at 1000 up
+        until 8000
+        at 8000 probe
+        """, wrappedCount: 1)
+        let p = try #require(out.probe(8000))
+        #expect(p.offset == 0 && p.index == 0 && p.state == "idle", "\(p)")
+        #expect(out.events("didEndScrollingAnimation").isEmpty)
+    }
+
+    @Test("many images: start at the last, fling forward wraps to 0")
+    func manyImages() throws {
+        let out = try simulate("""
+        set autoplay false
+        images 10000
+        set start_index 9999
+        at 0 probe
+        at 100 down 1000 400
+        at 116 move 967 400
+        at 132 move 933 400
+        at 148 move 900 400
+        at 150 up
+        until 2000
+        at 2000 probe
+        """, wrappedCount: 10000)
+        #expect(out.probe(0)?.offset == 9999)
+        #expect(out.probe(2000)?.offset == 0)
+        #expect(out.events("currentItemIndexDidChange").map { $0.index } == [0])
+    }
+
+    @Test("probe states: tracking before the slop, dragging after")
+    func probeStates() throws {
+        let out = try simulate("""
+        set autoplay false
+        at 100 down 640 400
+        at 110 move 635 400
+        at 120 probe
+        at 130 move 600 400
+        at 140 probe
+        """)
+        #expect(out.probe(120)?.state == "tracking")
+        #expect(out.probe(120)?.offset == 0)
+        #expect(out.probe(140)?.state == "dragging")
+    }
+}
