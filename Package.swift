@@ -28,7 +28,8 @@ let package = Package(
         .executableTarget(
             name: "carouseld",
             dependencies: [
-                "CarouselCore", "CarouselConfig", "CarouselSimulation",
+                "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselAlbum", "CarouselImaging",
+                "CarouselRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -38,7 +39,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CarouselBenchmarks",
-            dependencies: ["CarouselCore", "CarouselSimulation"]
+            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender"]
         ),
         // Image decoding and scaling room: JPEG/PNG/WebP to upright pixels, pixman scaling.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
@@ -48,9 +49,15 @@ let package = Package(
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
         .target(name: "CarouselImaging", dependencies: ["CImageCodecs", "CWebP", "CPixman"]),
+        // Composition: item pictures, page dots and rotation into frames; the decode cache.
+        .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging"]),
+        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
+        // The album: which image files to show, in what order; the folder watch.
+        .target(name: "CarouselAlbum"),
+        .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
     ]
 )

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   pkg-config
   libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging)
+  imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
 
 missing=()

@@ -20,7 +20,7 @@ swift_tests=$(sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} .* passed.*/\1/p
 echo "== simulate the bundled example"
 out=$(mktemp)
 trap 'rm -f "$log" "$out"' EXIT
-.build/debug/carouseld simulate examples/swipe.sim >"$out"
+.build/debug/carouseld simulate scripts/demo/swipe.sim >"$out"
 # Every line must be JSON; the example must page, tap and long-press.
 python3 - "$out" <<'PY'
 import json, sys

@@ -1,5 +1,8 @@
 import CarouselCore
 import CarouselSimulation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // A plain benchmark executable: each case runs a warm-up, then several
 // rounds, and reports the best and median time per operation. Benchmarks
@@ -110,14 +113,30 @@ func simulateMinute() -> Int {
     return bytes
 }
 
-let results = [
+// `--memory N FOLDER`: one memory figure, in a process of its own.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory", let n = Int(CommandLine.arguments[2]) {
+    print(PixelBenchmarks(folder: CommandLine.arguments[3]).memory(count: n))
+    exit(0)
+}
+
+let modelResults = [
     measure("model tick (settle in flight, advance + offset)", operations: 10_000, tickWhileSettling),
     measure("one gesture (down, 12 moves, fling, settle to rest)", operations: 1_000, wholeGesture),
     measure("simulate 60 s of autoplay (parse, run, JSON)", operations: 1, rounds: 5, simulateMinute),
 ]
 
 print("carousel-bench (best / median of rounds, per operation)")
-for r in results {
+print("model:")
+for r in modelResults {
     let median = r.perOperation[r.perOperation.count / 2]
     print("  \(r.name): \(format(r.perOperation[0])) / \(format(median))")
 }
+let pixels = PixelBenchmarks()
+print("pixels:")
+for l in pixels.composeVersusMemcpy() { print(l) }
+for l in pixels.dctVersusFullDecode() { print(l) }
+print("memory (cache_mb = 64, 1920x1080 items, each count in a fresh process):")
+for count in [10, 10_000] {
+    _ = shell("'\(CommandLine.arguments[0])' --memory \(count) '\(pixels.folder)'")
+}
+pixels.cleanUp()

@@ -774,5 +774,37 @@ public struct Carousel: Sendable {
         motion = .animation(EaseMotion(from: x, to: target, duration: duration, at: now), autoplay: autoplay)
     }
 
+    // MARK: - The items change
+
+    /// The album changed (files added, removed or replaced): the carousel now
+    /// has `count` items and shows item `index` (the caller keeps the current
+    /// image where it still exists). Motion stops; a finger on the screen
+    /// must lift and touch again; autoplay keeps its schedule (or starts, when
+    /// the first images arrive).
+    public mutating func replaceItems(count: Int, showing index: Int, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        let now = clock
+        if let t = touch {
+            touch = nil
+            if t.phase == .dragging {
+                events.append(CarouselEvent(time: now, kind: .didEndDragging(willDecelerate: false)))
+            }
+        }
+        if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
+        endDeceleration(at: now, into: &events)
+        let hadItems = lattice.pageCount > 1
+        lattice = PageLattice(count: count, settings: settings)
+        let x = count > 0 ? Self.targetOffset(forItem: min(max(index, 0), count - 1), lattice: lattice,
+                                              paging: settings.paging) : 0
+        motion = .rest(x)
+        reportScroll(at: now, into: &events)
+        let deadline = autoplayDeadline
+        enterRest(at: now, cause: hadItems ? .advance : .start)
+        // A schedule already running stays as it was.
+        if hadItems, let deadline, autoplayDeadline != nil { autoplayDeadline = deadline }
+        return events
+    }
+
     private func clampSpeed(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
 }

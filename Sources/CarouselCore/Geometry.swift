@@ -92,3 +92,44 @@ public struct Geometry: Equatable, Sendable {
         return (0..<count).contains(slot) ? slot : nil
     }
 }
+
+/// How the logical (laid-out) picture is turned on the panel: `rotation = 90`
+/// turns it 90° clockwise, for a panel mounted on its side. Layout,
+/// hit-testing and the model work in logical pixels; the renderer writes the
+/// rotated picture and input maps panel coordinates back through `logical`.
+public enum Rotation: Int, Sendable, CaseIterable {
+    case none = 0, clockwise90 = 90, upsideDown = 180, clockwise270 = 270
+
+    /// The logical size of a panel of `width × height` pixels.
+    public func logicalSize(panelWidth: Int, panelHeight: Int) -> (width: Int, height: Int) {
+        switch self {
+        case .none, .upsideDown: (panelWidth, panelHeight)
+        case .clockwise90, .clockwise270: (panelHeight, panelWidth)
+        }
+    }
+
+    /// Where logical pixel (x, y) lands on a panel of `panelWidth × panelHeight`.
+    public func panel(x: Int, y: Int, panelWidth: Int, panelHeight: Int) -> (x: Int, y: Int) {
+        switch self {
+        case .none: (x, y)
+        case .clockwise90: (panelWidth - 1 - y, x)
+        case .upsideDown: (panelWidth - 1 - x, panelHeight - 1 - y)
+        case .clockwise270: (y, panelHeight - 1 - x)
+        }
+    }
+
+    /// The logical point under panel point (x, y) (continuous coordinates, for touch).
+    public func logical(_ p: Point, panelWidth: Double, panelHeight: Double) -> Point {
+        switch self {
+        case .none: p
+        case .clockwise90: Point(x: p.y, y: panelWidth - p.x)
+        case .upsideDown: Point(x: panelWidth - p.x, y: panelHeight - p.y)
+        case .clockwise270: Point(x: panelHeight - p.y, y: p.x)
+        }
+    }
+
+    /// Two turns one after the other (the panel's own orientation and the configured one).
+    public func combined(with other: Rotation) -> Rotation {
+        Rotation(rawValue: (rawValue + other.rawValue) % 360)!
+    }
+}

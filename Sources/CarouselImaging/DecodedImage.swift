@@ -66,12 +66,11 @@ public final class DecodedImage: @unchecked Sendable {
         let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
         if o1 || o2 { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
         Self.allocationObserver?(total)
-        // 64-byte alignment: a cache line, and enough for every SIMD path in pixman.
-        var memory: UnsafeMutableRawPointer?
-        guard posix_memalign(&memory, 64, total) == 0, let memory else {
+        // Page-aligned (more than pixman's SIMD paths need), and returned to
+        // the kernel on release: see PixelMemory.
+        guard let memory = PixelMemory.allocate(total) else {
             throw ImageError(path: path, reason: .outOfMemory(bytes: total))
         }
-        // Bound once as 32-bit words; the C decoders write through byte pointers.
         memory.bindMemory(to: UInt32.self, capacity: total / 4)
         self.base = memory
         self.width = width
@@ -94,7 +93,7 @@ public final class DecodedImage: @unchecked Sendable {
     }
 
     deinit {
-        free(base)
+        PixelMemory.release(base, byteCount)
     }
 
     /// Reads the pixels; the buffer is `height` rows of `stride` bytes.

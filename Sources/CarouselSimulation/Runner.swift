@@ -10,13 +10,27 @@ import CarouselCore
 public struct SimulationRunner {
     public static let frameRate = 60
 
+    /// What a `frame` step needs to draw: the model at that instant.
+    public struct FrameRequest {
+        public var path: String
+        public var time: Timestamp
+        /// The unwrapped offset (the renderer places wrapped copies itself).
+        public var offset: Double
+        public var snapshot: CarouselSnapshot
+        public var model: Carousel
+    }
+
     /// Runs `script` with `base` configuration; `emit` receives each output line.
     /// `diagnostic` receives refusals (e.g. a command while touched), meant for stderr.
+    /// `frame` draws `frame` steps; it returns an error message, or `nil` when written.
+    /// `itemCount` overrides the script's count (the images of a configured folder).
     public static func run(_ script: SimulationScript, base: Configuration = Configuration(),
-                           emit: (String) -> Void, diagnostic: (String) -> Void = { _ in }) {
+                           itemCount: Int? = nil,
+                           emit: (String) -> Void, diagnostic: (String) -> Void = { _ in },
+                           frame: ((FrameRequest) -> String?)? = nil) {
         let config = script.configuration(base: base)
         var model = Carousel(settings: config.carousel, autoplay: config.autoplay,
-                             viewport: script.viewport, count: script.itemCount, at: .zero)
+                             viewport: script.viewport, count: itemCount ?? script.itemCount, at: .zero)
         let end = script.end
         var tick: Int64 = 1
         var stepIndex = 0
@@ -51,6 +65,14 @@ public struct SimulationRunner {
                     }
                 case .probe:
                     emit(JSONLine.probe(model.snapshot(at: now), at: now))
+                case .frame(let path):
+                    let request = FrameRequest(path: path, time: now, offset: model.offset(at: now),
+                                               snapshot: model.snapshot(at: now), model: model)
+                    if let frame {
+                        if let error = frame(request) { diagnostic("line \(step.line): \(error)") }
+                    } else {
+                        diagnostic("line \(step.line): frames are not drawn by this runner")
+                    }
                 }
             }
         }

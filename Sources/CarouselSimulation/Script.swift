@@ -13,6 +13,7 @@ import CarouselCore
 /// at <ms> cancel
 /// at <ms> command next|prev|goto <i>|pause|resume
 /// at <ms> probe              # print the state at that instant
+/// at <ms> frame <path.png>   # write the frame at that instant
 /// until <ms>                 # run the clock to here, then exit
 /// ```
 public struct SimulationScript: Sendable {
@@ -20,6 +21,8 @@ public struct SimulationScript: Sendable {
         case touch(TouchInput)
         case command(CarouselCommand)
         case probe
+        /// Write the frame at that instant as a PNG file.
+        case frame(path: String)
     }
 
     public struct Step: Equatable, Sendable {
@@ -30,10 +33,15 @@ public struct SimulationScript: Sendable {
 
     public var viewport = Viewport(width: 1280, height: 800)
     public var itemCount = 5
+    /// Whether an `images` line set `itemCount` (otherwise a configured folder may).
+    public var itemCountGiven = false
     /// `set` lines in order: key, value.
     public var settings: [(key: String, value: String)] = []
     public var steps: [Step] = []
     public var until: Timestamp?
+
+    /// Whether any step writes a frame.
+    public var hasFrames: Bool { steps.contains { if case .frame = $0.action { true } else { false } } }
 
     /// When the run ends: `until`, else the last step.
     public var end: Timestamp { until ?? steps.last?.time ?? .zero }
@@ -76,6 +84,7 @@ public struct SimulationScript: Sendable {
                     throw fail("expected 'images COUNT' with COUNT from 0 to 1000000")
                 }
                 script.itemCount = n
+                script.itemCountGiven = true
             case "until":
                 guard words.count == 2, let t = milliseconds(words[1]) else { throw fail("expected 'until MS' with MS a time in milliseconds >= 0") }
                 guard script.until == nil else { throw fail("'until' is given twice") }
@@ -107,10 +116,15 @@ public struct SimulationScript: Sendable {
                 case "probe":
                     guard args.isEmpty else { throw fail("'probe' takes no arguments") }
                     action = .probe
+                case "frame":
+                    // The path is the rest of the line (it may hold spaces).
+                    let path = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: true)
+                    guard args.count >= 1, path.count == 4 else { throw fail("expected 'frame PATH.png'") }
+                    action = .frame(path: String(path[3].trimmingCharacters(in: " \t\r")))
                 case "command":
                     action = .command(try command(args, line: lineNumber, gotos: &gotos))
                 default:
-                    throw fail("unknown action '\(words[2])' (expected down, move, up, cancel, command or probe)")
+                    throw fail("unknown action '\(words[2])' (expected down, move, up, cancel, command, probe or frame)")
                 }
                 script.steps.append(Step(time: t, action: action, line: lineNumber))
             default:
@@ -163,4 +177,13 @@ public struct ScriptError: Error, Equatable, Sendable, CustomStringConvertible {
         self.message = message
     }
     public var description: String { "line \(line): \(message)" }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> Substring {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return s
+    }
 }

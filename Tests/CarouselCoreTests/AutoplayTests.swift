@@ -287,3 +287,39 @@ import CarouselCore
         #expect(rig.offset == 0)
     }
 }
+
+@Suite struct ReplaceItemsTests {
+    @Test func theCurrentImageStaysAndTheScheduleKeeps() {
+        var a = AutoplaySettings()
+        a.interval = 3
+        var rig = Rig(settings: { var s = CarouselSettings(); s.startIndex = 3; return s }(), autoplay: a)
+        rig.at(1000)
+        // Two files before the current one were removed: it is item 1 now.
+        rig.events += rig.model.replaceItems(count: 3, showing: 1, at: rig.now)
+        #expect(rig.offset == 1)
+        #expect(rig.model.numberOfItems == 3)
+        #expect(rig.events.map(\.kind).contains(.currentItemIndexDidChange(index: 1)))
+        #expect(rig.snapshot.autoplay.next == .seconds(3))
+    }
+
+    @Test func firstImagesStartAutoplayAndAnEmptyAlbumPausesIt() {
+        var rig = Rig(autoplay: AutoplaySettings(), count: 0)
+        #expect(rig.snapshot.autoplay.pausedBy == [.noImages])
+        rig.at(500)
+        rig.events += rig.model.replaceItems(count: 4, showing: 0, at: rig.now)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(running: true, pausedBy: [], next: .seconds(3.5)))
+        rig.events += rig.model.replaceItems(count: 0, showing: 0, at: .seconds(1))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [.noImages], next: nil))
+    }
+
+    @Test func aDragInProgressEndsCleanly() {
+        var rig = Rig()
+        rig.down(800, 300)
+        rig.at(20); rig.move(700, 300)
+        rig.events += rig.model.replaceItems(count: 7, showing: 2, at: .milliseconds(30))
+        #expect(rig.milestones == ["willBeginDragging", "didEndDragging", "currentItemIndexDidChange"])
+        #expect(rig.snapshot.state == .idle)
+        rig.at(40); rig.move(100, 300)          // the old finger no longer drags
+        #expect(rig.offset == 2)
+    }
+}

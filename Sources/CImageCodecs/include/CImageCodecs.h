@@ -83,6 +83,13 @@ int cic_png_decode(cic_png *png, uint8_t *dst, size_t stride, cic_error *err);
 /// Releases the reader (png_destroy_read_struct). Accepts NULL.
 void cic_png_destroy(cic_png *png);
 
+/// Writes `height` rows of `stride` bytes of 32-bit XRGB pixels (alpha
+/// ignored) at `pixels` as an 8-bit RGB PNG file at `path`, replacing it
+/// atomically (written to `path.tmp`, then renamed). Level 1 compression: a
+/// screenshot should be quick, not small.
+int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
+                       size_t stride, cic_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,8 @@
 import ArgumentParser
 import CarouselConfig
 import CarouselCore
+import CarouselRender
+import CarouselImaging
 import CarouselSimulation
 
 #if canImport(Glibc)
@@ -13,7 +15,7 @@ struct Carouseld: ParsableCommand {
         commandName: "carouseld",
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
-        subcommands: [Simulate.self, CheckConfig.self]
+        subcommands: [Simulate.self, Render.self, CheckConfig.self]
     )
 }
 
@@ -75,14 +77,7 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         var base = Configuration()
-        if let config {
-            do {
-                base = try Configuration.parse(try readTextFile(config), file: config)
-            } catch let error as ConfigError {
-                printError("carouseld: \(error)")
-                throw ExitCode(2)
-            }
-        }
+        if let config { base = try loadConfiguration(config) }
         let text: String
         if script == "-" {
             var lines: [String] = []
@@ -98,17 +93,56 @@ struct Simulate: ParsableCommand {
             printError("\(error)")
             throw ExitCode(2)
         }
+        // Images: a configured folder (or list) gives the pictures of `frame`
+        // steps, and the item count unless the script sets one.
+        var paths: [String] = []
+        var count = parsed.itemCount
+        if config != nil {
+            do {
+                let listing = try base.imageListing()
+                paths = listing.paths
+                for line in listing.skipped { log(.warning, "skipping \(line)") }
+                if !parsed.itemCountGiven { count = paths.count }
+            } catch {
+                if parsed.hasFrames || !parsed.itemCountGiven {
+                    log(.warning, "\(error); simulating \(count) items without pictures")
+                }
+            }
+        }
+        let effective = parsed.configuration(base: base)
+        var painter: FramePainter? = nil
         var out = ""
         out.reserveCapacity(1 << 16)
-        SimulationRunner.run(parsed, base: base, emit: { line in
+        func flush() {
+            writeAll(1, out)
+            out.removeAll(keepingCapacity: true)
+        }
+        SimulationRunner.run(parsed, base: base, itemCount: count, emit: { line in
             out += line
             out += "\n"
-            if out.utf8.count > 1 << 16 {
-                writeAll(1, out)
-                out.removeAll(keepingCapacity: true)
+            if out.utf8.count > 1 << 16 { flush() }
+        }, diagnostic: { printError("carouseld: \($0)") }, frame: { request in
+            let rotation = effective.rotation
+            let w = Int(parsed.viewport.width), h = Int(parsed.viewport.height)
+            // The script's size is the layout; the PNG is what the panel shows.
+            let panel = rotation == .clockwise90 || rotation == .clockwise270
+                ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
+            if painter == nil {
+                painter = FramePainter(panel: panel, rotation: rotation, settings: effective.carousel,
+                                       style: effective.renderStyle, paths: paths,
+                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes)
             }
-        }, diagnostic: { printError("carouseld: \($0)") })
-        writeAll(1, out)
+            let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
+                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages)
+            for failure in failures { log(.warning, "cannot show \(failure.message)") }
+            do {
+                try frame.writePNG(to: request.path)
+            } catch {
+                return "\(error)"
+            }
+            return nil
+        })
+        flush()
     }
 }
 

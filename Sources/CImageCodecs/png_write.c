@@ -1,0 +1,96 @@
+// PNG encoding through libpng 1.6, for screenshots and `carouseld render`.
+// As for reading, libpng's errors longjmp: they land in this file only.
+#include "CImageCodecs.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+
+struct writer {
+    cic_error *err;
+};
+
+static void on_write_error(png_structp png, png_const_charp message) {
+    struct writer *w = png_get_error_ptr(png);
+    if (w->err != NULL) {
+        w->err->kind = strstr(message, "memory") ? CIC_NO_MEMORY : CIC_CORRUPT;
+        snprintf(w->err->message, sizeof w->err->message, "%s", message);
+    }
+    png_longjmp(png, 1);
+}
+
+static void on_write_warning(png_structp png, png_const_charp message) {
+    (void)png;
+    (void)message;
+}
+
+int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
+                       size_t stride, cic_error *err) {
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        err->kind = CIC_LIMIT;
+        snprintf(err->message, sizeof err->message, "path too long");
+        return -1;
+    }
+    FILE *file = fopen(tmp, "wb");
+    if (file == NULL) {
+        err->kind = CIC_CORRUPT;
+        snprintf(err->message, sizeof err->message, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    struct writer w = {err};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &w, on_write_error, on_write_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    // Volatile: modified between setjmp and a possible longjmp.
+    uint8_t *volatile row = NULL;
+    if (png == NULL || info == NULL) {
+        err->kind = CIC_NO_MEMORY;
+        snprintf(err->message, sizeof err->message, "out of memory creating the PNG writer");
+        goto fail;
+    }
+    if (setjmp(png_jmpbuf(png))) goto fail;
+    row = malloc((size_t)width * 3);
+    if (row == NULL) png_error(png, "out of memory for a row");
+    png_init_io(png, file);
+    png_set_compression_level(png, 1);
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    for (uint32_t y = 0; y < height; y++) {
+        const uint32_t *src = (const uint32_t *)(pixels + (size_t)y * stride);
+        for (uint32_t x = 0; x < width; x++) {
+            uint32_t p = src[x];
+            row[3 * x] = (uint8_t)(p >> 16);
+            row[3 * x + 1] = (uint8_t)(p >> 8);
+            row[3 * x + 2] = (uint8_t)p;
+        }
+        png_write_row(png, row);
+    }
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    if (fclose(file) != 0) {
+        err->kind = CIC_CORRUPT;
+        snprintf(err->message, sizeof err->message, "cannot write %s: %s", tmp, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    if (rename(tmp, path) != 0) {
+        err->kind = CIC_CORRUPT;
+        snprintf(err->message, sizeof err->message, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+
+fail:
+    if (png != NULL) png_destroy_write_struct(&png, info ? &info : NULL);
+    free(row);
+    fclose(file);
+    remove(tmp);
+    return -1;
+}

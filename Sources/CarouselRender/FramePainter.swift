@@ -1,0 +1,56 @@
+import CarouselCore
+import CarouselImaging
+
+/// Draws whole frames of a carousel of image files for one-shot uses
+/// (`carouseld render`, `simulate`'s `frame`, screenshots in tests): it waits
+/// for the decodes a frame needs, which the live render loop never does.
+public final class FramePainter {
+    public let compositor: Compositor
+    public let rotation: Rotation
+    public let panel: PixelSize
+    public private(set) var paths: [String]
+    public let cache: ItemCache
+    private let logical: Frame
+    private let settings: CarouselSettings
+
+    /// `panel` is the output size; the carousel is laid out in the logical
+    /// orientation `rotation` gives and written turned.
+    public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
+                paths: [String], maxPixels: Int, budgetBytes: Int) {
+        self.panel = panel
+        self.rotation = rotation
+        self.paths = paths
+        self.settings = settings
+        let size = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        let geometry = Geometry(viewport: Viewport(width: Double(size.width), height: Double(size.height)), settings: settings)
+        compositor = Compositor(geometry: geometry, style: style)
+        logical = Frame(width: size.width, height: size.height)
+        cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
+                                                       background: style.background, maxPixels: maxPixels,
+                                                       budgetBytes: budgetBytes))
+    }
+
+    /// Leaves `failed` out of the list (files that could not be decoded are skipped).
+    public func remove(_ failed: [String]) {
+        let set = Set(failed)
+        paths.removeAll { set.contains($0) }
+    }
+
+    /// The frame at `offset` (unwrapped items) with `count` items, of which
+    /// item `i` shows `paths[i]` (items past the list are background).
+    /// Returns the panel-oriented frame and the files that failed to decode.
+    public func paint(offset: Double, count: Int, page: Int, pageCount: Int) -> (frame: Frame, failures: [ItemCache.Failure]) {
+        let placed = compositor.placements(offset: offset, count: count, wrap: settings.wrap)
+        let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
+        cache.want(wanted)
+        cache.waitUntilIdle()
+        compositor.compose(into: logical, offset: offset, count: count, wrap: settings.wrap, page: page,
+                           pageCount: pageCount) { i in
+            i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+        }
+        let out = Frame(width: panel.width, height: panel.height)
+        Scanout.write(logical, rotation: rotation, to: UnsafeMutableRawPointer(out.pixels), stride: out.stride,
+                      panelWidth: panel.width, panelHeight: panel.height)
+        return (out, cache.drainFailures())
+    }
+}

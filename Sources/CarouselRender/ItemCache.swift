@@ -1,0 +1,196 @@
+import CarouselImaging
+import Dispatch
+import Synchronization
+
+/// Decoded, pre-scaled item pictures, prepared on a background thread.
+///
+/// The render path only asks `image(for:)`, which never blocks on decoding:
+/// an item that is not ready is drawn as background and appears when its
+/// decode finishes (`onReady` is called, from the decoder thread, so that the
+/// loop can wake up and draw). Memory is bounded by `budgetBytes`: pictures
+/// not wanted any more are dropped least recently used first, and nothing is
+/// decoded beyond the budget, so 10,000 images cost what 10 do.
+public final class ItemCache: Sendable {
+    public struct Settings: Equatable, Sendable {
+        /// Every picture is scaled to exactly this size (the item's extent by the screen's cross extent).
+        public var itemSize: PixelSize
+        public var fit: FitMode
+        public var background: PixelColor
+        public var maxPixels: Int
+        public var budgetBytes: Int
+
+        public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int) {
+            self.itemSize = itemSize
+            self.fit = fit
+            self.background = background
+            self.maxPixels = maxPixels
+            self.budgetBytes = budgetBytes
+        }
+    }
+
+    /// A file that could not be shown, and why (one line for the log).
+    public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        public var path: String
+        public var message: String
+        public var description: String { message }
+    }
+
+    private struct State {
+        var settings: Settings
+        var ready: [String: DecodedImage] = [:]
+        var lastUse: [String: UInt64] = [:]
+        var failed: [String: String] = [:]
+        var wanted: [String] = []
+        var working = false
+        var bytes = 0
+        var useClock: UInt64 = 0
+        var newFailures: [Failure] = []
+        /// Bumped by `reset`: a decode started under older settings is thrown away.
+        var generation = 0
+    }
+
+    private let state: Mutex<State>
+    private let queue = DispatchQueue(label: "carouseld.decoder", qos: .utility)
+    private let onReady: @Sendable () -> Void
+
+    public init(settings: Settings, onReady: @escaping @Sendable () -> Void = {}) {
+        state = Mutex(State(settings: settings))
+        self.onReady = onReady
+    }
+
+    /// The prepared picture for `path`, or `nil` if it is not ready (yet).
+    public func image(for path: String) -> DecodedImage? {
+        state.withLock { s in
+            guard let image = s.ready[path] else { return nil }
+            s.useClock += 1
+            s.lastUse[path] = s.useClock
+            return image
+        }
+    }
+
+    /// Whether `path` failed to decode (it should be skipped).
+    public func failure(for path: String) -> String? { state.withLock { $0.failed[path] } }
+
+    /// Sets what should be ready, most important first (on screen, then the
+    /// neighbours in the direction of motion), and starts decoding what is missing.
+    public func want(_ paths: [String]) {
+        let start = state.withLock { s -> Bool in
+            s.wanted = paths
+            let missing = paths.contains { s.ready[$0] == nil && s.failed[$0] == nil }
+            if missing, !s.working {
+                s.working = true
+                return true
+            }
+            return false
+        }
+        if start { queue.async { self.work() } }
+    }
+
+    /// Failures found since the last call, each reported once.
+    public func drainFailures() -> [Failure] {
+        state.withLock { s in
+            defer { s.newFailures.removeAll() }
+            return s.newFailures
+        }
+    }
+
+    /// Blocks until the decoder has nothing left to do. For `render`, tests
+    /// and start-up only: never call this on the render loop.
+    public func waitUntilIdle() {
+        while state.withLock({ $0.working }) {
+            queue.sync {}
+        }
+    }
+
+    /// Bytes of decoded pictures held now.
+    public var residentBytes: Int { state.withLock { $0.bytes } }
+
+    /// Number of pictures held now.
+    public var residentCount: Int { state.withLock { $0.ready.count } }
+
+    /// Drops everything (the item size, fit or background changed).
+    public func reset(settings: Settings) {
+        state.withLock { s in
+            s.settings = settings
+            s.ready.removeAll()
+            s.lastUse.removeAll()
+            s.failed.removeAll()
+            s.bytes = 0
+            s.generation += 1
+        }
+    }
+
+    /// Forgets `paths` (files replaced or removed on disk): they are decoded again if wanted.
+    public func forget(_ paths: [String]) {
+        state.withLock { s in
+            for p in paths {
+                if let image = s.ready.removeValue(forKey: p) { s.bytes -= image.byteCount }
+                s.lastUse[p] = nil
+                s.failed[p] = nil
+            }
+        }
+    }
+
+    // MARK: - The decoder thread
+
+    private func work() {
+        while let job = nextJob() {
+            let result: Result<DecodedImage, Failure>
+            do {
+                let decoded = try ImageDecoder.decode(path: job.path, targetSize: job.settings.itemSize,
+                                                      fit: job.settings.fit, maxPixels: job.settings.maxPixels)
+                let scaled = try ImageScaler.scale(decoded, to: job.settings.itemSize, fit: job.settings.fit,
+                                                   background: job.settings.background)
+                result = .success(scaled)
+            } catch let error as ImageError {
+                result = .failure(Failure(path: job.path, message: error.description))
+            } catch {
+                result = .failure(Failure(path: job.path, message: "\(job.path): \(error)"))
+            }
+            state.withLock { s in
+                guard s.generation == job.generation else { return }
+                switch result {
+                case .success(let image):
+                    s.ready[job.path] = image
+                    s.bytes += image.byteCount
+                    s.useClock += 1
+                    s.lastUse[job.path] = s.useClock
+                case .failure(let failure):
+                    s.failed[job.path] = failure.message
+                    s.newFailures.append(failure)
+                }
+            }
+            onReady()
+        }
+    }
+
+    private struct Job {
+        var path: String
+        var settings: Settings
+        var generation: Int
+    }
+
+    /// The next wanted picture to decode, after making room for it within the
+    /// budget; `nil` (and the worker stops) when there is nothing to do or no room.
+    private func nextJob() -> Job? {
+        state.withLock { s -> Job? in
+            let itemBytes = s.settings.itemSize.width * s.settings.itemSize.height * 4
+            let wantedSet = Set(s.wanted)
+            for (rank, path) in s.wanted.enumerated() where s.ready[path] == nil && s.failed[path] == nil {
+                // Make room by dropping pictures nobody wants, least recently used first.
+                while s.bytes + itemBytes > s.settings.budgetBytes,
+                      let victim = s.ready.keys.filter({ !wantedSet.contains($0) })
+                          .min(by: { (s.lastUse[$0] ?? 0) < (s.lastUse[$1] ?? 0) }) {
+                    s.bytes -= s.ready.removeValue(forKey: victim)!.byteCount
+                    s.lastUse[victim] = nil
+                }
+                // The first picture (on screen) is decoded whatever the budget;
+                // the rest only while they fit.
+                if rank > 0, s.bytes + itemBytes > s.settings.budgetBytes { break }
+                return Job(path: path, settings: s.settings, generation: s.generation)
+            }
+            s.working = false
+            return nil
+        }
+    }
+}

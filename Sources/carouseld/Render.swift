@@ -1,0 +1,87 @@
+import ArgumentParser
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselRender
+
+struct Render: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Render one frame of the carousel at a scroll offset and write it as a PNG.",
+        discussion: """
+        Lays the carousel out as the configuration says (rotation included: the
+        PNG is what the panel shows), waits for the images the frame needs, and
+        writes it. Files that cannot be decoded are skipped with one log line each.
+        """
+    )
+
+    @Option(name: .long, help: "The INI configuration file.")
+    var config: String = "/etc/carouseld/carouseld.ini"
+
+    @Option(name: .long, help: "Panel size, WIDTHxHEIGHT.")
+    var size: String
+
+    @Option(name: .long, help: "Scroll offset in items (1.5 is half-way between items 1 and 2).")
+    var offset: Double = 0
+
+    @Option(name: .long, help: "Where to write the PNG.")
+    var out: String
+
+    func run() throws {
+        guard let mode = ModeRequest(size), mode.refresh == nil else {
+            throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x800")
+        }
+        guard offset.isFinite else { throw ValidationError("--offset must be a number") }
+        let configuration = try loadConfiguration(config)
+        var paths: [String] = []
+        do {
+            let listing = try configuration.imageListing()
+            paths = listing.paths
+            for line in listing.skipped { log(.warning, "skipping \(line)") }
+        } catch {
+            log(.warning, "\(error)")
+        }
+        let painter = FramePainter(panel: PixelSize(width: mode.width, height: mode.height),
+                                   rotation: configuration.rotation, settings: configuration.carousel,
+                                   style: configuration.renderStyle, paths: paths,
+                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes)
+        if paths.isEmpty { log(.info, "no images to show in \(configuration.images.path)") }
+        // Files that fail are skipped, which changes what is at this offset:
+        // paint again until every item on screen decoded (at most once per file).
+        while true {
+            let count = painter.paths.count
+            let lattice = PageLattice(count: count, settings: configuration.carousel)
+            let page = lattice.cyclePage(lattice.nearestPage(to: offset))
+            let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount)
+            if failures.isEmpty {
+                do {
+                    try frame.writePNG(to: out)
+                } catch {
+                    printError("carouseld: \(error)")
+                    throw ExitCode(1)
+                }
+                return
+            }
+            for failure in failures { log(.warning, "skipping \(failure.message)") }
+            painter.remove(failures.map(\.path))
+        }
+    }
+}
+
+/// Reads and validates a configuration file; a bad file exits 2 with `FILE:LINE: message`.
+func loadConfiguration(_ path: String) throws -> Configuration {
+    do {
+        return try Configuration.parse(try readTextFile(path), file: path)
+    } catch let error as ConfigError {
+        printError("carouseld: \(error)")
+        throw ExitCode(2)
+    }
+}
+
+enum Priority: Int {
+    case error = 3, warning = 4, info = 6, debug = 7
+}
+
+/// One log line on stderr with its syslog priority prefix, so journald files it at the right level.
+func log(_ priority: Priority, _ line: String) {
+    printError("<\(priority.rawValue)>\(line)")
+}

@@ -1,0 +1,55 @@
+import CarouselAlbum
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselRender
+
+// The one place where rooms meet: configuration values become the types the
+// renderer, the album and the model take.
+
+extension Color {
+    var pixel: PixelColor { PixelColor(red: red, green: green, blue: blue, alpha: alpha) }
+}
+
+extension Configuration {
+    var renderStyle: RenderStyle {
+        var style = RenderStyle()
+        style.background = display.background.pixel
+        style.fit = FitMode(rawValue: images.fit.rawValue)!
+        var dots = IndicatorStyle()
+        dots.enabled = indicator.enabled
+        dots.position = IndicatorStyle.Position(rawValue: indicator.position.rawValue)!
+        dots.color = indicator.color.pixel
+        dots.currentColor = indicator.currentColor.pixel
+        dots.size = indicator.size
+        dots.spacing = indicator.spacing
+        dots.margin = indicator.margin
+        dots.hidesForSinglePage = indicator.hidesForSinglePage
+        style.indicator = dots
+        return style
+    }
+
+    var rotation: Rotation { Rotation(rawValue: display.rotation) ?? .none }
+
+    var cacheBytes: Int { images.cacheMB * 1024 * 1024 }
+
+    /// `[images] order` for the album. The random order's seed is fixed, so a
+    /// restart shows the same sequence (and files added later slot in without
+    /// reshuffling the rest).
+    var albumOrder: Album.Order {
+        switch images.order {
+        case .name: .name
+        case .mtime: .mtime
+        case .random: .random(seed: 0x6361_726f_7573_656c)  // "carousel"
+        }
+    }
+
+    /// The image files to show, and one log line per file left out.
+    /// Throws when the folder cannot be listed at all.
+    func imageListing() throws(AlbumError) -> (paths: [String], skipped: [String]) {
+        let listing = images.files.isEmpty
+            ? try Album.scanListing(folder: images.path, order: albumOrder)
+            : Album.explicit(files: images.files)
+        return (listing.entries.map(\.path), listing.skipped.map(\.description))
+    }
+}
