@@ -29,7 +29,7 @@ let package = Package(
             name: "carouseld",
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselAlbum", "CarouselImaging",
-                "CarouselRender",
+                "CarouselRender", "CarouselDisplay", "CarouselPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -49,6 +49,11 @@ let package = Package(
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
         .target(name: "CarouselImaging", dependencies: ["CImageCodecs", "CWebP", "CPixman"]),
+        // The platform: system calls, descriptors, the event loop's primitives.
+        .target(name: "CPlatform"),
+        .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),
+        // Where frames go: the DisplayBackend protocol and the offscreen backend.
+        .target(name: "CarouselDisplay", dependencies: ["CarouselImaging"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
         .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging"]),
         .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging"]),
@@ -57,7 +62,9 @@ let package = Package(
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
         // The album: which image files to show, in what order; the folder watch.
-        .target(name: "CarouselAlbum"),
+        .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform"]),
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
+        // Tier 3: the daemon on the offscreen display, run as a process.
+        .testTarget(name: "CarouselDaemonTests"),
     ]
 )

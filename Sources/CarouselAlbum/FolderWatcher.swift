@@ -1,3 +1,4 @@
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

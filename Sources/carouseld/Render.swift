@@ -20,7 +20,8 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Panel size, WIDTHxHEIGHT.")
     var size: String
 
-    @Option(name: .long, help: "Scroll offset in items (1.5 is half-way between items 1 and 2).")
+    // Unconditional parsing: "--offset -0.5" is a negative number, not a missing value.
+    @Option(name: .long, parsing: .unconditional, help: "Scroll offset in items (1.5 is half-way between items 1 and 2).")
     var offset: Double = 0
 
     @Option(name: .long, help: "Where to write the PNG.")
@@ -81,7 +82,22 @@ enum Priority: Int {
     case error = 3, warning = 4, info = 6, debug = 7
 }
 
+/// Lines above this priority are not written ([log] level).
+nonisolated(unsafe) var logThreshold = Priority.info
+
 /// One log line on stderr with its syslog priority prefix, so journald files it at the right level.
 func log(_ priority: Priority, _ line: String) {
+    guard priority.rawValue <= logThreshold.rawValue else { return }
     printError("<\(priority.rawValue)>\(line)")
+}
+
+extension Priority {
+    init(_ level: LogLevel) {
+        switch level {
+        case .error: self = .error
+        case .warning: self = .warning
+        case .info: self = .info
+        case .debug: self = .debug
+        }
+    }
 }

@@ -9,12 +9,19 @@ import CarouselRender
 
 extension Color {
     var pixel: PixelColor { PixelColor(red: red, green: green, blue: blue, alpha: alpha) }
+
+    /// The colour as it shows over a black screen: nothing lies behind the
+    /// background, so its alpha darkens it, the same in gaps and letterbox.
+    var opaqueOverBlack: PixelColor {
+        func scale(_ c: UInt8) -> UInt8 { UInt8((Int(c) * Int(alpha) + 127) / 255) }
+        return PixelColor(red: scale(red), green: scale(green), blue: scale(blue))
+    }
 }
 
 extension Configuration {
     var renderStyle: RenderStyle {
         var style = RenderStyle()
-        style.background = display.background.pixel
+        style.background = display.background.opaqueOverBlack
         style.fit = FitMode(rawValue: images.fit.rawValue)!
         var dots = IndicatorStyle()
         dots.enabled = indicator.enabled

@@ -1,0 +1,70 @@
+import CarouselImaging
+
+/// A buffer the next frame is written into: `size` pixels of XRGB8888,
+/// `stride` bytes per row. For DRM it is scanout memory (often
+/// write-combined): write it in sequential rows and never read it.
+public struct ScanoutBuffer: @unchecked Sendable {
+    public let pixels: UnsafeMutableRawPointer
+    public let stride: Int
+    public let size: PixelSize
+    /// Which of the backend's buffers this is.
+    public let index: Int
+
+    public init(pixels: UnsafeMutableRawPointer, stride: Int, size: PixelSize, index: Int) {
+        self.pixels = pixels
+        self.stride = stride
+        self.size = size
+        self.index = index
+    }
+}
+
+/// Where frames go: the kernel's DRM/KMS (a real panel) or memory (tests,
+/// previews). The renderer never knows which: it composes into its own
+/// shadow frame and copies that into the buffer `acquire` hands out.
+///
+/// Contract: at most one frame is in flight. After `present`, `acquire`
+/// returns `nil` until the backend reports the previous frame done (DRM: the
+/// page-flip event, read by `dispatch`). A buffer being scanned out is never
+/// handed out.
+public protocol DisplayBackend: AnyObject {
+    /// The panel's size in pixels, in scanout orientation.
+    var panelSize: PixelSize { get }
+    /// The panel's own orientation (DRM "panel orientation" property), to be
+    /// combined with the configured rotation.
+    var panelRotation: PanelOrientation { get }
+    /// One line for logs and `status`: "drm /dev/dri/card0 Virtual-1 1280x800@60 (atomic)".
+    var summary: String { get }
+    /// Connector name and mode text for `status` ("Virtual-1", "1280x800@60"); offscreen: "offscreen".
+    var connectorName: String { get }
+    var modeName: String { get }
+    /// A descriptor to poll for completion events, or `nil` if the backend has none.
+    var fileDescriptor: Int32? { get }
+
+    /// A free buffer for the next frame, or `nil` while a frame is in flight.
+    func acquire() -> ScanoutBuffer?
+    /// Shows `buffer` (from `acquire`): a page flip on vblank for DRM. If this
+    /// throws, the buffer is free again and the previous frame stays on screen.
+    func present(_ buffer: ScanoutBuffer) throws(DisplayError)
+    /// Reads completion events after `fileDescriptor` became readable; returns
+    /// `true` when a presented frame reached the screen (a buffer is free).
+    func dispatch() throws(DisplayError) -> Bool
+    /// Puts the display back as it was found (the saved CRTC, so the console
+    /// returns), after waiting for a frame in flight. Safe to call twice.
+    func restore()
+}
+
+/// The orientation a panel reports (DRM's "panel orientation" connector property).
+public enum PanelOrientation: String, Sendable {
+    case normal, upsideDown = "upside_down", leftSideUp = "left_side_up", rightSideUp = "right_side_up"
+}
+
+/// Why the display failed: what, on what, and what to do about it.
+public struct DisplayError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var hint: String?
+    public init(_ message: String, hint: String? = nil) {
+        self.message = message
+        self.hint = hint
+    }
+    public var description: String { hint.map { "\(message) (\($0))" } ?? message }
+}

@@ -1,0 +1,151 @@
+import CPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one owner of a file descriptor: closes it exactly once (on `close()`
+/// or at deinit).
+public final class FileDescriptor: @unchecked Sendable {
+    public private(set) var raw: Int32
+
+    public init(_ raw: Int32) { self.raw = raw }
+
+    public func close() {
+        guard raw >= 0 else { return }
+        // A close interrupted by a signal has still released the descriptor on
+        // Linux: never retry it (the number may already be someone else's).
+        _ = Glibc.close(raw)
+        raw = -1
+    }
+
+    deinit { close() }
+}
+
+/// CLOCK_MONOTONIC in microseconds: the clock libinput stamps events with,
+/// and the model's clock in the daemon.
+public enum MonotonicClock {
+    public static func now() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+}
+
+/// An epoll set: every source of the daemon's loop is a descriptor in it.
+public final class Epoll {
+    public let fd: FileDescriptor
+    private var buffer = [epoll_event](repeating: epoll_event(), count: 32)
+
+    /// The corresponding C function is `epoll_create1`.
+    public init() throws(SystemCallError) {
+        fd = FileDescriptor(try systemCall("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) })
+    }
+
+    /// Watches `descriptor` for input; `token` comes back from `wait`.
+    public func add(_ descriptor: Int32, token: UInt64, events: UInt32 = EPOLLIN.rawValue) throws(SystemCallError) {
+        var event = epoll_event(events: events, data: epoll_data_t(u64: token))
+        try systemCall("epoll_ctl(ADD)") { epoll_ctl(fd.raw, EPOLL_CTL_ADD, descriptor, &event) }
+    }
+
+    public func modify(_ descriptor: Int32, token: UInt64, events: UInt32) throws(SystemCallError) {
+        var event = epoll_event(events: events, data: epoll_data_t(u64: token))
+        try systemCall("epoll_ctl(MOD)") { epoll_ctl(fd.raw, EPOLL_CTL_MOD, descriptor, &event) }
+    }
+
+    public func remove(_ descriptor: Int32) {
+        // Removing a descriptor that was closed already fails harmlessly.
+        _ = epoll_ctl(fd.raw, EPOLL_CTL_DEL, descriptor, nil)
+    }
+
+    /// Waits until a descriptor is ready (`timeoutMilliseconds` -1: for ever)
+    /// and returns the ready tokens and their event bits. A signal only
+    /// interrupts the wait (empty result); signals themselves come through a signalfd.
+    public func wait(timeoutMilliseconds: Int32 = -1) throws(SystemCallError) -> [(token: UInt64, events: UInt32)] {
+        let count = Int(buffer.withUnsafeMutableBufferPointer { b in
+            epoll_wait(fd.raw, b.baseAddress, Int32(b.count), timeoutMilliseconds)
+        })
+        if count < 0 {
+            if errno == EINTR { return [] }
+            throw SystemCallError(call: "epoll_wait", errno: errno)
+        }
+        return (0..<count).map { (buffer[$0].data.u64, buffer[$0].events) }
+    }
+}
+
+/// One timer on CLOCK_MONOTONIC for the earliest deadline of the loop.
+public final class Timer {
+    public let fd: FileDescriptor
+
+    /// The corresponding C function is `timerfd_create`.
+    public init() throws(SystemCallError) {
+        fd = FileDescriptor(try systemCall("timerfd_create") {
+            timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        })
+    }
+
+    /// Fires at `microseconds` of CLOCK_MONOTONIC (at once if that is past), or never with `nil`.
+    public func arm(at microseconds: Int64?) throws(SystemCallError) {
+        var spec = itimerspec()
+        if let t = microseconds {
+            // An all-zero it_value would disarm: a deadline in the past fires at 1 ns.
+            let at = max(t, 0)
+            spec.it_value = timespec(tv_sec: Int(at / 1_000_000), tv_nsec: Int(at % 1_000_000) * 1000)
+            if at == 0 { spec.it_value.tv_nsec = 1 }
+        }
+        try systemCall("timerfd_settime") { timerfd_settime(fd.raw, Int32(TFD_TIMER_ABSTIME), &spec, nil) }
+    }
+
+    /// Clears the expiry count after the timer fired.
+    public func acknowledge() {
+        var expirations: UInt64 = 0
+        _ = try? attemptSystemCall("read(timerfd)") { read(fd.raw, &expirations, 8) }
+    }
+}
+
+/// Signals as a descriptor: the listed signals are blocked and read from
+/// here by the loop, so no handler runs at an arbitrary point.
+public final class Signals {
+    public let fd: FileDescriptor
+
+    /// Blocks `signals` for the calling thread (call before starting other
+    /// threads, so they inherit the mask) and opens a signalfd for them.
+    public init(_ signals: [Int32]) throws(SystemCallError) {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in signals { sigaddset(&set, s) }
+        try systemCall("sigprocmask") { sigprocmask(SIG_BLOCK, &set, nil) }
+        fd = FileDescriptor(try systemCall("signalfd") { signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) })
+    }
+
+    /// The signals received since the last call.
+    public func read() -> [Int32] {
+        var received: [Int32] = []
+        var info = signalfd_siginfo()
+        while let n = try? attemptSystemCall("read(signalfd)", { Glibc.read(fd.raw, &info, MemoryLayout<signalfd_siginfo>.size) }),
+              n == MemoryLayout<signalfd_siginfo>.size {
+            received.append(Int32(info.ssi_signo))
+        }
+        return received
+    }
+}
+
+/// A wake-up another thread can send to the loop (the decoder: "a picture is ready").
+public final class Wakeup: @unchecked Sendable {
+    public let fd: FileDescriptor
+
+    /// The corresponding C function is `eventfd`.
+    public init() throws(SystemCallError) {
+        fd = FileDescriptor(try systemCall("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) })
+    }
+
+    /// Wakes the loop; safe from any thread.
+    public func signal() {
+        var one: UInt64 = 1
+        _ = try? attemptSystemCall("write(eventfd)") { write(fd.raw, &one, 8) }
+    }
+
+    public func acknowledge() {
+        var value: UInt64 = 0
+        _ = try? attemptSystemCall("read(eventfd)") { read(fd.raw, &value, 8) }
+    }
+}

@@ -1,0 +1,288 @@
+import CarouselAlbum
+import CarouselConfig
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running carousel: one loop, every source a descriptor in one epoll
+/// set (the display's flip events, input, one timer for the model's earliest
+/// deadline, signals, the folder watch, the decoder's wake-up). Nothing on
+/// the loop blocks; at rest it sleeps in `epoll_wait` until something happens.
+final class Daemon {
+    enum Token: UInt64 {
+        case timer = 1, signals, wakeup, display, input, watcher
+    }
+
+    let config: Configuration
+    let backend: DisplayBackend
+    let rotation: Rotation
+    private(set) var model: Carousel
+    private(set) var paths: [String]
+    private var entries: [AlbumEntry]
+    private let cache: ItemCache
+    private let compositor: Compositor
+    private let shadow: Frame
+    private let epoll: Epoll
+    private let timer: Timer
+    private let signals: Signals
+    private let wakeup: Wakeup
+    private var watcher: FolderWatcher?
+    /// The picture changed without motion (a decode finished, the album changed).
+    private var needsFrame = true
+    /// A frame was presented and its flip has not completed.
+    private var framePending = false
+    private(set) var framesPresented = 0
+    private var lastFrameTime: Int64 = 0
+    private var running = true
+    /// Called for each model event (logs now; the control socket's subscribers later).
+    var onEvent: (CarouselEvent) -> Void = { _ in }
+    /// Called once the first frame has been presented (systemd READY=1 later).
+    var onFirstFrame: () -> Void = {}
+    /// The frame period used to pace drawing when the backend has no flip events.
+    static let framePeriod: Int64 = 16_667
+
+    init(config: Configuration, backend: DisplayBackend) throws {
+        self.config = config
+        self.backend = backend
+        rotation = config.rotation
+        let panel = backend.panelSize
+        let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        let viewport = Viewport(width: Double(logical.width), height: Double(logical.height))
+        let geometry = Geometry(viewport: viewport, settings: config.carousel)
+        compositor = Compositor(geometry: geometry, style: config.renderStyle)
+        shadow = Frame(width: logical.width, height: logical.height)
+
+        // Signals are blocked before the decoder thread starts, so it inherits the mask.
+        signals = try Signals([SIGTERM, SIGINT, SIGHUP])
+        epoll = try Epoll()
+        timer = try Timer()
+        let wake = try Wakeup()
+        wakeup = wake
+        cache = ItemCache(settings: ItemCache.Settings(
+            itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit, background: config.renderStyle.background,
+            maxPixels: config.images.maxPixels, budgetBytes: config.cacheBytes)) { wake.signal() }
+
+        (entries, paths) = Daemon.listAlbum(config)
+        model = Carousel(settings: config.carousel, autoplay: config.autoplay, viewport: viewport,
+                         count: paths.count, at: Timestamp(microseconds: MonotonicClock.now()))
+        if config.images.files.isEmpty {
+            do {
+                watcher = try FolderWatcher(folder: config.images.path)
+            } catch {
+                log(.warning, "not watching \(config.images.path) for changes: \(error)")
+            }
+        }
+        try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
+        try epoll.add(signals.fd.raw, token: Token.signals.rawValue)
+        try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
+        if let fd = backend.fileDescriptor { try epoll.add(fd, token: Token.display.rawValue) }
+        if let w = watcher { try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue) }
+        log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
+        log(.info, "images: \(paths.count) in \(config.images.files.isEmpty ? config.images.path : "the [images] files list")")
+    }
+
+    /// The album as the configuration says; problems are logged, never fatal
+    /// (an empty carousel shows the empty-folder picture and waits).
+    static func listAlbum(_ config: Configuration) -> ([AlbumEntry], [String]) {
+        do {
+            let listing = config.images.files.isEmpty
+                ? try Album.scanListing(folder: config.images.path, order: config.albumOrder)
+                : Album.explicit(files: config.images.files)
+            for skipped in listing.skipped { log(.warning, "skipping \(skipped)") }
+            return (listing.entries, listing.entries.map(\.path))
+        } catch {
+            log(.warning, "\(error)")
+            return ([], [])
+        }
+    }
+
+    /// Adds a descriptor of another room (input) to the loop.
+    func watch(_ fd: Int32, token: Token) throws { try epoll.add(fd, token: token.rawValue) }
+
+    /// The handler for input readiness; set by whoever owns the input context.
+    var onInputReady: () -> Void = {}
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    func run() -> Int32 {
+        while running {
+            let now = MonotonicClock.now()
+            deliver(model.advance(to: Timestamp(microseconds: now)))
+            drawIfNeeded(now: now)
+            do {
+                try timer.arm(at: nextWake(now: now))
+                for (token, _) in try epoll.wait() {
+                    handle(Token(rawValue: token))
+                }
+            } catch {
+                log(.error, "event loop: \(error)")
+                backend.restore()
+                return 1
+            }
+        }
+        backend.restore()
+        log(.info, "stopped; display restored")
+        return 0
+    }
+
+    /// When the loop must wake up by itself: the model's next deadline, and
+    /// while something moves on a backend without flip events, the next frame.
+    private func nextWake(now: Int64) -> Int64? {
+        var wake = model.nextDeadline.map(\.microseconds)
+        let moving = model.isMoving || needsFrame
+        if moving, backend.fileDescriptor == nil || !framePending {
+            let frame = max(lastFrameTime + Daemon.framePeriod, now)
+            wake = min(wake ?? frame, frame)
+        }
+        return wake
+    }
+
+    private func handle(_ token: Token?) {
+        switch token {
+        case .timer:
+            timer.acknowledge()
+        case .signals:
+            for signal in signals.read() {
+                switch signal {
+                case SIGTERM, SIGINT:
+                    log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                    running = false
+                case SIGHUP:
+                    log(.info, "SIGHUP: reloading the configuration is not part of this build yet; ignored")
+                default:
+                    break
+                }
+            }
+        case .wakeup:
+            wakeup.acknowledge()
+            let failures = cache.drainFailures()
+            if !failures.isEmpty { skip(failures) }
+            needsFrame = true
+        case .display:
+            do {
+                if try backend.dispatch() { framePending = false }
+            } catch {
+                log(.error, "display: \(error)")
+            }
+        case .input:
+            onInputReady()
+        case .watcher:
+            folderChanged()
+        case nil:
+            break
+        }
+    }
+
+    // MARK: - Drawing
+
+    private func drawIfNeeded(now: Int64) {
+        guard model.isMoving || needsFrame else { return }
+        // Pace by the clock when the backend cannot tell us a frame reached the screen.
+        if backend.fileDescriptor == nil, now < lastFrameTime + Daemon.framePeriod, framesPresented > 0 { return }
+        guard !framePending, let buffer = backend.acquire() else { return }
+        let t = Timestamp(microseconds: now)
+        let x = model.offset(at: t)
+        let snapshot = model.snapshot(at: t)
+        let placed = compositor.placements(offset: x, count: paths.count, wrap: config.carousel.wrap)
+        cache.want(wantedPaths(placed))
+        compositor.compose(into: shadow, offset: x, count: paths.count, wrap: config.carousel.wrap,
+                           page: snapshot.page, pageCount: model.numberOfPages) { i in
+            i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+        }
+        Scanout.write(shadow, rotation: rotation, to: buffer.pixels, stride: buffer.stride,
+                      panelWidth: buffer.size.width, panelHeight: buffer.size.height)
+        do {
+            try backend.present(buffer)
+        } catch {
+            log(.error, "display: \(error)")
+            return
+        }
+        framePending = backend.fileDescriptor != nil
+        needsFrame = false
+        lastFrameTime = now
+        framesPresented += 1
+        if framesPresented == 1 { onFirstFrame() }
+    }
+
+    /// What the cache should hold: the items on screen, then the neighbours,
+    /// two ahead in the direction of travel and one behind.
+    private func wantedPaths(_ placed: [Compositor.Placement]) -> [String] {
+        guard !paths.isEmpty else { return [] }
+        var indices = placed.map(\.index)
+        let n = paths.count
+        let current = model.currentItemIndex(at: Timestamp(microseconds: MonotonicClock.now()))
+        let forward = config.autoplay.direction == .forward ? 1 : -1
+        for step in [forward, 2 * forward, -forward] {
+            var i = current + step
+            if config.carousel.wrap { i = ((i % n) + n) % n }
+            if (0..<n).contains(i), !indices.contains(i) { indices.append(i) }
+        }
+        return indices.map { paths[$0] }
+    }
+
+    // MARK: - The album changes
+
+    /// Files that cannot be decoded are skipped: one log line each, and the
+    /// carousel goes on without them.
+    private func skip(_ failures: [ItemCache.Failure]) {
+        for f in failures { log(.warning, "skipping \(f.message)") }
+        let failed = Set(failures.map(\.path))
+        let old = entries
+        entries.removeAll { failed.contains($0.path) }
+        applyAlbum(old: old, new: entries)
+    }
+
+    private func folderChanged() {
+        guard let w = watcher else { return }
+        do {
+            let change = try w.drain()
+            if change.folderVanished {
+                log(.warning, "\(config.images.path) was removed; showing nothing until it is back and the daemon restarts")
+            }
+            guard !change.isEmpty else { return }
+        } catch {
+            log(.warning, "watching \(config.images.path): \(error)")
+            return
+        }
+        let old = entries
+        let (fresh, _) = Daemon.listAlbum(config)
+        cache.forget(AlbumDiff.replacedPaths(old: old, new: fresh))
+        entries = fresh
+        applyAlbum(old: old, new: fresh)
+    }
+
+    private func applyAlbum(old: [AlbumEntry], new: [AlbumEntry]) {
+        let now = Timestamp(microseconds: MonotonicClock.now())
+        let current = model.currentItemIndex(at: now)
+        let index = AlbumDiff.reconcile(old: old, new: new, currentIndex: current)
+        paths = new.map(\.path)
+        deliver(model.replaceItems(count: paths.count, showing: index, at: now))
+        log(.info, "images: \(paths.count) now, showing \(paths.isEmpty ? "nothing" : paths[index])")
+        needsFrame = true
+    }
+
+    // MARK: - Model events
+
+    private func deliver(_ events: [CarouselEvent]) {
+        for e in events { onEvent(e) }
+    }
+
+    /// Feeds input the input room translated into the model's terms.
+    func feed(_ input: TouchInput, at time: Int64) {
+        deliver(model.handle(input, at: Timestamp(microseconds: time)))
+    }
+
+    func perform(_ command: CarouselCommand) -> CommandError? {
+        switch model.perform(command, at: Timestamp(microseconds: MonotonicClock.now())) {
+        case .success(let events):
+            deliver(events)
+            return nil
+        case .failure(let error):
+            return error
+        }
+    }
+}

@@ -1,0 +1,150 @@
+// Tier 3: the real daemon (`carouseld run`) on the offscreen display, with a
+// real configuration file, a real image folder and real signals.
+
+import Foundation
+import Testing
+
+/// The `carouseld` executable built next to this test bundle, or `$CAROUSELD_BIN`.
+let daemonBinary: String? = {
+    let fm = FileManager.default
+    if let env = ProcessInfo.processInfo.environment["CAROUSELD_BIN"], fm.isExecutableFile(atPath: env) { return env }
+    guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("carouseld").path
+        if fm.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return nil
+}()
+
+/// The source pictures of the repository's demo, found from this file.
+let demoImages: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("scripts/demo/images")
+
+/// A running daemon whose stderr is collected in a file and read as it grows.
+final class RunningDaemon {
+    let process = Process()
+    let folder: URL
+    let logURL: URL
+
+    init(config: String) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-daemon-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
+        let ini = folder.appendingPathComponent("c.ini")
+        try Data(config.replacingOccurrences(of: "$IMAGES", with: folder.appendingPathComponent("images").path).utf8).write(to: ini)
+        logURL = folder.appendingPathComponent("stderr.log")
+        FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        process.executableURL = URL(fileURLWithPath: daemonBinary!)
+        process.arguments = ["run", "--config", ini.path, "--display", "offscreen:320x200"]
+        process.standardError = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = FileHandle.nullDevice
+    }
+
+    func addImage(_ name: String, from source: String) throws {
+        try FileManager.default.copyItem(at: demoImages.appendingPathComponent(source),
+                                         to: folder.appendingPathComponent("images/\(name)"))
+    }
+
+    func start() throws { try process.run() }
+
+    /// The log after `stop()` removed the folder.
+    private var finalLog: String?
+
+    var log: String { finalLog ?? (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// Waits (polling, generous limit) until the log satisfies `condition`.
+    @discardableResult
+    func waitFor(_ what: String, limit: TimeInterval = 30, _ condition: (String) -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(limit)
+        while Date() < end {
+            if condition(log) { return true }
+            usleep(50_000)
+        }
+        Issue.record("timed out waiting for \(what); log so far:\n\(log)")
+        return false
+    }
+
+    func stop() -> Int32 {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        finalLog = log
+        try? FileManager.default.removeItem(at: folder)
+        return process.terminationStatus
+    }
+
+    /// Voluntary context switches of the loop (main) thread.
+    var loopWakeups: Int? {
+        let pid = process.processIdentifier
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/status", encoding: .utf8) else { return nil }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+        return line.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
+    }
+}
+
+@Suite("carouseld run (offscreen)", .enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+struct DaemonTests {
+    @Test func startsAndStopsCleanlyOnSIGTERM() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n")
+        try d.addImage("a.jpg", from: "01-mountains.jpg")
+        try d.addImage("b.png", from: "04-panels.png")
+        try d.start()
+        d.waitFor("the start-up lines") { $0.contains("<6>images: 2 in ") && $0.contains("<6>display: offscreen 320x200") }
+        #expect(d.stop() == 0)
+        #expect(d.log.contains("<6>received SIGTERM, stopping"))
+        #expect(d.log.contains("<6>stopped; display restored"))
+    }
+
+    @Test func folderChangesAppearWithoutARestart() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
+        try d.addImage("img1.jpg", from: "01-mountains.jpg")
+        try d.addImage("img2.jpg", from: "02-sunset.jpg")
+        try d.start()
+        d.waitFor("start") { $0.contains("images: 2 in ") }
+        try d.addImage("img10.jpg", from: "03-portrait.jpg")
+        d.waitFor("the added file") { $0.contains("<6>images: 3 now, showing ") }
+        // The current image (the first) stays on screen.
+        #expect(d.log.contains("images: 3 now, showing \(d.folder.appendingPathComponent("images/img1.jpg").path)"))
+        try FileManager.default.removeItem(at: d.folder.appendingPathComponent("images/img2.jpg"))
+        d.waitFor("the removed file") { $0.contains("<6>images: 2 now") }
+        #expect(d.stop() == 0)
+    }
+
+    @Test func aBrokenFileIsSkippedWithOneLineAndTheCarouselGoesOn() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.3\ntransition = 0.1\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        try Data("this is not a picture".utf8).write(to: d.folder.appendingPathComponent("images/2.jpg"))
+        try d.addImage("3.webp", from: "05-glow.webp")
+        try d.start()
+        d.waitFor("the skip line") { $0.contains("<4>skipping ") && $0.contains("2.jpg") }
+        // Autoplay keeps going over the remaining pictures.
+        d.waitFor("two images left") { $0.contains("<6>images: 2 now") }
+        let skips = d.log.split(separator: "\n").filter { $0.contains("skipping") && $0.contains("2.jpg") }
+        #expect(skips.count == 1)
+        #expect(d.process.isRunning)
+        #expect(d.stop() == 0)
+    }
+
+    @Test func atRestTheLoopSleeps() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
+        try d.addImage("a.jpg", from: "01-mountains.jpg")
+        try d.start()
+        d.waitFor("start") { $0.contains("images: 1 in ") }
+        // Let the first frame and its decode settle, then count the loop's wake-ups.
+        var previous = -1
+        var stable = false
+        for _ in 0..<40 {
+            usleep(250_000)
+            guard let now = d.loopWakeups else { break }
+            if now == previous { stable = true; break }
+            previous = now
+        }
+        #expect(stable, "the loop never came to rest")
+        let before = d.loopWakeups
+        usleep(1_500_000)
+        #expect(d.loopWakeups == before, "the loop woke up with nothing to do")
+        #expect(d.stop() == 0)
+    }
+}
