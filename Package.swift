@@ -29,7 +29,7 @@ let package = Package(
             name: "carouseld",
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselAlbum", "CarouselImaging",
-                "CarouselRender", "CarouselDisplay", "CarouselPlatform",
+                "CarouselRender", "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -54,6 +54,17 @@ let package = Package(
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),
         // Where frames go: the DisplayBackend protocol and the offscreen backend.
         .target(name: "CarouselDisplay", dependencies: ["CarouselImaging"]),
+        // The kernel's DRM/KMS display (libdrm).
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
+        .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM"]),
+        .testTarget(name: "CarouselDRMTests", dependencies: ["CarouselDRM", "CarouselDisplay"]),
+        // Touch, pointer and keyboard through libinput's udev backend.
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(name: "CLibinput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
+        // libinput's va_list log handler, formatted in C and passed on as plain text.
+        .target(name: "CInputShim", dependencies: ["CLibinput"]),
+        .target(name: "CarouselInput", dependencies: ["CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
+        .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
         .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging"]),
         .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging"]),

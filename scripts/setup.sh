@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   pkg-config
   libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging)
+  libdrm-dev  # the DRM/KMS display (CarouselDRM)
+  libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sets up everything (Debian packages), builds carouseld and runs the whole
-# test suite: unit, property, simulator and command-line tests. CI runs this.
+# Sets up everything (Debian packages, the QEMU test machine), builds
+# carouseld and runs the whole test suite: unit, property, renderer
+# reference, daemon and command-line tests, then the end-to-end tests on a
+# real Linux kernel in QEMU. CI runs this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,5 +34,19 @@ print(f"simulate: {len(lines)} JSON lines, {len(events)} events")
 PY
 echo "simulate example: passed"
 
-# One closing line for the whole suite.
-echo "tests: $((swift_tests + 1)) passed, 0 failed"
+echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
+# The VM's kernel, root image and initramfs are built once and cached in .build-vm/.
+bash scripts/vm/build-assets.sh
+swift build -c release --static-swift-stdlib --scratch-path .build-static --product carouseld
+vm_binary=.build-static/release/carouseld
+python3 scripts/vm/drm_smoke.py --binary "/mnt/host/$vm_binary"
+python3 scripts/vm/input_smoke.py --binary "$vm_binary"
+e2e_log=$(mktemp)
+trap 'rm -f "$log" "$out" "$e2e_log"' EXIT
+python3 scripts/vm/e2e.py "$vm_binary" | tee "$e2e_log"
+e2e_passed=$(sed -n 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' "$e2e_log")
+[ -n "$e2e_passed" ] || { echo "could not read the e2e summary" >&2; exit 1; }
+
+# One closing line for the whole suite: Swift tests, the simulate example,
+# the two VM smoke tests and the e2e scenarios.
+echo "tests: $((swift_tests + 1 + 2 + e2e_passed)) passed, 0 failed"

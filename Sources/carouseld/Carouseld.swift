@@ -15,7 +15,8 @@ struct Carouseld: ParsableCommand {
         commandName: "carouseld",
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
-        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self]
+        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self],
+        defaultSubcommand: Run.self
     )
 }
 

@@ -1,10 +1,47 @@
-import ArgumentParser
 import CarouselConfig
+import CarouselDRM
 import CarouselDisplay
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The DRM backend, as the configuration's [display] section asks for it.
+///
+/// No display device or no display connected at start is not a reason to
+/// exit (systemd would restart us into the same state, over and over): log
+/// once, wait for one, and start when it comes. SIGTERM still stops the wait.
 func makeDRMBackend(_ configuration: Configuration) throws -> DisplayBackend {
-    // FIXME: the DRM backend is being written; until it lands, `run` needs --display offscreen:WxH.
-    log(.error, "the DRM display backend is not part of this build yet; use --display offscreen:WIDTHxHEIGHT")
-    throw ExitCode(1)
+    let display = configuration.display
+    let request = display.mode.map { DRMModeRequest(width: $0.width, height: $0.height, refresh: $0.refresh) }
+    let api = DRMAPI(rawValue: display.api.rawValue) ?? .auto
+    var waited = false
+    while true {
+        do {
+            return try DRMBackend(device: display.device, connector: display.connector, mode: request, api: api)
+        } catch {
+            guard DRMBackend.isWorthWaiting(error), !waited else {
+                log(.error, "display: \(error)")
+                throw ExitStatus.failure
+            }
+            log(.warning, "display: \(error); waiting for one")
+            waited = true
+            guard DRMBackend.waitForConnector(device: display.device, connector: display.connector,
+                                              shouldStop: { terminationRequested() }) != nil else {
+                log(.info, "stopped while waiting for a display")
+                throw ExitStatus.success
+            }
+        }
+    }
+}
+
+enum ExitStatus: Error {
+    case success, failure
+}
+
+/// Whether SIGTERM or SIGINT is pending (blocked signals stay pending), for
+/// waits that happen before the event loop exists.
+func terminationRequested() -> Bool {
+    var pending = sigset_t()
+    sigpending(&pending)
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
 }

@@ -37,6 +37,8 @@ final class Daemon {
     /// A frame was presented and its flip has not completed.
     private var framePending = false
     private(set) var framesPresented = 0
+    /// The offset of the frame on screen (NaN before the first).
+    private var lastDrawnOffset = Double.nan
     private var lastFrameTime: Int64 = 0
     private var running = true
     /// Called for each model event (logs now; the control socket's subscribers later).
@@ -180,12 +182,16 @@ final class Daemon {
     // MARK: - Drawing
 
     private func drawIfNeeded(now: Int64) {
+        // The last frame of a motion is drawn where it came to rest: a settle
+        // ends between two frames, exactly on the page.
+        if !needsFrame, model.offset(at: Timestamp(microseconds: now)) != lastDrawnOffset { needsFrame = true }
         guard model.isMoving || needsFrame else { return }
         // Pace by the clock when the backend cannot tell us a frame reached the screen.
         if backend.fileDescriptor == nil, now < lastFrameTime + Daemon.framePeriod, framesPresented > 0 { return }
         guard !framePending, let buffer = backend.acquire() else { return }
         let t = Timestamp(microseconds: now)
         let x = model.offset(at: t)
+        lastDrawnOffset = x
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: paths.count, wrap: config.carousel.wrap)
         cache.want(wantedPaths(placed))

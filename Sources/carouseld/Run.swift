@@ -3,6 +3,10 @@ import CarouselConfig
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,7 +26,20 @@ struct Run: ParsableCommand {
     func run() throws {
         let configuration = try loadConfiguration(config)
         logThreshold = Priority(configuration.logLevel)
-        let backend = try makeBackend(configuration)
+        // Block the termination signals now: the wait for a display checks
+        // them, and the loop reads them from a signalfd later.
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&blocked, s) }
+        sigprocmask(SIG_BLOCK, &blocked, nil)
+        let backend: DisplayBackend
+        do {
+            backend = try makeBackend(configuration)
+        } catch ExitStatus.success {
+            return
+        } catch ExitStatus.failure {
+            throw ExitCode(1)
+        }
         let daemon: Daemon
         do {
             daemon = try Daemon(config: configuration, backend: backend)
@@ -31,11 +48,29 @@ struct Run: ParsableCommand {
             log(.error, "cannot start: \(error)")
             throw ExitCode(1)
         }
+        // Input: a missing seat or a permission problem is logged, and the
+        // carousel runs on (autoplay, commands) rather than not at all.
+        var router: InputRouter? = nil
+        do {
+            let r = try InputRouter(daemon: daemon, config: configuration)
+            try daemon.watch(r.context.fileDescriptor, token: .input)
+            daemon.onInputReady = { r.dispatch() }
+            router = r
+        } catch {
+            log(.warning, "no input: \(error)")
+        }
+        defer { withExtendedLifetime(router) {} }
+        let started = MonotonicClock.now()
+        daemon.onFirstFrame = {
+            log(.info, "first frame on screen \((MonotonicClock.now() - started) / 1000) ms after start")
+        }
         daemon.onEvent = { event in
             switch event.kind {
             case .didScroll: break
             case .didSelectItem(let i): log(.info, "select \(i)")
-            default: log(.debug, "\(event.kind.name)")
+            case .longPress(let i): log(.info, "long press \(i)")
+            case .currentItemIndexDidChange(let i): log(.debug, "event currentItemIndexDidChange \(i)")
+            default: log(.debug, "event \(event.kind.name)")
             }
         }
         let status = daemon.run()

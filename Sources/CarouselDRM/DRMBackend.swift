@@ -1,0 +1,412 @@
+import CDRM
+import CarouselDisplay
+import CarouselImaging
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The kernel's DRM/KMS display: one connector in one mode, two dumb
+/// buffers flipped on vblank.
+///
+/// Page-flip discipline (dvdhrm's drm-howto): one flip in flight at most
+/// (`acquire` returns `nil` meanwhile); the buffer being scanned out is never
+/// handed out; `restore` waits for the flip in flight, puts the saved CRTC
+/// back (the console returns), and only then frees the buffers.
+///
+/// Not thread-safe: use it from the event loop's thread.
+public final class DRMBackend: DisplayBackend {
+    /// The card, such as "/dev/dri/card0", and its driver, such as "bochs-drm".
+    public let devicePath: String
+    public let driverName: String
+    public let connectorName: String
+    /// The mode on screen (it changes when `reprobe` re-modesets).
+    public private(set) var mode: DRMMode
+    public private(set) var panelRotation: PanelOrientation
+    /// Whether the connector had a display at the last look (`reprobe`).
+    public private(set) var isConnected = true
+
+    public var panelSize: PixelSize { PixelSize(width: mode.width, height: mode.height) }
+    public var modeName: String { mode.name }
+    /// `.atomic` or `.legacy`: what `api: .auto` chose.
+    public var api: DRMAPI { interface.api }
+    public var summary: String { "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue))" }
+    public var fileDescriptor: Int32? { restored ? nil : device.fd }
+
+    /// Frames that reached the screen, and when the last one did (the
+    /// kernel's CLOCK_MONOTONIC timestamp of its vblank, microseconds).
+    public var flipsCompleted: Int { flips.completed }
+    public var lastFlipMicroseconds: Int64? { flips.lastMicroseconds }
+
+    /// Where warnings go (a restore that failed, a mode that went away); the
+    /// line has no priority prefix. Default: standard error with `<4>`.
+    public var warn: (String) -> Void = { writeStandardError("<4>carouseld: \($0)") }
+
+    private let device: DRMDevice
+    private let pipe: Pipe
+    private var interface: KMSInterface
+    private var modeRequest: DRMModeRequest?
+    /// The CRTC as we found it, put back by `restore`.
+    private let saved: DRMDevice.CRTCState
+    private var buffers: [DumbBuffer]
+    /// The buffer on screen, and the one presented whose flip has not completed.
+    private var front = 0
+    private var pending: Int?
+    private var presented = 0
+    private let flips = FlipLog()
+    private var restored = false
+
+    /// How long `restore` and a re-modeset wait for a flip in flight: a flip
+    /// cannot be cancelled, and its buffer must not be freed before it is
+    /// done (a vblank is 16 ms; a second means the driver is stuck).
+    static let flipTimeoutMilliseconds = 1000
+
+    /// Opens the display and lights it up (black) in the chosen mode.
+    ///
+    /// - Parameters:
+    ///   - device: a card such as "/dev/dri/card0"; `nil`: the first card
+    ///     with a connected display (and `connector`, if named).
+    ///   - connector: a connector name as the kernel gives it ("HDMI-A-1",
+    ///     "DSI-1", "Virtual-1"); `nil`: the first connected.
+    ///   - mode: `WxH[@Hz]`; `nil`: the connector's preferred mode.
+    ///   - api: `.auto` takes atomic commits where the driver offers them.
+    ///
+    /// Errors say what failed, on what, and what to do. `isWorthWaiting`
+    /// tells those that waiting cures (no driver yet, no display yet).
+    public init(device path: String? = nil, connector name: String? = nil, mode request: DRMModeRequest? = nil,
+                api requested: DRMAPI = .auto) throws(DisplayError) {
+        let (device, connector) = try Self.openCard(path, connector: name)
+        let driver = device.driver.name
+
+        guard device.capability(DRM_CAP_DUMB_BUFFER) ?? 0 != 0 else {
+            throw DisplayError("\(device.path) (\(driver)) has no dumb buffers",
+                               hint: "carouseld draws with the CPU into dumb buffers; choose another card with [display] device")
+        }
+        guard device.becomeMaster() else { throw DRMErrors.notMaster(device.path) }
+
+        guard let mode = DRMMode.choose(request, from: connector.modes) else {
+            if let request {
+                throw DisplayError("connector \(connector.name) on \(device.path) has no mode \(request)",
+                                   hint: "modes: \(DRMMode.listing(connector.modes).joined(separator: " "))")
+            }
+            throw DisplayError("connector \(connector.name) on \(device.path) reports no modes",
+                               hint: "check the cable; a display whose EDID cannot be read offers no modes")
+        }
+        let resources = try device.resources()
+        guard let (crtc, crtcIndex) = Self.findCRTC(device, resources, connector) else {
+            throw DisplayError("no CRTC can drive connector \(connector.name) on \(device.path)",
+                               hint: "every display controller is busy: disconnect another display")
+        }
+        let pipe = Pipe(connector: connector.id, connectorName: connector.name, crtc: crtc, crtcIndex: crtcIndex)
+        let saved = try device.crtc(crtc)
+
+        var buffers: [DumbBuffer] = []
+        for _ in 0..<2 { buffers.append(try DumbBuffer(device: device, size: PixelSize(width: mode.width, height: mode.height))) }
+
+        var warnings: [String] = []
+        var interface = try Self.makeInterface(requested, device: device, pipe: pipe, warnings: &warnings)
+        do {
+            try interface.modeset(buffers[0].framebuffer, mode: mode)
+        } catch {
+            // Some drivers' atomic support is younger than their legacy one.
+            guard requested == .auto, interface.api == .atomic else { throw error }
+            warnings.append("atomic modeset failed (\(error)); using the legacy interface")
+            interface = LegacyInterface(device: device, pipe: pipe)
+            try interface.modeset(buffers[0].framebuffer, mode: mode)
+        }
+
+        self.device = device
+        self.devicePath = device.path
+        self.driverName = driver
+        self.connectorName = connector.name
+        self.pipe = pipe
+        self.mode = mode
+        self.modeRequest = request
+        self.panelRotation = connector.properties.panelOrientation ?? .normal
+        self.saved = saved
+        self.buffers = buffers
+        self.interface = interface
+        for w in warnings { warn(w) }
+    }
+
+    deinit { restore() }
+
+    // MARK: DisplayBackend
+
+    public func acquire() -> ScanoutBuffer? {
+        guard !restored, pending == nil, buffers.count == 2, let pixels = buffers[1 - front].pixels else { return nil }
+        let b = buffers[1 - front]
+        return ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, index: 1 - front)
+    }
+
+    public func present(_ buffer: ScanoutBuffer) throws(DisplayError) {
+        guard !restored else {
+            throw DisplayError("present on \(devicePath) after restore", hint: "a bug: the display was already given back")
+        }
+        guard pending == nil else {
+            throw DisplayError("present on \(devicePath) while a frame is in flight",
+                               hint: "a bug: wait until dispatch() reports the previous frame done")
+        }
+        guard buffer.index == 1 - front, buffers[buffer.index].pixels == buffer.pixels else {
+            throw DisplayError("present on \(devicePath) of a buffer that is not the free one",
+                               hint: "a bug, or a buffer from before a re-modeset: acquire() a new one")
+        }
+        try interface.flip(to: buffers[buffer.index].framebuffer, userData: flips.userData)
+        pending = buffer.index
+        presented += 1
+    }
+
+    public func dispatch() throws(DisplayError) -> Bool {
+        guard !restored else { return false }
+        _ = try flips.read(from: device)
+        return completeFlip()
+    }
+
+    /// Promotes the pending buffer to the screen once its event came.
+    private func completeFlip() -> Bool {
+        guard let p = pending, flips.completed >= presented else { return false }
+        front = p
+        pending = nil
+        return true
+    }
+
+    /// Waits (polling the descriptor) for the frame in flight, if any;
+    /// `false` if it did not complete in time.
+    private func waitForPendingFlip() -> Bool {
+        let deadline = MonotonicClock.now() + Int64(Self.flipTimeoutMilliseconds) * 1000
+        while pending != nil {
+            let left = Int((deadline - MonotonicClock.now()) / 1000)
+            guard left > 0, waitReadable(device.fd, milliseconds: left) else { break }
+            _ = try? flips.read(from: device)
+            _ = completeFlip()
+        }
+        guard pending == nil else {
+            warn("a page flip on \(devicePath) did not complete within \(Self.flipTimeoutMilliseconds) ms; going on")
+            // Resynchronise: a late event must not count for the next flip.
+            pending = nil
+            presented = flips.completed
+            return false
+        }
+        return true
+    }
+
+    public func restore() {
+        guard !restored else { return }
+        _ = waitForPendingFlip()
+        restored = true
+        // The saved CRTC goes back with a legacy modeset whichever interface
+        // drew: every driver takes it, and it is what fbcon had.
+        var connector = pipe.connector
+        let fd = device.fd
+        do {
+            if var mode = saved.mode, saved.framebuffer != 0 {
+                try device.call("drmModeSetCrtc", "restoring CRTC \(saved.id)") {
+                    drmModeSetCrtc(fd, saved.id, saved.framebuffer, saved.x, saved.y, &connector, 1, &mode)
+                }
+            } else {
+                // The CRTC was off when we came (no console on it): off again.
+                try device.call("drmModeSetCrtc", "turning CRTC \(saved.id) off") {
+                    drmModeSetCrtc(fd, saved.id, 0, 0, 0, nil, 0, nil)
+                }
+            }
+        } catch {
+            warn("cannot restore the display as it was: \(error); the console comes back when carouseld exits")
+        }
+        // Only now that no CRTC shows them.
+        for b in buffers { b.release() }
+        buffers = []
+    }
+
+    // MARK: hotplug
+
+    /// Looks at the connector again after a hotplug event (udev "drm"
+    /// change). Re-modesets when the display came back after being
+    /// unplugged, when the mode to use changed (another monitor, another
+    /// preferred mode) or when the link went bad; buffers are reallocated
+    /// at the new size.
+    ///
+    /// Returns `true` if it re-modeset: `panelSize` may have changed, a frame
+    /// in flight was completed or dropped, the screen is black (new size) or
+    /// shows the last frame, and a new frame should be drawn in full.
+    /// Returns `false` when nothing needs doing, including while the display
+    /// is unplugged (`isConnected` is then `false`).
+    public func reprobe() throws(DisplayError) -> Bool {
+        guard !restored else { return false }
+        let c = try device.connector(pipe.connector, probe: true)
+        guard c.status != .disconnected else {
+            isConnected = false
+            return false
+        }
+        let cameBack = !isConnected
+        isConnected = true
+        panelRotation = c.properties.panelOrientation ?? .normal
+        guard !c.modes.isEmpty else { return false }  // no EDID yet: keep what we have
+        var wanted = DRMMode.choose(modeRequest, from: c.modes)
+        if wanted == nil, let modeRequest {
+            wanted = DRMMode.choose(nil, from: c.modes)
+            warn("connector \(connectorName) has no mode \(modeRequest) any more; using \(wanted!.name)")
+        }
+        guard let wanted else { return false }
+        // DRM_MODE_LINK_STATUS_BAD: the kernel asks for a modeset to retrain the link.
+        let linkBad = c.properties["link-status"]?.value == 1
+        guard cameBack || wanted != mode || linkBad else { return false }
+        try remodeset(wanted)
+        return true
+    }
+
+    /// Switches to the mode `request` names (`nil`: the preferred one), as a
+    /// configuration reload asks; it also becomes the mode `reprobe` keeps.
+    /// Returns `true` if it re-modeset (see `reprobe`), `false` if the mode
+    /// is already on screen. Throws, changing nothing, if the connector has
+    /// no such mode.
+    public func changeMode(to request: DRMModeRequest?) throws(DisplayError) -> Bool {
+        guard !restored else { return false }
+        let c = try device.connector(pipe.connector, probe: false)
+        guard let wanted = DRMMode.choose(request, from: c.modes) else {
+            throw DisplayError("connector \(connectorName) on \(devicePath) has no mode \(request.map { "\($0)" } ?? "at all")",
+                               hint: "modes: \(DRMMode.listing(c.modes).joined(separator: " "))")
+        }
+        modeRequest = request
+        guard wanted != mode else { return false }
+        try remodeset(wanted)
+        return true
+    }
+
+    private func remodeset(_ newMode: DRMMode) throws(DisplayError) {
+        _ = waitForPendingFlip()
+        let size = PixelSize(width: newMode.width, height: newMode.height)
+        if size == buffers.first?.size {
+            try interface.modeset(buffers[front].framebuffer, mode: newMode)
+        } else {
+            var fresh: [DumbBuffer] = []
+            do {
+                for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
+            } catch {
+                // Video memory may not hold both sizes: give the old buffers
+                // up first (the screen goes dark until the modeset).
+                fresh = []
+                for b in buffers { b.release() }
+                buffers = []
+                for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
+            }
+            try interface.modeset(fresh[0].framebuffer, mode: newMode)
+            let old = buffers
+            buffers = fresh
+            front = 0
+            for b in old { b.release() }  // no longer shown
+        }
+        mode = newMode
+    }
+
+    // MARK: choosing the card, connector and CRTC
+
+    /// Opens `path`, or else the first card with a connected display (named
+    /// `connector`, if given), and picks the connector.
+    private static func openCard(_ path: String?, connector name: String?) throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
+        let paths: [String]
+        if let path {
+            paths = [path]
+        } else {
+            paths = DRMDevice.cardPaths()
+            guard !paths.isEmpty else { throw DRMErrors.noDevice(DRMDevice.directory) }
+        }
+        var seen: [String] = []  // "card0 HDMI-A-1 (disconnected)" for the error
+        var namedButDisconnected = false
+        for p in paths {
+            let device = try DRMDevice(path: p)
+            guard let resources = try? device.resources() else {
+                if path != nil {
+                    throw DisplayError("\(p) (\(device.driver.name)) has no display outputs",
+                                       hint: "a render-only device: 'carouseld probe' lists the cards with outputs")
+                }
+                continue
+            }
+            let card = String(p.split(separator: "/").last ?? Substring(p))
+            var connectors: [DRMDevice.Connector] = []
+            for id in resources.connectors {
+                if let c = try? device.connector(id) { connectors.append(c) }
+            }
+            for c in connectors { seen.append("\(card) \(c.name) (\(c.status.rawValue))") }
+            if let name {
+                if let c = connectors.first(where: { DRMConnectorName.matches(name, $0.name) }) {
+                    // A connector named in the configuration is taken unless
+                    // known to be unplugged (some panels report "unknown").
+                    if c.status != .disconnected { return (device, c) }
+                    namedButDisconnected = true
+                }
+            } else if let c = connectors.first(where: { $0.status == .connected }) {
+                return (device, c)
+            }
+        }
+        let place = path ?? DRMDevice.directory
+        if let name, !namedButDisconnected {
+            throw DisplayError("no connector named \(name) on \(place)",
+                               hint: seen.isEmpty ? "no connectors at all" : "connectors: \(seen.joined(separator: ", "))")
+        }
+        throw DRMErrors.noDisplayConnected(name.map { "\($0) on \(place)" } ?? place, connectors: seen)
+    }
+
+    /// The CRTC to drive `connector`: the one driving it now (fbcon's, so
+    /// that restoring is exact), else the first its encoders can use.
+    private static func findCRTC(_ device: DRMDevice, _ resources: DRMDevice.Resources,
+                                 _ connector: DRMDevice.Connector) -> (UInt32, Int)? {
+        if connector.encoder != 0, let e = device.encoder(connector.encoder), e.crtc != 0,
+           let i = resources.crtcs.firstIndex(of: e.crtc) {
+            return (e.crtc, i)
+        }
+        for id in connector.possibleEncoders {
+            guard let e = device.encoder(id) else { continue }
+            for (i, crtc) in resources.crtcs.enumerated() where i < 32 && e.possibleCRTCs & (1 << UInt32(i)) != 0 {
+                return (crtc, i)
+            }
+        }
+        return nil
+    }
+
+    private static func makeInterface(_ requested: DRMAPI, device: DRMDevice, pipe: Pipe,
+                                      warnings: inout [String]) throws(DisplayError) -> KMSInterface {
+        if requested == .legacy { return LegacyInterface(device: device, pipe: pipe) }
+        // Atomic needs universal planes (the primary plane as an object) first.
+        let atomic = device.setClientCapability(DRM_CLIENT_CAP_UNIVERSAL_PLANES)
+            && device.setClientCapability(DRM_CLIENT_CAP_ATOMIC)
+        if requested == .atomic {
+            guard atomic else {
+                throw DisplayError("\(device.path) (\(device.driver.name)) does not support atomic modesetting",
+                                   hint: "use [display] api = legacy or auto")
+            }
+            return try AtomicInterface(device: device, pipe: pipe)
+        }
+        guard atomic else { return LegacyInterface(device: device, pipe: pipe) }
+        do {
+            return try AtomicInterface(device: device, pipe: pipe)
+        } catch {
+            warnings.append("\(error); using the legacy interface")
+            return LegacyInterface(device: device, pipe: pipe)
+        }
+    }
+
+    // MARK: waiting for a display
+
+    /// Whether waiting can cure `error` from `init`: no DRM device yet (the
+    /// driver loads after carouseld at boot) or no display connected. The
+    /// daemon then logs once and retries on the next udev "drm" event (or
+    /// with `waitForConnector`) instead of exiting into a restart loop.
+    public static func isWorthWaiting(_ error: DisplayError) -> Bool {
+        error.hint == DRMErrors.noDeviceHint || error.hint == DRMErrors.notConnectedHint
+    }
+
+    /// Blocks until a display is connected (to `device`/`connector` if
+    /// given), checking every `interval` seconds: for startup, before the
+    /// event loop runs. Returns the card and connector found ("/dev/dri/card0
+    /// HDMI-A-1"), or `nil` once `shouldStop` returns `true` (checked each
+    /// round, e.g. a signalfd with a pending SIGTERM).
+    public static func waitForConnector(device: String? = nil, connector: String? = nil, interval: Double = 2,
+                                        shouldStop: () -> Bool = { false }) -> String? {
+        while !shouldStop() {
+            if let found = DRMProbe.connectedDisplay(device: device, connector: connector) { return found }
+            // A signal restarts the pause (the helper retries EINTR): harmless here.
+            _ = try? systemCall("poll") { poll(nil, 0, Int32(clamping: Int(interval * 1000))) }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,276 @@
+import ArgumentParser
+import CarouselDRM
+import CarouselDisplay
+import CarouselPlatform
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The display's smoke test: page-flips a moving colour bar through the DRM
+/// backend, as the daemon will (acquire, write rows, present, wait for the
+/// descriptor, dispatch), then restores the console and prints one JSON line.
+struct DRMTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drm-test",
+        abstract: "Page-flip a moving colour bar on the display, print measurements as JSON, restore the console.",
+        discussion: """
+        Output (one line): frames, api, device, driver, connector, mode (the last), panel_orientation, \
+        flip_interval_ms_mean/max (between the kernel's flip timestamps), \
+        flip_latency_ms_mean/max (present to flip event), draw_ms_mean, elapsed_s, flips_completed, \
+        and switch_remodeset/reprobe_remodeset with --switch-mode/--reprobe. \
+        Progress lines go to standard error ('drm-test: drawing', 'holding', 'restored').
+        """,
+        shouldDisplay: false
+    )
+
+    @Option(help: "The DRM card (default: the first with a connected display).")
+    var device: String?
+
+    @Option(help: "The connector, such as HDMI-A-1 (default: the first connected).")
+    var connector: String?
+
+    @Option(help: "WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (default: the preferred mode).")
+    var mode: String?
+
+    @Option(help: "auto, atomic or legacy.")
+    var api: String = "auto"
+
+    @Option(help: "Frames to flip.")
+    var frames: Int = 120
+
+    @Option(name: .customLong("hold-ms"), help: "Keep the last frame on screen this long before restoring.")
+    var holdMilliseconds: Int = 0
+
+    @Option(name: .customLong("after-restore-ms"),
+            help: "Keep the device open this long after restoring (shows that the restore, not the kernel's last close, brought the console back).")
+    var afterRestoreMilliseconds: Int = 0
+
+    @Option(name: .customLong("switch-mode"),
+            help: "Halfway through, switch to this mode (WIDTHxHEIGHT[@HZ]) as a configuration reload would.")
+    var switchMode: String?
+
+    @Flag(help: "After the frames, re-read the connector as on a hotplug event and report whether it re-modeset.")
+    var reprobe = false
+
+    @Flag(name: .customLong("restore-in-flight"),
+          help: "Present one more frame and restore at once, without waiting for its flip (restore must wait for it).")
+    var restoreInFlight = false
+
+    @Option(name: .customLong("wait-seconds"),
+            help: "If there is no DRM device or no display yet, wait up to this long for one (as the daemon does at boot).")
+    var waitSeconds: Int = 0
+
+    func validate() throws {
+        if let switchMode, DRMModeRequest(switchMode) == nil {
+            throw ValidationError("--switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(switchMode)'")
+        }
+        if let mode, DRMModeRequest(mode) == nil { throw ValidationError("--mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(mode)'") }
+        if DRMAPI(rawValue: api) == nil { throw ValidationError("--api: expected auto, atomic or legacy, not '\(api)'") }
+        if frames < 1 { throw ValidationError("--frames: at least 1") }
+    }
+
+    func run() throws {
+        let backend: DRMBackend
+        do {
+            backend = try openBackend()
+        } catch {
+            guard waitSeconds > 0, DRMBackend.isWorthWaiting(error) else {
+                log(.error, "drm-test: \(error)")
+                throw ExitCode(1)
+            }
+            log(.warning, "drm-test: \(error); waiting up to \(waitSeconds) s for a display")
+            let deadline = MonotonicClock.now() + Int64(waitSeconds) * 1_000_000
+            guard let found = DRMBackend.waitForConnector(device: device, connector: connector, interval: 0.5,
+                                                          shouldStop: { MonotonicClock.now() > deadline }) else {
+                log(.error, "drm-test: still no display after \(waitSeconds) s")
+                throw ExitCode(1)
+            }
+            log(.info, "drm-test: found \(found)")
+            do {
+                backend = try openBackend()
+            } catch {
+                log(.error, "drm-test: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        log(.info, "drm-test: drawing \(frames) frames on \(backend.summary)")
+        var painter = BarPainter()
+        var intervals: [Double] = [], latencies: [Double] = [], drawTimes: [Double] = []
+        var lastFlip: Int64? = backend.lastFlipMicroseconds
+        var switched: Bool? = nil, reprobed: Bool? = nil
+        let start = MonotonicClock.now()
+        do {
+            for frame in 0..<frames {
+                if frame == frames / 2, let switchMode {
+                    let changed = try backend.changeMode(to: DRMModeRequest(switchMode))
+                    log(.info, "drm-test: switched to \(backend.modeName) (re-modeset: \(changed))")
+                    switched = changed
+                    lastFlip = nil
+                }
+                guard let buffer = backend.acquire() else {
+                    throw DisplayError("no free buffer for frame \(frame)", hint: "a bug in the backend's flip bookkeeping")
+                }
+                let t0 = MonotonicClock.now()
+                painter.draw(frame: frame, into: buffer)
+                let t1 = MonotonicClock.now()
+                try backend.present(buffer)
+                try waitForFlip(backend)
+                let t2 = MonotonicClock.now()
+                drawTimes.append(Double(t1 - t0) / 1000)
+                latencies.append(Double(t2 - t1) / 1000)
+                if let previous = lastFlip, let now = backend.lastFlipMicroseconds { intervals.append(Double(now - previous) / 1000) }
+                lastFlip = backend.lastFlipMicroseconds
+            }
+        } catch {
+            log(.error, "drm-test: \(error)")
+            backend.restore()
+            throw ExitCode(1)
+        }
+        let elapsed = Double(MonotonicClock.now() - start) / 1_000_000
+        if reprobe {
+            do {
+                reprobed = try backend.reprobe()
+                log(.info, "drm-test: reprobe: connected \(backend.isConnected), re-modeset \(reprobed!)")
+            } catch {
+                log(.error, "drm-test: reprobe: \(error)")
+                backend.restore()
+                throw ExitCode(1)
+            }
+        }
+        if holdMilliseconds > 0 {
+            log(.info, "drm-test: holding the last frame for \(holdMilliseconds) ms")
+            sleep(milliseconds: holdMilliseconds)
+        }
+        if restoreInFlight, let buffer = backend.acquire() {
+            painter.draw(frame: frames, into: buffer)
+            do {
+                try backend.present(buffer)
+            } catch {
+                log(.error, "drm-test: \(error)")
+                backend.restore()
+                throw ExitCode(1)
+            }
+        }
+        backend.restore()
+        log(.info, "drm-test: restored")
+        if afterRestoreMilliseconds > 0 { sleep(milliseconds: afterRestoreMilliseconds) }
+
+        func mean(_ v: [Double]) -> Double { v.isEmpty ? 0 : v.reduce(0, +) / Double(v.count) }
+        let fields: [(String, String)] = [
+            ("frames", "\(frames)"),
+            ("api", quoted(backend.api.rawValue)),
+            ("device", quoted(backend.devicePath)),
+            ("driver", quoted(backend.driverName)),
+            ("connector", quoted(backend.connectorName)),
+            ("mode", quoted(backend.modeName)),
+            ("panel_orientation", quoted(backend.panelRotation.rawValue)),
+            ("flip_interval_ms_mean", fixed(mean(intervals))),
+            ("flip_interval_ms_max", fixed(intervals.max() ?? 0)),
+            ("flip_latency_ms_mean", fixed(mean(latencies))),
+            ("flip_latency_ms_max", fixed(latencies.max() ?? 0)),
+            ("draw_ms_mean", fixed(mean(drawTimes))),
+            ("elapsed_s", fixed(elapsed)),
+            ("flips_completed", "\(backend.flipsCompleted)"),
+        ]
+        var extra: [(String, String)] = []
+        if let switched { extra.append(("switch_remodeset", "\(switched)")) }
+        if let reprobed { extra.append(("reprobe_remodeset", "\(reprobed)")) }
+        let all = fields + extra
+        print("{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+    }
+
+    private func openBackend() throws(DisplayError) -> DRMBackend {
+        try DRMBackend(device: device, connector: connector, mode: mode.flatMap(DRMModeRequest.init),
+                       api: DRMAPI(rawValue: api)!)
+    }
+
+    /// Waits for the frame in flight as the daemon's loop will: poll the
+    /// descriptor, then `dispatch` until it reports the flip.
+    private func waitForFlip(_ backend: DRMBackend) throws {
+        guard let fd = backend.fileDescriptor else { return }
+        while true {
+            var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = try systemCall("poll") { poll(&request, 1, 2000) }
+            guard ready > 0 else {
+                throw DisplayError("no page-flip event within 2 s on \(backend.devicePath)",
+                                   hint: "the driver did not complete the flip; try --api legacy")
+            }
+            if try backend.dispatch() { return }
+        }
+    }
+}
+
+/// A colour bar sweeping across four bands (dark red, green, blue, grey from
+/// the top): rows are built once per frame and copied, top to bottom, into
+/// the buffer (never read back: scanout memory is often write-combined).
+struct BarPainter {
+    static let bands: [UInt32] = [0x0040_0000, 0x0000_4000, 0x0000_0040, 0x0040_4040]
+    private var rows: [[UInt32]] = []
+
+    /// The bar's left edge and width in `frame` of a `width`-pixel screen: a
+    /// sweep across the screen takes 60 frames.
+    static func bar(frame: Int, width: Int) -> (x: Int, width: Int) {
+        (frame * max(1, width / 60) % width, max(8, width / 20))
+    }
+
+    /// A fully saturated colour whose hue turns with the frame number.
+    static func barColor(frame: Int) -> UInt32 {
+        let hue = (frame * 8) % 1536, f = UInt32(hue % 256)
+        switch hue / 256 {
+        case 0: return 0xFF0000 | (f << 8)
+        case 1: return 0x00FF00 | ((255 - f) << 16)
+        case 2: return 0x00FF00 | f
+        case 3: return 0x0000FF | ((255 - f) << 8)
+        case 4: return 0x0000FF | (f << 16)
+        default: return 0xFF0000 | (255 - f)
+        }
+    }
+
+    mutating func draw(frame: Int, into buffer: ScanoutBuffer) {
+        let w = buffer.size.width, h = buffer.size.height
+        let (x0, bw) = Self.bar(frame: frame, width: w)
+        let color = Self.barColor(frame: frame)
+        if rows.count != Self.bands.count || rows[0].count != w {
+            rows = Self.bands.map { [UInt32](repeating: $0, count: w) }
+        }
+        for b in 0..<rows.count {
+            rows[b].withUnsafeMutableBufferPointer { row in
+                for x in 0..<w { row[x] = Self.bands[b] }
+                for i in 0..<bw { row[(x0 + i) % w] = color }
+            }
+        }
+        for y in 0..<h {
+            let band = y * rows.count / h
+            rows[band].withUnsafeBytes { row in
+                (buffer.pixels + y * buffer.stride).copyMemory(from: row.baseAddress!, byteCount: w * 4)
+            }
+        }
+    }
+}
+
+private func sleep(milliseconds: Int) {
+    _ = try? systemCall("poll") { poll(nil, 0, Int32(clamping: milliseconds)) }
+}
+
+private func quoted(_ s: String) -> String {
+    var out = "\""
+    for c in s.unicodeScalars {
+        switch c {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where c.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
+        default: out.unicodeScalars.append(c)
+        }
+    }
+    return out + "\""
+}
+
+/// `x` with three decimals, as JSON.
+private func fixed(_ x: Double) -> String {
+    let m = Int((x * 1000).rounded())
+    let sign = m < 0 ? "-" : ""
+    let a = abs(m)
+    let frac = String(a % 1000)
+    return "\(sign)\(a / 1000).\(String(repeating: "0", count: 3 - frac.count))\(frac)"
+}

@@ -1,0 +1,139 @@
+import ArgumentParser
+import CarouselInput
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct InputTest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "input-test",
+        abstract: "Print the seat's input events as JSON lines for a while, then exit 0.",
+        discussion: """
+        Reads touchscreens, pointers and keyboards through libinput (udev backend), \
+        as the daemon does, and prints one JSON object a line on stdout:
+          {"t":<µs>,"type":"ready","seat":"seat0","devices":N}   after the first dispatch
+          {"t":<µs>,"type":"touchDown","slot":0,"x":640.5,"y":400}
+          {"t":<µs>,"type":"deviceAdded","id":1,"name":"...","sysname":"event5",...}
+        Times are microseconds of CLOCK_MONOTONIC (the kernel's event time stamps); \
+        touch and absolute pointer coordinates are pixels of a --size panel. \
+        libinput's messages and errors go to stderr.
+        """
+    )
+
+    @Option(help: "The udev seat to read.")
+    var seat: String = "seat0"
+
+    @Option(help: "Panel size WIDTHxHEIGHT that touch and absolute pointer coordinates are scaled to.")
+    var size: String = "1920x1080"
+
+    @Option(help: "How long to listen, in seconds.")
+    var seconds: Double = 10
+
+    // .unconditional: the matrix often starts with a minus sign ("-1 0 1 0 1 0").
+    @Option(parsing: .unconditional, help: "Calibration matrix for touch devices: six numbers 'a b c d e f'.")
+    var calibration: String?
+
+    @Flag(help: "Pass libinput's debug messages to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        guard InputPanelSize(parsing: size) != nil else {
+            throw ValidationError("--size: expected WIDTHxHEIGHT in pixels, e.g. 1280x800, not '\(size)'")
+        }
+        guard seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+            throw ValidationError("--seconds: expected 0 to 86400, not \(seconds)")
+        }
+    }
+
+    func run() throws {
+        if verbose { logThreshold = .debug }
+        let context: InputContext
+        do {
+            context = try InputContext(seat: seat, panelSize: InputPanelSize(parsing: size)!,
+                                       logPriority: verbose ? .debug : .error, log: logLibinput)
+            if let calibration {
+                let numbers = calibration.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
+                guard numbers.allSatisfy({ $0 != nil }) else {
+                    throw ValidationError("--calibration: expected six numbers, not '\(calibration)'")
+                }
+                try context.setCalibration(numbers.map { $0! })
+            }
+        } catch let error as InputError {
+            printError("carouseld: \(error)")
+            throw ExitCode(1)
+        }
+
+        let deadline = InputEvent.now() + UInt64(seconds * 1_000_000)
+        var ready = false
+        while true {
+            let events: [InputEvent]
+            do {
+                events = try context.dispatch()
+            } catch {
+                printError("carouseld: \(error)")
+                throw ExitCode(1)
+            }
+            let now = InputEvent.now()
+            var out = ""
+            for event in events { out += event.jsonLine(now: now) + "\n" }
+            if !ready {
+                ready = true
+                let count = context.currentDevices.count
+                if count == 0 { log(.warning, InputProbe.emptySeatHint(seat: seat)) }
+                out += "{\"t\":\(now),\"type\":\"ready\",\"seat\":\(InputJSON.string(seat)),\"devices\":\(count)}\n"
+            }
+            if !out.isEmpty { writeAll(1, out) }
+            guard now < deadline else { break }
+            try waitReadable(context.fileDescriptor, microseconds: deadline - now)
+        }
+    }
+}
+
+/// Waits until `fd` is readable or the time is up (poll(2)).
+private func waitReadable(_ fd: Int32, microseconds: UInt64) throws {
+    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    let ms = Int32(min((microseconds + 999) / 1000, 60_000))
+    do {
+        _ = try attemptSystemCall("poll") { poll(&entry, 1, ms) }
+    } catch {
+        printError("carouseld: input-test: \(error)")
+        throw ExitCode(1)
+    }
+}
+
+/// libinput's messages as daemon log lines.
+private func logLibinput(_ priority: InputLogPriority, _ text: String) {
+    switch priority {
+    case .error: log(.error, "libinput: \(text)")
+    case .info: log(.info, "libinput: \(text)")
+    case .debug: log(.debug, "libinput: \(text)")
+    }
+}
+
+/// The input part of `carouseld probe`: the devices libinput takes on
+/// `seat`, one a line, or why there are none.
+func printInputDevices(seat: String = "seat0") {
+    let devices: [InputDeviceInfo]
+    do {
+        devices = try InputProbe.list(seat: seat, log: logLibinput)
+    } catch {
+        print("input (\(seat)): unavailable: \(error)")
+        return
+    }
+    print("input (\(seat)): \(devices.count) device\(devices.count == 1 ? "" : "s")")
+    if devices.isEmpty { print("  \(InputProbe.emptySeatHint(seat: seat))") }
+    for device in devices {
+        var line = "  \(device.sysname)  \(device.capabilities.names.joined(separator: "+"))  \"\(device.name)\""
+        if let size = device.physicalSize {
+            line += "  \(formatMillimetres(size.width))x\(formatMillimetres(size.height)) mm"
+        }
+        if let node = device.devnode { line += "  \(node)" }
+        print(line)
+    }
+}
+
+private func formatMillimetres(_ value: Double) -> String {
+    let tenths = (value * 10).rounded()
+    return tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int(tenths / 10)) : String(tenths / 10)
+}

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""End-to-end tests of carouseld on a real kernel: bochs DRM, a uinput
+touchscreen seen through udev and libinput, QEMU's virtio tablet, and the
+screen captured from the host with QMP.
+
+Checks compare the captured screen with `carouseld render` frames for the
+same offset (PSNR), never with hand-made pixels; gestures are judged by the
+daemon's own event lines. Everything waits on state (log lines, a stable
+screen), with generous limits: TCG is slow.
+
+Usage: scripts/vm/e2e.py BINARY [--out DIR]
+BINARY is a statically linked carouseld (swift build -c release --static-swift-stdlib).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from vmlib import VM  # noqa: E402
+
+W, H = 1280, 800
+GUEST_REPO = "/mnt/host"
+
+
+def read_png_rgb(path):
+    """Width, height and packed RGB bytes of a PNG (ImageMagick, installed by scripts/setup.sh)."""
+    size = subprocess.run(["identify", "-format", "%w %h", path], check=True, capture_output=True, text=True).stdout
+    w, h = map(int, size.split())
+    rgb = subprocess.run(["convert", path, "-depth", "8", "rgb:-"], check=True, capture_output=True).stdout
+    return w, h, rgb
+
+
+def psnr(a, b):
+    """PSNR in dB of two equally sized RGB byte strings, sampled on a grid (speed)."""
+    assert len(a) == len(b), (len(a), len(b))
+    step = 3 * 7  # every 7th pixel
+    se, n = 0, 0
+    for i in range(0, len(a) - 2, step):
+        for k in range(3):
+            d = a[i + k] - b[i + k]
+            se += d * d
+        n += 3
+    mse = se / n
+    return 99.0 if mse == 0 else 10 * math.log10(255 * 255 / mse)
+
+
+class Failure(Exception):
+    pass
+
+
+class Suite:
+    def __init__(self, vm, binary, out):
+        self.vm = vm
+        self.binary = binary
+        self.out = out
+        self.passed = []
+        self.failed = []
+        self.figures = {}
+
+    def check(self, name, fn):
+        start = time.monotonic()
+        self.daemon = None
+        try:
+            fn()
+        except Exception as e:  # a failed scenario must not stop the others
+            self.failed.append((name, repr(e)))
+            print(f"FAIL {name}: {e}", flush=True)
+            if self.daemon is not None and not self.daemon.exited:
+                print(self.daemon.err[-3000:], flush=True)
+                self.daemon.terminate()
+        else:
+            self.passed.append(name)
+            print(f"ok   {name} ({time.monotonic() - start:.1f} s)", flush=True)
+
+    # -- helpers ---------------------------------------------------------
+
+    def config(self, extra=None, host=False):
+        """The INI text: the demo pictures, debug log lines (the events), autoplay
+        slow enough not to interfere, and `extra` ({section: {key: value}}) on top."""
+        images = os.path.join(REPO, "scripts/demo/images") if host else f"{GUEST_REPO}/scripts/demo/images"
+        # Autoplay is off unless a scenario turns it on: it would resume
+        # resume_delay after every gesture and move the screen under the checks.
+        sections = {"images": {"path": images}, "log": {"level": "debug"}, "autoplay": {"enabled": "false"}}
+        for section, keys in (extra or {}).items():
+            sections.setdefault(section, {}).update(keys)
+        return "".join(f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
+                       for name, keys in sections.items())
+
+    def start(self, extra=None):
+        self.vm.put("/tmp/e2e.ini", self.config(extra))
+        d = self.vm.spawn([self.binary, "run", "--config", "/tmp/e2e.ini"], stdin=False)
+        self.daemon = d
+        d.wait_output(r"first frame on screen (\d+) ms", timeout=120, stream="stderr")
+        return d
+
+    def reference(self, offset, extra=None, size=(W, H)):
+        """The frame `carouseld render` draws on the host for this offset."""
+        ini = tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False)
+        ini.write(self.config(extra, host=True))
+        ini.close()
+        out = os.path.join(self.out, f"ref-{offset}-{abs(hash(json.dumps(extra, sort_keys=True))) % 10000}.png")
+        host_binary = os.path.join(REPO, os.path.relpath(self.binary, GUEST_REPO))
+        subprocess.run([host_binary, "render", "--config", ini.name, "--size", f"{size[0]}x{size[1]}",
+                        f"--offset={offset}", "--out", out], check=True, capture_output=True)
+        return read_png_rgb(out)
+
+    def screen_matches(self, offset, name, extra=None, minimum=30.0):
+        w, h, rgb = self.vm.wait_screen_stable(interval=0.3, stable_for=1.5, timeout=90)
+        shot = self.vm.screendump(os.path.join(self.out, f"{name}.png"))
+        rw, rh, ref = self.reference(offset, extra, (w, h))
+        value = psnr(rgb, ref)
+        self.figures[f"psnr {name}"] = round(value, 1)
+        if value < minimum:
+            raise Failure(f"screen differs from render --offset {offset}: PSNR {value:.1f} dB < {minimum} ({shot})")
+
+    def wait_log(self, d, pattern, timeout=60):
+        return d.wait_output(pattern, timeout=timeout, stream="stderr")
+
+    def stop(self, d):
+        d.terminate()
+        rc = d.wait(60)
+        if rc != 0:
+            raise Failure(f"carouseld exited {rc}: {d.err[-2000:]}")
+        if "display restored" not in d.err:
+            raise Failure("no 'display restored' line")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
+    ap.add_argument("--out", default=os.path.join(REPO, "out/e2e"))
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    binary_rel = os.path.relpath(os.path.abspath(args.binary), REPO)
+    guest_binary = f"{GUEST_REPO}/{binary_rel}"
+    boot_start = time.monotonic()
+    with VM(share=REPO, xres=W, yres=H, pointer="virtio", capture_dir=args.out) as vm:
+        s = Suite(vm, guest_binary, args.out)
+        s.figures["boot to agent ready s"] = round(time.monotonic() - boot_start, 1)
+        touch = vm.touchscreen()
+
+        def first_image_and_probe():
+            r = vm.run([guest_binary, "probe"], timeout=120)
+            if r.rc != 0 or "Virtual-1" not in r.out or "touch" not in r.out:
+                raise Failure(f"probe: rc {r.rc}: {r.out[-1500:]} {r.err[-500:]}")
+            print(r.out, flush=True)
+            d = s.start()
+            m = re.search(r"first frame on screen (\d+) ms", d.err)
+            s.figures["start to first frame ms"] = int(m.group(1)) if m else None
+            s.screen_matches(0, "01-first-image")
+            s.stop(d)
+
+        def swipe_and_tap():
+            d = s.start()
+            touch.swipe(1000, 400, 300, 400, ms=250)
+            s.wait_log(d, r"event didEndDecelerating")
+            s.screen_matches(1, "02-after-swipe")
+            # A slow drag under half a page springs back.
+            touch.swipe(800, 400, 550, 400, ms=900, hold_ms=150)
+            s.wait_log(d, r"(?s)didEndDecelerating.*didEndDecelerating")
+            s.screen_matches(1, "03-spring-back")
+            touch.tap(640, 400, ms=60)
+            s.wait_log(d, r"select 1")
+            # A fling backwards across the seam: 1 -> 0 -> 4.
+            touch.swipe(300, 400, 500, 400, ms=60)
+            s.wait_log(d, r"(?s)(didEndDecelerating.*){3}")
+            touch.swipe(300, 400, 500, 400, ms=60)
+            s.wait_log(d, r"(?s)(didEndDecelerating.*){4}")
+            s.screen_matches(4, "04-across-the-seam")
+            s.stop(d)
+            # After SIGTERM the console is back: the screen is no longer the carousel.
+            w, h, rgb = vm.wait_screen_stable(interval=0.3, stable_for=1.0, timeout=60)
+            _, _, ref = s.reference(4)
+            if psnr(rgb, ref) > 25:
+                raise Failure("the carousel is still on screen after SIGTERM")
+
+        def autoplay_pauses_and_resumes():
+            d = s.start({"autoplay": {"enabled": "true", "interval": "2", "resume_delay": "3"}})
+            s.wait_log(d, r"event didEndScrollingAnimation", timeout=90)
+            touch.down(900, 400)
+            for x in range(880, 600, -40):
+                touch.move(x, 400)
+                time.sleep(0.05)
+            time.sleep(3)  # longer than the interval: autoplay must wait
+            before = d.err.count("didEndScrollingAnimation")
+            touch.up()
+            s.wait_log(d, r"(?s)didEndDecelerating")
+            if d.err.count("didEndScrollingAnimation") != before:
+                raise Failure("autoplay advanced while the finger was down")
+            s.wait_log(d, r"(?s)didEndDecelerating.*didEndScrollingAnimation", timeout=90)
+            s.stop(d)
+
+        def rotation_90():
+            extra = {"display": {"rotation": "90"}}
+            d = s.start(extra)
+            s.screen_matches(0, "05-rotated", extra)
+            # Logical x runs down the panel's y for a clockwise turn: swipe upwards on the panel.
+            touch.swipe(640, 700, 640, 150, ms=250)
+            s.wait_log(d, r"event didEndDecelerating")
+            s.screen_matches(1, "06-rotated-after-swipe", extra)
+            s.stop(d)
+
+        def pointer_drags():
+            d = s.start()
+            vm.pointer_drag(1000, 400, 300, 400, ms=300)
+            s.wait_log(d, r"event didEndDecelerating")
+            s.screen_matches(1, "07-pointer-drag")
+            s.stop(d)
+
+        def legacy_api():
+            extra = {"display": {"api": "legacy"}}
+            d = s.start(extra)
+            if "legacy" not in d.err:
+                raise Failure("the display line does not say legacy")
+            touch.swipe(1000, 400, 300, 400, ms=250)
+            s.wait_log(d, r"event didEndDecelerating")
+            s.screen_matches(1, "08-legacy", extra)
+            s.stop(d)
+
+        def rest_wakeups():
+            d = s.start({"autoplay": {"enabled": "false"}})
+            time.sleep(2)
+            pid = vm.run("pidof carouseld", timeout=30).out.split()[0]
+            def switches():
+                text = vm.run(f"cat /proc/{pid}/task/{pid}/status", timeout=30).out
+                return int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", text).group(1))
+            a = switches()
+            time.sleep(5)
+            b = switches()
+            s.figures["loop wake-ups in 5 s at rest"] = b - a
+            rss = vm.run(f"grep VmRSS /proc/{pid}/status", timeout=30).out.split()[1]
+            s.figures["RSS at rest kB"] = int(rss)
+            s.stop(d)
+            if b - a > 0:
+                raise Failure(f"{b - a} wake-ups at rest")
+
+        for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
+                         ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
+                         ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups)]:
+            s.check(name, fn)
+        touch.close()
+    print(json.dumps(s.figures, indent=1))
+    for name, why in s.failed:
+        print(f"FAILED {name}: {why}")
+    print(f"e2e: {len(s.passed)} passed, {len(s.failed)} failed")
+    return 1 if s.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
