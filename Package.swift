@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "CarouselDisplay", dependencies: ["CarouselImaging"]),
         // The kernel's DRM/KMS display (libdrm).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
-        .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM"]),
+        .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM", "CUdev"]),
         .testTarget(name: "CarouselDRMTests", dependencies: ["CarouselDRM", "CarouselDisplay"]),
         // Touch, pointer and keyboard through libinput's udev backend.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),

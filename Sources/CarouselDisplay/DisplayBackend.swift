@@ -48,6 +48,10 @@ public protocol DisplayBackend: AnyObject {
     /// Reads completion events after `fileDescriptor` became readable; returns
     /// `true` when a presented frame reached the screen (a buffer is free).
     func dispatch() throws(DisplayError) -> Bool
+    /// Looks at the display again after a hotplug event: `true` when it was
+    /// re-modeset (the panel size may have changed; draw a whole new frame).
+    func reprobe() throws(DisplayError) -> Bool
+
     /// Puts the display back as it was found (the saved CRTC, so the console
     /// returns), after waiting for a frame in flight. Safe to call twice.
     func restore()

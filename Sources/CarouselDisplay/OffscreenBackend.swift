@@ -46,6 +46,9 @@ public final class OffscreenBackend: DisplayBackend {
 
     public func restore() {}
 
+    /// Memory has no connectors: nothing to look at again.
+    public func reprobe() throws(DisplayError) -> Bool { false }
+
     /// Writes what is on the screen as a PNG.
     public func screenshot(to path: String) throws(PNGWriteError) {
         try PNGWriter.write(path: path, pixels: UnsafeRawPointer(buffers[front]), width: panelSize.width,

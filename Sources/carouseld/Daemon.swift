@@ -15,7 +15,7 @@ import Glibc
 /// the loop blocks; at rest it sleeps in `epoll_wait` until something happens.
 final class Daemon {
     enum Token: UInt64 {
-        case timer = 1, signals, wakeup, display, input, watcher
+        case timer = 1, signals, wakeup, display, input, watcher, hotplug
     }
 
     let config: Configuration
@@ -37,6 +37,15 @@ final class Daemon {
     /// A frame was presented and its flip has not completed.
     private var framePending = false
     private(set) var framesPresented = 0
+    private var lastPresent: Int64 = 0
+    private var intervals = (count: 0, sum: Int64(0), max: Int64(0))
+    /// One line about frame pacing while moving, for the log at exit.
+    var frameSummary: String {
+        guard intervals.count > 0 else { return "presented \(framesPresented) frames" }
+        let mean = Double(intervals.sum) / Double(intervals.count) / 1000
+        return "presented \(framesPresented) frames; while moving, one every \((mean * 10).rounded() / 10) ms on average, "
+            + "the longest gap \(Double(intervals.max / 100) / 10) ms"
+    }
     /// The offset of the frame on screen (NaN before the first).
     private var lastDrawnOffset = Double.nan
     private var lastFrameTime: Int64 = 0
@@ -51,7 +60,8 @@ final class Daemon {
     init(config: Configuration, backend: DisplayBackend) throws {
         self.config = config
         self.backend = backend
-        rotation = config.rotation
+        // The panel's own mounting (DRM "panel orientation") and the configured turn add up.
+        rotation = config.rotation.combined(with: backend.panelRotation.rotation)
         let panel = backend.panelSize
         let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         let viewport = Viewport(width: Double(logical.width), height: Double(logical.height))
@@ -127,8 +137,9 @@ final class Daemon {
             }
         }
         backend.restore()
+        log(.info, frameSummary)
         log(.info, "stopped; display restored")
-        return 0
+        return exitStatus
     }
 
     /// When the loop must wake up by itself: the model's next deadline, and
@@ -174,6 +185,8 @@ final class Daemon {
             onInputReady()
         case .watcher:
             folderChanged()
+        case .hotplug:
+            displayChanged()
         case nil:
             break
         }
@@ -212,6 +225,13 @@ final class Daemon {
         lastFrameTime = now
         framesPresented += 1
         if framesPresented == 1 { onFirstFrame() }
+        // Frame intervals while something moves (a gap over 100 ms is a new motion).
+        if lastPresent > 0, now - lastPresent < 100_000 {
+            intervals.count += 1
+            intervals.sum += now - lastPresent
+            intervals.max = max(intervals.max, now - lastPresent)
+        }
+        lastPresent = now
     }
 
     /// What the cache should hold: the items on screen, then the neighbours,
@@ -229,6 +249,35 @@ final class Daemon {
         }
         return indices.map { paths[$0] }
     }
+
+    /// The handler for hotplug readiness (set by the owner of the udev monitor);
+    /// returns whether a display hotplug happened.
+    var onHotplugReady: () -> Bool = { false }
+
+    /// A display was plugged or unplugged: look again; a new mode of the same
+    /// size is simply drawn into. A different size needs a new layout, which
+    /// this build does by exiting with EX_TEMPFAIL for systemd to restart it.
+    private func displayChanged() {
+        guard onHotplugReady() else { return }
+        let before = backend.panelSize
+        do {
+            guard try backend.reprobe() else { return }
+        } catch {
+            log(.warning, "display hotplug: \(error)")
+            return
+        }
+        if backend.panelSize != before {
+            log(.warning, "display is now \(backend.panelSize) (was \(before)); restarting to lay out again")
+            exitStatus = 75
+            running = false
+            return
+        }
+        log(.info, "display re-modeset: \(backend.summary)")
+        framePending = false
+        needsFrame = true
+    }
+
+    private var exitStatus: Int32 = 0
 
     // MARK: - The album changes
 

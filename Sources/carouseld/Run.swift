@@ -2,6 +2,7 @@ import ArgumentParser
 import CarouselConfig
 import CarouselCore
 import CarouselDisplay
+import CarouselDRM
 import CarouselImaging
 import CarouselPlatform
 #if canImport(Glibc)
@@ -60,6 +61,19 @@ struct Run: ParsableCommand {
             log(.warning, "no input: \(error)")
         }
         defer { withExtendedLifetime(router) {} }
+        // Display hotplug (udev "drm" events) for the DRM backend.
+        var hotplug: HotplugMonitor? = nil
+        if display == "drm" {
+            do {
+                let monitor = try HotplugMonitor()
+                try daemon.watch(monitor.fileDescriptor, token: .hotplug)
+                daemon.onHotplugReady = { monitor.drain() }
+                hotplug = monitor
+            } catch {
+                log(.warning, "no display hotplug: \(error)")
+            }
+        }
+        defer { withExtendedLifetime(hotplug) {} }
         let started = MonotonicClock.now()
         daemon.onFirstFrame = {
             log(.info, "first frame on screen \((MonotonicClock.now() - started) / 1000) ms after start")

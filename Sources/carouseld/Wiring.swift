@@ -1,6 +1,7 @@
 import CarouselAlbum
 import CarouselConfig
 import CarouselCore
+import CarouselDisplay
 import CarouselImaging
 import CarouselRender
 
@@ -58,5 +59,18 @@ extension Configuration {
             ? try Album.scanListing(folder: images.path, order: albumOrder)
             : Album.explicit(files: images.files)
         return (listing.entries.map(\.path), listing.skipped.map(\.description))
+    }
+}
+
+extension PanelOrientation {
+    /// The turn that shows a picture upright on a panel mounted this way
+    /// (as wlroots maps the property: left side up needs a quarter turn back).
+    var rotation: Rotation {
+        switch self {
+        case .normal: .none
+        case .upsideDown: .upsideDown
+        case .leftSideUp: .clockwise270
+        case .rightSideUp: .clockwise90
+        }
     }
 }

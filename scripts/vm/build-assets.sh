@@ -6,6 +6,7 @@
 # runtime libraries of carouseld.
 #
 #   scripts/vm/build-assets.sh [--cache DIR] [--force]
+#   (env VM_KERNEL_PACKAGE=linux-image-6.1.0-NN-amd64 pins the kernel)
 #
 # Idempotent and cached: each stage writes a stamp holding the hash of its own
 # code and inputs (the stage function's text, package lists, the guest files),
@@ -50,7 +51,7 @@ GUEST_PACKAGES=(
   libdrm2 libinput10 libudev1                 # display and input, for carouseld
   libjpeg62-turbo libpng16-16 libwebp7 libpixman-1-0   # image decoding / compositing
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
-  python3 python3-evdev                       # guest agent, uinput_touch.py
+  python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests
   procps libdrm-tests                         # ps/top for tests and debugging, modetest
 )
 # libinput-tools depends on GTK for its debug-gui, which would triple the
@@ -125,7 +126,9 @@ install_host_packages() {
 # stage 1: kernel (vmlinux + module subset)
 
 kernel_package() {
-  # The kernel the linux-image-amd64 metapackage currently points to.
+  # The kernel the linux-image-amd64 metapackage currently points to, unless
+  # VM_KERNEL_PACKAGE names one (e.g. to pin linux-image-6.1.0-56-amd64).
+  if [ -n "${VM_KERNEL_PACKAGE:-}" ]; then echo "$VM_KERNEL_PACKAGE"; return; fi
   local pkg
   pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-6\.1\.[0-9.]*-[0-9]+-amd64$/ {print $2; exit}')
   if [ -z "$pkg" ]; then

@@ -176,6 +176,11 @@ def main():
             s.wait_log(d, r"(?s)(didEndDecelerating.*){4}")
             s.screen_matches(4, "04-across-the-seam")
             s.stop(d)
+            m = re.search(r"presented (\d+) frames; while moving, one every ([\d.]+) ms on average, the longest gap ([\d.]+) ms", d.err)
+            if m:
+                s.figures["frames presented in the gesture run"] = int(m.group(1))
+                s.figures["frame interval while moving, mean ms"] = float(m.group(2))
+                s.figures["frame interval while moving, max ms"] = float(m.group(3))
             # After SIGTERM the console is back: the screen is no longer the carousel.
             w, h, rgb = vm.wait_screen_stable(interval=0.3, stable_for=1.0, timeout=60)
             _, _, ref = s.reference(4)
@@ -242,9 +247,18 @@ def main():
             if b - a > 0:
                 raise Failure(f"{b - a} wake-ups at rest")
 
+        def hotplug():
+            d = s.start()
+            vm.hotplug(False)
+            vm.hotplug(True)
+            s.wait_log(d, r"display re-modeset")
+            s.screen_matches(0, "09-after-replug")
+            s.stop(d)
+
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
-                         ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups)]:
+                         ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
+                         ("monitor unplugged and replugged", hotplug)]:
             s.check(name, fn)
         touch.close()
     print(json.dumps(s.figures, indent=1))
