@@ -28,6 +28,10 @@ public final class DRMBackend: DisplayBackend {
 
     public var panelSize: PixelSize { PixelSize(width: mode.width, height: mode.height) }
     public var modeName: String { mode.name }
+    /// One refresh of the current mode (60 Hz if the mode gives no rate).
+    public var framePeriodMicroseconds: Int64 {
+        mode.refreshMillihertz > 0 ? Int64(1_000_000_000 / mode.refreshMillihertz) : 16_667
+    }
     /// `.atomic` or `.legacy`: what `api: .auto` chose.
     public var api: DRMAPI { interface.api }
     public var summary: String { "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue))" }

@@ -37,6 +37,10 @@ public protocol DisplayBackend: AnyObject {
     /// Connector name and mode text for `status` ("Virtual-1", "1280x800@60"); offscreen: "offscreen".
     var connectorName: String { get }
     var modeName: String { get }
+    /// The panel's refresh period in microseconds: frames are never drawn
+    /// more often than this, also on drivers whose flips complete at once
+    /// (no vblank, like QEMU's bochs).
+    var framePeriodMicroseconds: Int64 { get }
     /// A descriptor to poll for completion events, or `nil` if the backend has none.
     var fileDescriptor: Int32? { get }
 

@@ -13,6 +13,8 @@ public final class OffscreenBackend: DisplayBackend {
     public let connectorName = "offscreen"
     public var modeName: String { "\(panelSize)" }
     public let fileDescriptor: Int32? = nil
+    /// A 60 Hz screen.
+    public let framePeriodMicroseconds: Int64 = 16_667
     /// Frames presented so far.
     public private(set) var presented = 0
 

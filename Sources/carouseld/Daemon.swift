@@ -54,8 +54,9 @@ final class Daemon {
     var onEvent: (CarouselEvent) -> Void = { _ in }
     /// Called once the first frame has been presented (systemd READY=1 later).
     var onFirstFrame: () -> Void = {}
-    /// The frame period used to pace drawing when the backend has no flip events.
-    static let framePeriod: Int64 = 16_667
+    /// Called once a frame with every picture on screen decoded has been presented.
+    var onFirstPicture: () -> Void = {}
+    private var pictureShown = false
 
     init(config: Configuration, backend: DisplayBackend) throws {
         self.config = config
@@ -147,8 +148,8 @@ final class Daemon {
     private func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
         let moving = model.isMoving || needsFrame
-        if moving, backend.fileDescriptor == nil || !framePending {
-            let frame = max(lastFrameTime + Daemon.framePeriod, now)
+        if moving, !framePending {
+            let frame = max(lastFrameTime + backend.framePeriodMicroseconds - 1000, now)
             wake = min(wake ?? frame, frame)
         }
         return wake
@@ -199,8 +200,9 @@ final class Daemon {
         // ends between two frames, exactly on the page.
         if !needsFrame, model.offset(at: Timestamp(microseconds: now)) != lastDrawnOffset { needsFrame = true }
         guard model.isMoving || needsFrame else { return }
-        // Pace by the clock when the backend cannot tell us a frame reached the screen.
-        if backend.fileDescriptor == nil, now < lastFrameTime + Daemon.framePeriod, framesPresented > 0 { return }
+        // Never faster than the panel refreshes: flip events pace real
+        // hardware, the clock paces the rest (1 ms of slack for jitter).
+        if framesPresented > 0, now < lastFrameTime + backend.framePeriodMicroseconds - 1000 { return }
         guard !framePending, let buffer = backend.acquire() else { return }
         let t = Timestamp(microseconds: now)
         let x = model.offset(at: t)
@@ -208,9 +210,12 @@ final class Daemon {
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: paths.count, wrap: config.carousel.wrap)
         cache.want(wantedPaths(placed))
+        var complete = !placed.isEmpty
         compositor.compose(into: shadow, offset: x, count: paths.count, wrap: config.carousel.wrap,
                            page: snapshot.page, pageCount: model.numberOfPages) { i in
-            i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+            let image = i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+            if image == nil { complete = false }
+            return image
         }
         Scanout.write(shadow, rotation: rotation, to: buffer.pixels, stride: buffer.stride,
                       panelWidth: buffer.size.width, panelHeight: buffer.size.height)
@@ -225,6 +230,10 @@ final class Daemon {
         lastFrameTime = now
         framesPresented += 1
         if framesPresented == 1 { onFirstFrame() }
+        if complete, !pictureShown {
+            pictureShown = true
+            onFirstPicture()
+        }
         // Frame intervals while something moves (a gap over 100 ms is a new motion).
         if lastPresent > 0, now - lastPresent < 100_000 {
             intervals.count += 1

@@ -25,6 +25,7 @@ struct Run: ParsableCommand {
     var display: String = "drm"
 
     func run() throws {
+        let started = MonotonicClock.now()
         let configuration = try loadConfiguration(config)
         logThreshold = Priority(configuration.logLevel)
         // Block the termination signals now: the wait for a display checks
@@ -74,9 +75,11 @@ struct Run: ParsableCommand {
             }
         }
         defer { withExtendedLifetime(hotplug) {} }
-        let started = MonotonicClock.now()
         daemon.onFirstFrame = {
             log(.info, "first frame on screen \((MonotonicClock.now() - started) / 1000) ms after start")
+        }
+        daemon.onFirstPicture = {
+            log(.info, "first picture on screen \((MonotonicClock.now() - started) / 1000) ms after start")
         }
         daemon.onEvent = { event in
             switch event.kind {

@@ -155,6 +155,8 @@ def main():
             d = s.start()
             m = re.search(r"first frame on screen (\d+) ms", d.err)
             s.figures["start to first frame ms"] = int(m.group(1)) if m else None
+            m = s.wait_log(d, r"first picture on screen (\d+) ms")
+            s.figures["start to first picture ms"] = int(m.group(1))
             s.screen_matches(0, "01-first-image")
             s.stop(d)
 
@@ -247,6 +249,22 @@ def main():
             if b - a > 0:
                 raise Failure(f"{b - a} wake-ups at rest")
 
+        def slideshow_cost():
+            # The peers' measurement (shared/notes/qemu.md): 2 s per slide, 20 s.
+            d = s.start({"autoplay": {"enabled": "true", "interval": "2", "transition": "0.5"}})
+            pid = vm.run("pidof carouseld", timeout=30).out.split()[0]
+            def cpu_ticks():
+                fields = vm.run(f"cat /proc/{pid}/stat", timeout=30).out.rsplit(")", 1)[1].split()
+                return int(fields[11]) + int(fields[12])  # utime + stime, clock ticks
+            hz = int(vm.run("getconf CLK_TCK", timeout=30).out.strip() or 100)
+            a = cpu_ticks()
+            time.sleep(20)
+            b = cpu_ticks()
+            s.figures["CPU seconds in 20 s of 2 s slides"] = round((b - a) / hz, 2)
+            peak = vm.run(f"grep VmHWM /proc/{pid}/status", timeout=30).out.split()[1]
+            s.figures["peak RSS during the slideshow kB"] = int(peak)
+            s.stop(d)
+
         def hotplug():
             d = s.start()
             vm.hotplug(False)
@@ -258,7 +276,7 @@ def main():
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
-                         ("monitor unplugged and replugged", hotplug)]:
+                         ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost)]:
             s.check(name, fn)
         touch.close()
     print(json.dumps(s.figures, indent=1))
