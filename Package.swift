@@ -29,13 +29,13 @@ let package = Package(
             name: "carouseld",
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselAlbum", "CarouselImaging",
-                "CarouselRender", "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput",
+                "CarouselRender", "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
             name: "carouselctl",
-            dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarouselControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "CarouselBenchmarks",
@@ -75,7 +75,10 @@ let package = Package(
         // The album: which image files to show, in what order; the folder watch.
         .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform"]),
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
+        // The control socket: the line protocol, its JSON, and the non-blocking server.
+        .target(name: "CarouselControl", dependencies: ["CarouselPlatform"]),
+        .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl"]),
         // Tier 3: the daemon on the offscreen display, run as a process.
-        .testTarget(name: "CarouselDaemonTests"),
+        .testTarget(name: "CarouselDaemonTests", dependencies: ["CarouselControl"]),
     ]
 )

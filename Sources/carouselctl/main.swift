@@ -1,14 +1,264 @@
 import ArgumentParser
+import CarouselControl
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The control client. The daemon's control socket arrives with the service
-/// work (issue 5); until then this binary only answers `--version` and
-/// `--help`, and says so rather than pretending to talk to a daemon.
+/// The control client: one subcommand per control-socket command.
+///
+/// Exit status: 0 the daemon said ok, 1 it replied with an error, 2 the
+/// command line was wrong, 3 the daemon could not be reached (or went away).
 @main
 struct Carouselctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "carouselctl",
         abstract: "Control a running carouseld through its control socket.",
-        discussion: "The control socket is not part of this build yet: only --version and --help work.",
-        version: "0.1.0"
+        discussion: """
+            Exit status: 0 ok, 1 carouseld replied with an error, 2 usage error, \
+            3 carouseld could not be reached.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
+            Set.self, Screenshot.self, Version.self, Watch.self,
+        ]
     )
+
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as Failure {
+            if let message = failure.message { printError(message) }
+            Glibc.exit(failure.status.rawValue)
+        } catch {
+            // ArgumentParser's own status for a bad command line is EX_USAGE (64);
+            // ours is 2, like most Unix tools.
+            if exitCode(for: error) == .validationFailure {
+                printError(fullMessage(for: error))
+                Glibc.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+}
+
+enum ExitStatus: Int32 {
+    case ok = 0, errorReply = 1, usage = 2, unreachable = 3
+}
+
+/// Ends the program with `status`, after printing `message` to stderr.
+struct Failure: Error {
+    let status: ExitStatus
+    let message: String?
+}
+
+func printError(_ message: String) {
+    var line = message.hasPrefix("carouselctl") || message.hasPrefix("Error:") || message.hasPrefix("Usage:")
+        ? message : "carouselctl: \(message)"
+    if !line.hasSuffix("\n") { line += "\n" }
+    write(line, to: STDERR_FILENO)
+}
+
+/// Writes straight to the descriptor: no stdio buffer to flush, so
+/// `carouselctl watch | grep` sees each event the moment it arrives.
+func write(_ text: String, to fd: Int32) {
+    let bytes = Array(text.utf8)
+    var done = 0
+    while done < bytes.count {
+        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return }
+        done += n
+    }
+}
+
+/// Options every subcommand takes.
+struct Connection: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The control socket of carouseld.", valueName: "path"))
+    var socket: String = ControlServer.defaultPath
+
+    @Flag(name: .long, help: "Print carouseld's reply as its raw JSON line.")
+    var json = false
+
+    /// Sends `request`, prints the reply, and fails with the right status.
+    func perform(_ request: ControlRequest) throws {
+        // The same grammar the daemon applies: a bad argument is a usage error
+        // here, with the daemon's own wording, before anything is sent.
+        if case let .failure(error) = ControlRequest.parse(line: request.line) {
+            throw Failure(status: .usage, message: error.message)
+        }
+        let line: String
+        do {
+            let client = try ControlClient(path: socket)
+            line = try client.request(request)
+        } catch {
+            throw Failure(status: .unreachable, message: error.description)
+        }
+        guard let reply = ControlReply(line: line) else {
+            throw Failure(status: .unreachable, message: "carouseld sent a reply that is not a control reply: \(line)")
+        }
+        if json { print(line) }
+        switch reply {
+        case let .ok(fields):
+            if !json { for output in humanReadable(fields) { print(output) } }
+        case let .error(message):
+            throw Failure(status: .errorReply, message: json ? nil : message)
+        }
+    }
+}
+
+/// "key: value" lines with the values aligned; arrays one element a line.
+func humanReadable(_ fields: [String: JSONValue]) -> [String] {
+    let width = fields.keys.map(\.count).max() ?? 0
+    var lines: [String] = []
+    for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+        let label = key + ":" + String(repeating: " ", count: width - key.count)
+        if case let .array(elements) = value {
+            lines.append(label)
+            let indexWidth = String(max(elements.count - 1, 0)).count
+            for (i, element) in elements.enumerated() {
+                let number = String(i)
+                lines.append("  " + String(repeating: " ", count: indexWidth - number.count) + number + "  " + scalarText(element))
+            }
+        } else {
+            lines.append(label + " " + scalarText(value))
+        }
+    }
+    return lines
+}
+
+func scalarText(_ value: JSONValue) -> String {
+    switch value {
+    case let .string(s): s
+    case let .int(i): String(i)
+    case let .bool(b): b ? "yes" : "no"
+    case .null: "-"
+    default: value.encoded
+    }
+}
+
+/// An event as one line for people: its name, then key=value pairs.
+func humanReadableEvent(_ line: String) -> String {
+    guard case let .object(fields)? = JSONValue.parse(line) else { return line }
+    let name = fields["event"]?.stringValue ?? "event"
+    let rest = fields.filter { $0.key != "event" }.sorted { $0.key < $1.key }.map { "\($0.key)=\(scalarText($0.value))" }
+    return ([name] + rest).joined(separator: " ")
+}
+
+// MARK: Subcommands
+
+struct Next: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the next item.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.next) }
+}
+
+struct Prev: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the previous item.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.prev) }
+}
+
+struct Goto: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Go to an item by its index (the first is 0).")
+    @Argument(help: "The item's index, from 0.") var index: Int
+    @Option(help: ArgumentHelp("The animation's length in milliseconds (0 jumps).", valueName: "ms")) var ms: Int?
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.goto(index: index, milliseconds: ms)) }
+}
+
+struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause autoplay.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.pause) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Resume autoplay.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.resume) }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the current item, autoplay state and display.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.status) }
+}
+
+struct Reload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Re-read the config file and the album (a bad config is refused; the old one keeps running).")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.reload) }
+}
+
+struct List: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the album's items.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.list) }
+}
+
+struct Set: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Change a setting of the running daemon.")
+    @Argument(help: "The setting, as in the config file (section.key).") var key: String
+    @Argument(parsing: .remaining, help: "Its new value.") var value: [String]
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if value.isEmpty { throw ValidationError("set needs a value after the key") }
+    }
+    func run() throws { try connection.perform(.set(key: key, value: value.joined(separator: " "))) }
+}
+
+struct Screenshot: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Save what is on screen as a PNG file (written by the daemon).")
+    @Argument(help: "Where to write the PNG; a relative path is taken from the current directory.") var path: String
+    @OptionGroup var connection: Connection
+    func run() throws {
+        // The daemon has its own working directory: send an absolute path.
+        var absolute = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            guard getcwd(&buffer, buffer.count) != nil else {
+                throw Failure(status: .usage, message: "cannot resolve '\(path)': the current directory is unknown; give an absolute path")
+            }
+            let directory = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            absolute = String(decoding: directory, as: UTF8.self) + "/" + path
+        }
+        try connection.perform(.screenshot(path: absolute))
+    }
+}
+
+struct Version: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the running daemon's version.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.version) }
+}
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print carouseld's events as they happen, until interrupted.")
+    @OptionGroup var connection: Connection
+    func run() throws {
+        let client: ControlClient
+        let line: String
+        do {
+            // No timeout: events may be minutes apart.
+            client = try ControlClient(path: connection.socket, timeoutSeconds: 0)
+            line = try client.request(.subscribe)
+        } catch {
+            throw Failure(status: .unreachable, message: error.description)
+        }
+        if case let .error(message)? = ControlReply(line: line) {
+            if connection.json { print(line) }
+            throw Failure(status: .errorReply, message: connection.json ? nil : message)
+        }
+        while true {
+            let event: String?
+            do { event = try client.readLine() } catch { throw Failure(status: .unreachable, message: error.description) }
+            guard let event else {
+                throw Failure(status: .unreachable, message: "carouseld closed the connection (did it stop?)")
+            }
+            write((connection.json ? event : humanReadableEvent(event)) + "\n", to: STDOUT_FILENO)
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import CarouselAlbum
 import CarouselConfig
+import CarouselControl
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
@@ -27,7 +28,11 @@ final class Daemon {
     private let cache: ItemCache
     private let compositor: Compositor
     private let shadow: Frame
-    private let epoll: Epoll
+    let epoll: Epoll
+    /// The control socket, if it could be opened.
+    var control: ControlServer?
+    /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
+    let startTime = MonotonicClock.now()
     private let timer: Timer
     private let signals: Signals
     private let wakeup: Wakeup
@@ -128,8 +133,13 @@ final class Daemon {
             drawIfNeeded(now: now)
             do {
                 try timer.arm(at: nextWake(now: now))
-                for (token, _) in try epoll.wait() {
-                    handle(Token(rawValue: token))
+                for (token, events) in try epoll.wait() {
+                    if token >= Daemon.controlTokenBase {
+                        control?.handle(readyDescriptor: Int32(token - Daemon.controlTokenBase), events: events)
+                        try synchronizeControl()
+                    } else {
+                        handle(Token(rawValue: token))
+                    }
                 }
             } catch {
                 log(.error, "event loop: \(error)")
@@ -137,6 +147,7 @@ final class Daemon {
                 return 1
             }
         }
+        control?.close()
         backend.restore()
         log(.info, frameSummary)
         log(.info, "stopped; display restored")
@@ -332,7 +343,15 @@ final class Daemon {
     // MARK: - Model events
 
     private func deliver(_ events: [CarouselEvent]) {
-        for e in events { onEvent(e) }
+        for e in events {
+            onEvent(e)
+            broadcast(e)
+        }
+    }
+
+    /// Writes the shadow frame (what is on screen, in layout orientation) as a PNG.
+    func screenshot(to path: String) throws {
+        try shadow.writePNG(to: path)
     }
 
     /// Feeds input the input room translated into the model's terms.

@@ -90,6 +90,7 @@ struct Run: ParsableCommand {
             default: log(.debug, "event \(event.kind.name)")
             }
         }
+        daemon.openControlSocket()
         let status = daemon.run()
         if status != 0 { throw ExitCode(status) }
     }

@@ -1,0 +1,175 @@
+/// One request on the control socket: a line of text, words separated by
+/// spaces or tabs. The daemon maps these onto its model; this room only
+/// knows their grammar.
+public enum ControlRequest: Equatable, Sendable {
+    case next
+    case prev
+    /// `goto <index> [<ms>]`: the item index counts from 0; the optional
+    /// duration is the animation's length in milliseconds (0 jumps).
+    case goto(index: Int, milliseconds: Int?)
+    case pause
+    case resume
+    case status
+    case reload
+    case list
+    /// `set <key> <value...>`: the value is the rest of the line, so it may
+    /// contain spaces; the daemon validates key and value with its config schema.
+    case set(key: String, value: String)
+    /// `screenshot <path.png>`: an absolute path, because the daemon's
+    /// working directory means nothing to the client that asked.
+    case screenshot(path: String)
+    case subscribe
+    case version
+    case help
+
+    /// Every command name, in the order `help` lists them.
+    public static let commandNames = [
+        "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
+        "set", "screenshot", "subscribe", "version", "help",
+    ]
+
+    /// One line of usage per command, for `help` and for error messages.
+    public static let usage: [String: String] = [
+        "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
+        "resume": "resume", "status": "status", "reload": "reload", "list": "list",
+        "set": "set <key> <value>", "screenshot": "screenshot <path.png>",
+        "subscribe": "subscribe", "version": "version", "help": "help",
+    ]
+
+    /// The longest goto animation accepted: a minute is already absurd for a
+    /// slide; anything longer is much more likely a typo (seconds vs ms).
+    public static let maximumGotoMilliseconds = 60_000
+
+    /// The request as the line a client sends (without the newline).
+    public var line: String {
+        switch self {
+        case .next: "next"
+        case .prev: "prev"
+        case let .goto(index, ms): ms.map { "goto \(index) \($0)" } ?? "goto \(index)"
+        case .pause: "pause"
+        case .resume: "resume"
+        case .status: "status"
+        case .reload: "reload"
+        case .list: "list"
+        case let .set(key, value): "set \(key) \(value)"
+        case let .screenshot(path): "screenshot \(path)"
+        case .subscribe: "subscribe"
+        case .version: "version"
+        case .help: "help"
+        }
+    }
+
+    /// Parses one request line (without its newline; a trailing CR from a
+    /// telnet-style client is ignored).
+    public static func parse(line: String) -> Result<ControlRequest, ControlError> {
+        let words = split(line)
+        guard let name = words.first else {
+            return .failure(ControlError("empty request (try: \(commandList))"))
+        }
+        let arguments = words.dropFirst()
+
+        func noArguments(_ request: ControlRequest) -> Result<ControlRequest, ControlError> {
+            guard let extra = arguments.first else { return .success(request) }
+            return .failure(ControlError("\(name.text) takes no arguments, got '\(extra.text)'"))
+        }
+
+        switch name.text {
+        case "next": return noArguments(.next)
+        case "prev": return noArguments(.prev)
+        case "pause": return noArguments(.pause)
+        case "resume": return noArguments(.resume)
+        case "status": return noArguments(.status)
+        case "reload": return noArguments(.reload)
+        case "list": return noArguments(.list)
+        case "subscribe": return noArguments(.subscribe)
+        case "version": return noArguments(.version)
+        case "help": return noArguments(.help)
+        case "goto": return parseGoto(Array(arguments))
+        case "set":
+            guard arguments.count >= 2, let key = arguments.first else {
+                return .failure(ControlError("set needs a key and a value (usage: set <key> <value>)"))
+            }
+            // The value keeps its inner spacing: it is everything after the key.
+            let value = String(line[arguments[arguments.startIndex + 1].start...])
+            return .success(.set(key: key.text, value: trimmed(value)))
+        case "screenshot":
+            guard let first = arguments.first else {
+                return .failure(ControlError("screenshot needs a path (usage: screenshot <path.png>)"))
+            }
+            let path = trimmed(String(line[first.start...]))
+            guard path.hasPrefix("/") else {
+                return .failure(ControlError(
+                    "screenshot needs an absolute path, got '\(path)' (the daemon does not share your working directory)"))
+            }
+            guard path.lowercased().hasSuffix(".png") else {
+                return .failure(ControlError("screenshot writes PNG: the path must end in .png, got '\(path)'"))
+            }
+            return .success(.screenshot(path: path))
+        default:
+            return .failure(ControlError("unknown command '\(name.text)' (try: \(commandList))"))
+        }
+    }
+
+    private static var commandList: String { commandNames.joined(separator: ", ") }
+
+    private static func parseGoto(_ arguments: [Word]) -> Result<ControlRequest, ControlError> {
+        guard let first = arguments.first else {
+            return .failure(ControlError("goto needs an item index (usage: goto <index> [<ms>])"))
+        }
+        guard let index = Int(first.text) else {
+            return .failure(ControlError("goto needs an item index, got '\(first.text)'"))
+        }
+        guard index >= 0 else {
+            return .failure(ControlError("goto needs an item index of 0 or more (the first item is 0), got '\(first.text)'"))
+        }
+        var milliseconds: Int?
+        if arguments.count >= 2 {
+            let text = arguments[1].text
+            guard let ms = Int(text), ms >= 0 else {
+                return .failure(ControlError("goto's duration must be a whole number of milliseconds, got '\(text)'"))
+            }
+            guard ms <= maximumGotoMilliseconds else {
+                return .failure(ControlError(
+                    "goto's duration is in milliseconds, at most \(maximumGotoMilliseconds), got '\(text)'"))
+            }
+            milliseconds = ms
+        }
+        if arguments.count > 2 {
+            return .failure(ControlError("goto takes an index and an optional duration, got extra '\(arguments[2].text)'"))
+        }
+        return .success(.goto(index: index, milliseconds: milliseconds))
+    }
+
+    private struct Word {
+        let text: String
+        let start: String.Index
+    }
+
+    private static func isBlank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
+
+    private static func split(_ line: String) -> [Word] {
+        var words: [Word] = []
+        var index = line.startIndex
+        while index < line.endIndex {
+            while index < line.endIndex, isBlank(line[index]) { index = line.index(after: index) }
+            guard index < line.endIndex else { break }
+            let start = index
+            while index < line.endIndex, !isBlank(line[index]) { index = line.index(after: index) }
+            words.append(Word(text: String(line[start..<index]), start: start))
+        }
+        return words
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        var s = Substring(text)
+        while let last = s.last, isBlank(last) { s = s.dropLast() }
+        return String(s)
+    }
+}
+
+/// A request the protocol refuses, with the message sent back in the error reply.
+public struct ControlError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

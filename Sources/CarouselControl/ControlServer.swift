@@ -1,0 +1,625 @@
+import CarouselPlatform
+import CPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who is on the other end of a control connection, from SO_PEERCRED: the
+/// kernel's word, not the client's.
+public struct ControlPeer: Equatable, Sendable, CustomStringConvertible {
+    public let pid: Int32
+    public let uid: UInt32
+    public let gid: UInt32
+
+    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
+
+    public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
+}
+
+/// Syslog priorities, so the daemon can prefix `<N>` for journald.
+public enum ControlLogLevel: Int, Sendable {
+    case error = 3, warning = 4, info = 6, debug = 7
+}
+
+/// Setting up the control socket failed: the message says on what and what to do.
+public struct ControlServerError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// A descriptor the server wants watched, and for what (EPOLLIN/EPOLLOUT
+/// bits, which equal POLLIN/POLLOUT). `serial` tells apart two connections
+/// that got the same descriptor number one after the other.
+public struct ControlPollEntry: Equatable, Sendable {
+    public let fd: Int32
+    public let events: UInt32
+    public let serial: UInt64
+}
+
+/// The control socket's server: accepts clients, reads request lines, hands
+/// them to `onRequest`, queues the replies and subscriber events, and never
+/// blocks. It owns no loop: the daemon watches `pollSet` (or calls
+/// `synchronize(with:token:)` on its `Epoll`) and calls
+/// `handle(readyDescriptor:events:)` for each ready descriptor.
+///
+/// Not thread-safe: every call comes from the daemon's loop thread.
+public final class ControlServer {
+    /// The longest request line accepted, newline excluded.
+    public static let maximumRequestBytes = 4096
+    public static let defaultPath = "/run/carouseld/control.sock"
+    public static let defaultMaximumQueuedBytes = 256 * 1024
+
+    public static let readable = EPOLLIN.rawValue
+    public static let writable = EPOLLOUT.rawValue
+
+    /// The socket file this server created (and removes on close); nil when adopted.
+    public let path: String?
+    public let maxClients: Int
+    /// Bound on a subscriber's queued events: over it, the subscriber is dropped.
+    public let maximumQueuedBytes: Int
+    /// nil: anyone who can open the socket file (its mode and group are the gate).
+    public let allowUIDs: Set<UInt32>?
+    public let allowGIDs: Set<UInt32>?
+
+    /// Called once per well-formed request, in order, on the loop thread;
+    /// the reply goes back to that client. Not called for `help` (the
+    /// server answers it) nor for malformed lines. For `subscribe` an `.ok`
+    /// reply (it may carry the current status) makes the client a subscriber.
+    public var onRequest: (ControlRequest, ControlPeer) -> ControlReply = { _, _ in
+        .error("carouseld is starting and not ready for requests yet; try again")
+    }
+    /// Where log lines go, with their syslog priority.
+    public var log: (ControlLogLevel, String) -> Void
+    /// Called after any call that changed `pollSet` (a client came or went,
+    /// a queue filled or drained).
+    public var onDescriptorsChanged: (() -> Void)?
+
+    private let listener: FileDescriptor
+    /// The socket file's identity, so close() removes ours and not a successor's.
+    private var ownedFile: (device: UInt64, inode: UInt64)?
+    private var clients: [Int32: Client] = [:]
+    private var nextSerial: UInt64 = 1
+    private var lastPollSet: [ControlPollEntry] = []
+    /// What `synchronize` has put into the daemon's epoll set.
+    private var registered: [Int32: ControlPollEntry] = [:]
+    private var acceptFailureLogged = false
+
+    private final class Client {
+        let fd: FileDescriptor
+        let peer: ControlPeer
+        let serial: UInt64
+        var input: [UInt8] = []
+        /// Inside an over-long line: drop bytes up to its newline.
+        var discarding = false
+        var output: [UInt8] = []
+        var outputStart = 0
+        var subscriber = false
+        var readClosed = false
+        var closed = false
+
+        init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64) {
+            self.fd = fd
+            self.peer = peer
+            self.serial = serial
+        }
+
+        var queued: Int { output.count - outputStart }
+    }
+
+    // MARK: Setting up
+
+    /// Creates the socket at `path`: makes its directory if missing, replaces
+    /// a stale socket file (one nothing listens on), binds, applies `mode`
+    /// and `group`, listens. The corresponding C functions are `socket`,
+    /// `bind`, `chmod`, `chown` and `listen`.
+    public init(
+        path: String = ControlServer.defaultPath, mode: mode_t = 0o660, group: String? = nil,
+        allowUIDs: Set<UInt32>? = nil, allowGIDs: Set<UInt32>? = nil, maxClients: Int = 16,
+        maximumQueuedBytes: Int = ControlServer.defaultMaximumQueuedBytes,
+        log: @escaping (ControlLogLevel, String) -> Void = { _, _ in }
+    ) throws(ControlServerError) {
+        self.path = path
+        self.maxClients = maxClients
+        self.maximumQueuedBytes = maximumQueuedBytes
+        self.allowUIDs = allowUIDs
+        self.allowGIDs = allowGIDs
+        self.log = log
+
+        var address = try Self.address(path)
+        // Resolve the group first: a typo in the config must not leave a socket behind.
+        let gid: gid_t? = try group.map { g throws(ControlServerError) in try Self.groupID(g, path: path) }
+        try Self.makeDirectory(parentOf: path)
+
+        let socketFD: Int32
+        do {
+            socketFD = try systemCall("socket") {
+                socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            }
+        } catch {
+            throw ControlServerError("cannot create the control socket: \(error)")
+        }
+        let owner = FileDescriptor(socketFD)
+
+        if Self.bind(socketFD, &address) != 0 {
+            let code = errno
+            guard code == EADDRINUSE else {
+                throw ControlServerError("cannot bind the control socket to \(path): \(errnoDescription(code))\(Self.permissionHint(code))")
+            }
+            try Self.removeStaleSocket(path)
+            if Self.bind(socketFD, &address) != 0 {
+                let again = errno
+                throw ControlServerError("cannot bind the control socket to \(path): \(errnoDescription(again))\(Self.permissionHint(again))")
+            }
+            log(.info, "control: replaced the stale socket file \(path) (left behind by a carouseld that did not exit cleanly)")
+        }
+        var info = stat()
+        if lstat(path, &info) == 0 { ownedFile = (UInt64(info.st_dev), UInt64(info.st_ino)) }
+        listener = owner
+        // From here on a failure must not leave the file behind (deinit closes and unlinks).
+
+        do {
+            // bind() creates the file with the umask applied; chmod sets exactly what was asked.
+            try systemCall("chmod") { chmod(path, mode) }
+            if let gid { try systemCall("chown") { chown(path, uid_t.max, gid) } }
+            try systemCall("listen") { listen(socketFD, 64) }
+        } catch {
+            close()
+            throw ControlServerError("cannot set up the control socket \(path): \(error)\(Self.permissionHint(error.errno))")
+        }
+        lastPollSet = pollSet
+    }
+
+    /// Adopts a listening socket handed over by systemd (see
+    /// `socketActivationDescriptor`). The server does not remove any file on
+    /// close: the socket unit owns it.
+    public init(
+        adopting descriptor: Int32, allowUIDs: Set<UInt32>? = nil, allowGIDs: Set<UInt32>? = nil,
+        maxClients: Int = 16, maximumQueuedBytes: Int = ControlServer.defaultMaximumQueuedBytes,
+        log: @escaping (ControlLogLevel, String) -> Void = { _, _ in }
+    ) throws(ControlServerError) {
+        self.path = nil
+        self.maxClients = maxClients
+        self.maximumQueuedBytes = maximumQueuedBytes
+        self.allowUIDs = allowUIDs
+        self.allowGIDs = allowGIDs
+        self.log = log
+        var listening: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) == 0, listening != 0 else {
+            throw ControlServerError(
+                "descriptor \(descriptor) from systemd is not a listening socket (check ListenStream= in carouseld.socket)")
+        }
+        listener = FileDescriptor(descriptor)
+        // systemd hands the socket over blocking; accept() on the loop must not wait.
+        let flags = fcntl(descriptor, F_GETFL)
+        _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        lastPollSet = pollSet
+    }
+
+    /// The listening socket systemd passed (sd_listen_fds(3)): descriptor 3
+    /// when LISTEN_PID is this process and LISTEN_FDS is at least 1, else
+    /// nil. Clears the variables so that children do not adopt it too.
+    public static func socketActivationDescriptor(
+        environment: (String) -> String? = { getenv($0).map { String(cString: $0) } },
+        processID: Int32 = getpid(), clearEnvironment: Bool = true
+    ) -> Int32? {
+        guard let pid = environment("LISTEN_PID").flatMap({ Int32($0) }), pid == processID,
+              let count = environment("LISTEN_FDS").flatMap({ Int($0) }), count >= 1 else { return nil }
+        if clearEnvironment {
+            unsetenv("LISTEN_PID"); unsetenv("LISTEN_FDS"); unsetenv("LISTEN_FDNAMES")
+        }
+        return 3  // SD_LISTEN_FDS_START
+    }
+
+    deinit { close() }
+
+    /// Closes every client and the listener, and removes the socket file this
+    /// server created (unless another process has replaced it since).
+    public func close() {
+        for client in clients.values { client.closed = true; client.fd.close() }
+        clients.removeAll()
+        registered.removeAll()
+        guard listener.raw >= 0 else { return }
+        listener.close()
+        if let path, let owned = ownedFile {
+            var info = stat()
+            if lstat(path, &info) == 0, UInt64(info.st_dev) == owned.device, UInt64(info.st_ino) == owned.inode {
+                unlink(path)
+            }
+            ownedFile = nil
+        }
+    }
+
+    // MARK: The loop's view
+
+    /// The listener's descriptor: a token for the daemon's dispatch.
+    public var listenerDescriptor: Int32 { listener.raw }
+    public var clientCount: Int { clients.count }
+    public var subscriberCount: Int { clients.values.filter(\.subscriber).count }
+    /// The peers connected now, e.g. for `status`.
+    public var peers: [ControlPeer] { clients.values.map(\.peer) }
+
+    /// Every descriptor to watch and for what: the listener for input; each
+    /// client for input while it may send requests, and for output only
+    /// while it has bytes queued (a client with nothing to send must not
+    /// wake the loop). Errors and hang-ups are always reported by epoll.
+    public var pollSet: [ControlPollEntry] {
+        guard listener.raw >= 0 else { return [] }
+        var entries = [ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)]
+        for client in clients.values.sorted(by: { $0.serial < $1.serial }) {
+            var events: UInt32 = 0
+            if !client.readClosed && !backpressured(client) { events |= Self.readable }
+            if client.queued > 0 { events |= Self.writable }
+            entries.append(ControlPollEntry(fd: client.fd.raw, events: events, serial: client.serial))
+        }
+        return entries
+    }
+
+    /// Brings `epoll` in line with `pollSet`: adds new descriptors, modifies
+    /// changed interests, removes gone ones. Call it after every call into the
+    /// server (`handle`, `broadcast`), before the daemon opens any other
+    /// descriptor: a closed client's number may be reused. `token` maps a
+    /// descriptor to the daemon's epoll token (e.g. `controlBase + UInt64(fd)`).
+    public func synchronize(with epoll: Epoll, token: (Int32) -> UInt64) throws(SystemCallError) {
+        let wanted = Dictionary(pollSet.map { ($0.fd, $0) }, uniquingKeysWith: { $1 })
+        for (fd, entry) in registered where wanted[fd]?.serial != entry.serial {
+            // A connection that is gone: the kernel dropped its registration when
+            // drop() closed it, so only our record of it goes.
+            registered[fd] = nil
+        }
+        for (fd, entry) in wanted {
+            if let old = registered[fd] {
+                if old.events != entry.events { try epoll.modify(fd, token: token(fd), events: entry.events) }
+            } else {
+                try epoll.add(fd, token: token(fd), events: entry.events)
+            }
+            registered[fd] = entry
+        }
+    }
+
+    /// Does the work a ready descriptor asks for: accepts on the listener;
+    /// reads, answers and writes on a client. Unknown descriptors are ignored.
+    public func handle(readyDescriptor fd: Int32, events: UInt32) {
+        defer { notifyIfChanged() }
+        if fd == listener.raw, fd >= 0 {
+            acceptClients()
+            return
+        }
+        guard let client = clients[fd] else { return }
+        if events & EPOLLERR.rawValue != 0 {
+            drop(client, level: .debug, "connection error")
+            return
+        }
+        if events & (Self.readable | EPOLLHUP.rawValue) != 0, !client.readClosed { read(client) }
+        if !client.closed, client.queued > 0 { flush(client) }
+        if !client.closed, events & EPOLLHUP.rawValue != 0 {
+            // Both directions are gone: nothing queued can ever be delivered.
+            drop(client, level: .debug, "hung up")
+        }
+        if !client.closed { finishIfDone(client) }
+    }
+
+    /// Queues one event line (no newline) for every subscriber and writes
+    /// what the sockets take now. A subscriber whose queue would pass
+    /// `maximumQueuedBytes` is dropped: the display never waits for a reader.
+    public func broadcast(line: String) {
+        defer { notifyIfChanged() }
+        let bytes = Array(line.utf8) + [0x0A]
+        for client in clients.values where client.subscriber && !client.closed {
+            if client.queued + bytes.count > maximumQueuedBytes {
+                drop(client, level: .warning,
+                     "dropped a subscriber that is not reading its events (\(client.queued) bytes queued, limit \(maximumQueuedBytes))")
+                continue
+            }
+            client.output.append(contentsOf: bytes)
+            flush(client)
+        }
+    }
+
+    // MARK: Clients
+
+    private func acceptClients() {
+        // A bounded batch: a flood of connections must not starve the display.
+        for _ in 0..<64 {
+            let fd: Int32
+            do {
+                // accept4 is behind _GNU_SOURCE, which Swift's Glibc does not define:
+                // accept, then make the socket non-blocking and close-on-exec at once.
+                guard let accepted = try attemptSystemCall("accept", { accept(listener.raw, nil, nil) }) else { return }
+                fd = accepted
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                acceptFailureLogged = false
+            } catch {
+                if error.errno == ECONNABORTED { continue }
+                // FIXME: on EMFILE the listener stays readable and the loop spins until
+                // a descriptor frees up; a reserved spare descriptor would let us refuse cleanly.
+                if !acceptFailureLogged {
+                    log(.error, "control: cannot accept a connection: \(error) (too many open files? raise LimitNOFILE or lower control clients)")
+                    acceptFailureLogged = true
+                }
+                return
+            }
+            let owner = FileDescriptor(fd)
+            let peer = Self.credentials(of: fd)
+            if clients.count >= maxClients {
+                log(.warning, "control: refused a client (\(peer)): too many clients (max \(maxClients))")
+                refuse(owner, ControlReply.error("too many clients (max \(maxClients))"))
+                continue
+            }
+            if !allowed(peer) {
+                log(.warning, "control: refused a client (\(peer)): its uid and gid are not in the control allow-list")
+                refuse(owner, ControlReply.error(
+                    "permission denied: uid \(peer.uid) gid \(peer.gid) is not in carouseld's control allow-list"))
+                continue
+            }
+            let client = Client(fd: owner, peer: peer, serial: nextSerial)
+            nextSerial += 1
+            clients[fd] = client
+            log(.debug, "control: client connected (\(peer))")
+        }
+    }
+
+    private func allowed(_ peer: ControlPeer) -> Bool {
+        if allowUIDs == nil && allowGIDs == nil { return true }
+        // Root is not special: list uid 0 to let it in, so the list means what it says.
+        return allowUIDs?.contains(peer.uid) == true || allowGIDs?.contains(peer.gid) == true
+    }
+
+    /// Sends one reply on a fresh connection and closes it. A fresh socket's
+    /// buffer always has room for one short line, so one attempt suffices.
+    private func refuse(_ fd: FileDescriptor, _ reply: ControlReply) {
+        let bytes = Array((reply.line + "\n").utf8)
+        _ = try? attemptSystemCall("send") {
+            bytes.withUnsafeBytes { send(fd.raw, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+        fd.close()
+    }
+
+    private static func credentials(of fd: Int32) -> ControlPeer {
+        // struct ucred is pid_t, uid_t, gid_t: three 32-bit fields.
+        var raw: (Int32, UInt32, UInt32) = (0, UInt32.max, UInt32.max)
+        var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) != 0 {
+            // Unknown credentials match no allow-list entry: refused if there is a list.
+            raw = (0, UInt32.max, UInt32.max)
+        }
+        return ControlPeer(pid: raw.0, uid: raw.1, gid: raw.2)
+    }
+
+    /// Replies waiting past this many bytes stop the server from reading the
+    /// client's further requests until it reads: a client that pipelines
+    /// without reading slows itself down, and its queue stays bounded.
+    private func backpressured(_ client: Client) -> Bool { client.queued >= maximumQueuedBytes / 2 }
+
+    private func read(_ client: Client) {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        // A bounded batch per wake-up, so one chatty client cannot hold the loop.
+        for _ in 0..<16 where !client.closed && !client.readClosed && !backpressured(client) {
+            let count: Int
+            do {
+                guard let n = try attemptSystemCall("recv", {
+                    buffer.withUnsafeMutableBytes { recv(client.fd.raw, $0.baseAddress, $0.count, 0) }
+                }) else { return }
+                count = n
+            } catch {
+                drop(client, level: .debug, "read failed: \(error)")
+                return
+            }
+            if count == 0 {
+                // The client closed its side (`echo status | socat - UNIX:...`): answer what it sent, then close.
+                client.readClosed = true
+                if !client.discarding && !client.input.isEmpty { client.input.append(0x0A) }
+                processInput(client)
+                return
+            }
+            client.input.append(contentsOf: buffer[0..<count])
+            processInput(client)
+        }
+    }
+
+    private func processInput(_ client: Client) {
+        var start = 0
+        defer { if !client.closed { client.input.removeFirst(min(start, client.input.count)) } }
+        while !client.closed, !backpressured(client) {
+            let newline = client.input[start...].firstIndex(of: 0x0A)
+            if client.discarding {
+                guard let newline else { start = client.input.count; return }
+                start = newline + 1
+                client.discarding = false
+                continue
+            }
+            guard let newline else {
+                if client.input.count - start > Self.maximumRequestBytes {
+                    // Answer now, then skip to the line's end: the connection stays usable.
+                    reply(client, .error(Self.tooLongMessage))
+                    client.discarding = true
+                    start = client.input.count
+                }
+                return
+            }
+            let line = client.input[start..<newline]
+            start = newline + 1
+            if line.count > Self.maximumRequestBytes {
+                reply(client, .error(Self.tooLongMessage))
+            } else {
+                answer(client, line)
+            }
+        }
+    }
+
+    private static let tooLongMessage = "request line longer than \(maximumRequestBytes) bytes; it was discarded"
+
+    private func answer(_ client: Client, _ bytes: ArraySlice<UInt8>) {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            reply(client, .error("request is not valid UTF-8"))
+            return
+        }
+        switch ControlRequest.parse(line: text) {
+        case let .failure(error):
+            reply(client, .error(error.message))
+        case .success(.help):
+            reply(client, .ok(["commands": .array(ControlRequest.commandNames.map { .string(ControlRequest.usage[$0] ?? $0) })]))
+        case let .success(request):
+            let response = onRequest(request, client.peer)
+            if request == .subscribe, case .ok = response { client.subscriber = true }
+            reply(client, response)
+        }
+    }
+
+    private func reply(_ client: Client, _ reply: ControlReply) {
+        // The daemon's onRequest may have broadcast and dropped this client meanwhile.
+        guard !client.closed else { return }
+        client.output.append(contentsOf: Array(reply.line.utf8))
+        client.output.append(0x0A)
+    }
+
+    /// Writes what the socket takes now; the rest waits for EPOLLOUT.
+    private func flush(_ client: Client) {
+        while client.queued > 0 {
+            let written: Int
+            do {
+                guard let n = try attemptSystemCall("send", {
+                    client.output.withUnsafeBytes { all in
+                        send(client.fd.raw, all.baseAddress! + client.outputStart, client.queued,
+                             Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                    }
+                }) else { break }
+                written = n
+            } catch {
+                // EPIPE/ECONNRESET: the client left without reading its reply; nothing to report.
+                drop(client, level: .debug, "write failed: \(error)")
+                return
+            }
+            client.outputStart += written
+        }
+        if client.outputStart == client.output.count {
+            client.output.removeAll(keepingCapacity: client.output.count <= 64 * 1024)
+            client.outputStart = 0
+        } else if client.outputStart >= 64 * 1024 {
+            client.output.removeFirst(client.outputStart)
+            client.outputStart = 0
+        }
+        // Draining may have lifted the backpressure: answer what waited.
+        if !backpressured(client), !client.input.isEmpty { processInput(client) }
+        if !client.closed { finishIfDone(client) }
+    }
+
+    /// A client that closed its side and has its replies is done; a
+    /// subscriber stays until it hangs up fully, since it still reads events.
+    private func finishIfDone(_ client: Client) {
+        if client.readClosed, client.queued == 0, !client.subscriber, !client.closed {
+            drop(client, level: .debug, "done")
+        }
+    }
+
+    private func drop(_ client: Client, level: ControlLogLevel, _ reason: String) {
+        guard !client.closed else { return }
+        log(level, "control: \(level == .debug ? "client disconnected" : "client dropped") (\(client.peer)): \(reason)")
+        client.closed = true
+        clients[client.fd.raw] = nil
+        // The kernel removes a closed descriptor from every epoll set (we never
+        // dup client sockets), so synchronize must not touch the number again.
+        registered[client.fd.raw] = nil
+        client.fd.close()
+    }
+
+    private func notifyIfChanged() {
+        let now = pollSet
+        guard now != lastPollSet else { return }
+        lastPollSet = now
+        onDescriptorsChanged?()
+    }
+
+    // MARK: Socket file
+
+    private static func address(_ path: String) throws(ControlServerError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw ControlServerError(
+                "control socket path '\(path)' is \(bytes.isEmpty ? "empty" : "too long (\(bytes.count) bytes, a Unix socket path holds at most \(capacity - 1))")")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    private static func bind(_ fd: Int32, _ address: inout sockaddr_un) -> Int32 {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+
+    /// Removes `path` only if it is a socket nobody listens on: connect()
+    /// failing with ECONNREFUSED is the kernel saying so.
+    private static func removeStaleSocket(_ path: String) throws(ControlServerError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // gone meanwhile: bind again
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            throw ControlServerError("\(path) exists and is not a socket; carouseld will not remove it (move it away or choose another control socket path)")
+        }
+        var address = try address(path)
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { throw ControlServerError("cannot probe \(path): \(errnoDescription(errno))") }
+        defer { Glibc.close(probe) }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        let code = errno
+        // Connected, or a full backlog (EAGAIN): a live server owns the socket.
+        if result == 0 || code == EAGAIN {
+            throw ControlServerError("another process is already listening on \(path) (is carouseld already running? stop it or choose another control socket path)")
+        }
+        guard code == ECONNREFUSED else {
+            if code == ENOENT { return }
+            throw ControlServerError("cannot tell whether \(path) is in use: connect: \(errnoDescription(code))")
+        }
+        if unlink(path) != 0 && errno != ENOENT {
+            throw ControlServerError("cannot remove the stale control socket \(path): \(errnoDescription(errno))")
+        }
+    }
+
+    private static func makeDirectory(parentOf path: String) throws(ControlServerError) {
+        var components = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
+        var current = path.hasPrefix("/") ? "" : "."
+        while let next = components.first {
+            components = components.dropFirst()
+            current += "/" + next
+            // 0755: the socket file's own mode and group are what guard access.
+            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                throw ControlServerError("cannot create the control socket's directory \(current): \(errnoDescription(errno))\(permissionHint(errno))")
+            }
+        }
+    }
+
+    private static func groupID(_ name: String, path: String) throws(ControlServerError) -> gid_t {
+        var group = Glibc.group()
+        var result: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        let code = getgrnam_r(name, &group, &buffer, buffer.count, &result)
+        guard code == 0, result != nil else {
+            if let number = gid_t(name) { return number }
+            throw ControlServerError("unknown group '\(name)' for the control socket \(path) (create it with groupadd, or fix the group in the config)")
+        }
+        return group.gr_gid
+    }
+
+    private static func permissionHint(_ code: Int32) -> String {
+        code == EACCES || code == EPERM ? " (carouseld needs write access there; is it running as the right user, with RuntimeDirectory=carouseld?)" : ""
+    }
+}

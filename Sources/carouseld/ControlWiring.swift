@@ -1,0 +1,110 @@
+import CarouselConfig
+import CarouselControl
+import CarouselCore
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control socket's requests, answered from the running daemon.
+extension Daemon {
+    /// Token space of the control room's descriptors in the loop's epoll set.
+    static let controlTokenBase: UInt64 = 1 << 32
+
+    /// Opens the control socket (or adopts systemd's) and puts it in the loop.
+    /// A socket that cannot be opened is logged; the carousel runs on without it.
+    func openControlSocket() {
+        let c = config.control
+        let logLine: (ControlLogLevel, String) -> Void = { level, line in
+            log(Priority(rawValue: level.rawValue) ?? .info, "control: \(line)")
+        }
+        let uids = c.allowUIDs.isEmpty ? nil : Set(c.allowUIDs)
+        let gids = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)
+        do {
+            let server = if let fd = ControlServer.socketActivationDescriptor() {
+                try ControlServer(adopting: fd, allowUIDs: uids, allowGIDs: gids, maxClients: c.maxClients, log: logLine)
+            } else {
+                try ControlServer(path: c.socket, mode: mode_t(c.mode), group: c.group, allowUIDs: uids, allowGIDs: gids,
+                                  maxClients: c.maxClients, log: logLine)
+            }
+            server.onRequest = { [unowned self] request, _ in self.answer(request) }
+            control = server
+            try synchronizeControl()
+            log(.info, "control socket: \(c.socket)")
+        } catch {
+            log(.warning, "no control socket: \(error)")
+        }
+    }
+
+    func synchronizeControl() throws(SystemCallError) {
+        try control?.synchronize(with: epoll, token: { Daemon.controlTokenBase + UInt64($0) })
+    }
+
+    /// Milliseconds since the daemon started: the clock of `uptime_ms`, `next_ms` and event `t`.
+    func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
+
+    func answer(_ request: ControlRequest) -> ControlReply {
+        let command: CarouselCommand
+        switch request {
+        case .next: command = .next
+        case .prev: command = .previous
+        case let .goto(index, ms): command = .goto(index: index, duration: ms.map { Double($0) / 1000 })
+        case .pause: command = .pause
+        case .resume: command = .resume
+        case .status, .subscribe:
+            return .ok(status())
+        case .list:
+            return .ok(["count": .int(paths.count), "images": .array(paths.map { .string($0) })])
+        case .version:
+            return .ok(["version": .string(CarouselVersion.string)])
+        case let .screenshot(path):
+            do {
+                try screenshot(to: path)
+                return .ok(["path": .string(path)])
+            } catch {
+                return .error("\(error)")
+            }
+        case .set, .reload:
+            return .error("'\(request.line)' is not supported by this build yet: edit the configuration and restart carouseld")
+        case .help:
+            return .ok([:])
+        }
+        if let error = perform(command) { return .error(error.description) }
+        return .ok(status())
+    }
+
+    func status() -> [String: JSONValue] {
+        let now = MonotonicClock.now()
+        let snap = model.snapshot(at: Timestamp(microseconds: now))
+        let autoplay: [String: JSONValue] = [
+            "running": .bool(snap.autoplay.running),
+            "paused_by": .array(snap.autoplay.pausedBy.map { .string($0.rawValue) }),
+            "next_ms": snap.autoplay.next.map { .int(Int(uptimeMilliseconds($0.microseconds))) } ?? .null,
+        ]
+        let display: [String: JSONValue] = [
+            "backend": .string(backend.summary), "connector": .string(backend.connectorName),
+            "mode": .string(backend.modeName), "rotation": .int(rotation.rawValue),
+        ]
+        return [
+            "index": .int(snap.index), "count": .int(paths.count), "offset": .double(snap.offset),
+            "page": .int(snap.page), "state": .string(snap.state.rawValue), "autoplay": .object(autoplay),
+            "display": .object(display), "image": paths.isEmpty ? .null : .string(paths[snap.index]),
+            "frames": .int(framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
+            "version": .string(CarouselVersion.string),
+        ]
+    }
+
+    /// Every model event to the subscribers, one JSON line each.
+    func broadcast(_ event: CarouselEvent) {
+        guard let control, control.subscriberCount > 0 else { return }
+        var fields: [String: JSONValue] = ["t": .int(Int(uptimeMilliseconds(event.time.microseconds)))]
+        switch event.kind {
+        case let .didScroll(offset): fields["offset"] = .double(offset)
+        case let .didEndDragging(willDecelerate): fields["willDecelerate"] = .bool(willDecelerate)
+        default: break
+        }
+        if let index = event.kind.index { fields["index"] = .int(index) }
+        control.broadcast(line: controlEventLine(event.kind.name, fields))
+        try? synchronizeControl()
+    }
+}

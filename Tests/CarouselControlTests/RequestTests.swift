@@ -1,0 +1,82 @@
+import Testing
+@testable import CarouselControl
+
+@Suite("ControlRequest: the request line grammar")
+struct RequestTests {
+    func parsed(_ line: String) -> ControlRequest? { try? ControlRequest.parse(line: line).get() }
+
+    func error(_ line: String) -> String? {
+        if case let .failure(e) = ControlRequest.parse(line: line) { return e.message }
+        return nil
+    }
+
+    @Test("every command without arguments", arguments: [
+        ("next", ControlRequest.next), ("prev", .prev), ("pause", .pause), ("resume", .resume),
+        ("status", .status), ("reload", .reload), ("list", .list), ("subscribe", .subscribe),
+        ("version", .version), ("help", .help),
+    ])
+    func bare(line: String, request: ControlRequest) {
+        #expect(parsed(line) == request)
+        #expect(parsed("  \(line)\t ") == request)
+        #expect(parsed("\(line)\r") == request, "a telnet client's CR is ignored")
+        #expect(request.line == line)
+        #expect(error("\(line) extra") == "\(line) takes no arguments, got 'extra'")
+    }
+
+    @Test("goto with and without a duration")
+    func goto() {
+        #expect(parsed("goto 3") == .goto(index: 3, milliseconds: nil))
+        #expect(parsed("goto 0 250") == .goto(index: 0, milliseconds: 250))
+        #expect(parsed("goto\t12   0") == .goto(index: 12, milliseconds: 0))
+        #expect(parsed("goto 7 60000") == .goto(index: 7, milliseconds: 60000))
+        #expect(ControlRequest.goto(index: 3, milliseconds: 250).line == "goto 3 250")
+        #expect(ControlRequest.goto(index: 3, milliseconds: nil).line == "goto 3")
+    }
+
+    @Test("goto's errors name what is wrong")
+    func gotoErrors() {
+        #expect(error("goto") == "goto needs an item index (usage: goto <index> [<ms>])")
+        #expect(error("goto x") == "goto needs an item index, got 'x'")
+        #expect(error("goto 1.5") == "goto needs an item index, got '1.5'")
+        #expect(error("goto -1") == "goto needs an item index of 0 or more (the first item is 0), got '-1'")
+        #expect(error("goto 2 fast") == "goto's duration must be a whole number of milliseconds, got 'fast'")
+        #expect(error("goto 2 -5") == "goto's duration must be a whole number of milliseconds, got '-5'")
+        #expect(error("goto 2 60001") == "goto's duration is in milliseconds, at most 60000, got '60001'")
+        #expect(error("goto 2 100 now") == "goto takes an index and an optional duration, got extra 'now'")
+        #expect(error("goto 99999999999999999999") == "goto needs an item index, got '99999999999999999999'")
+    }
+
+    @Test("set keeps the rest of the line as the value")
+    func set() {
+        #expect(parsed("set autoplay.interval 5s") == .set(key: "autoplay.interval", value: "5s"))
+        #expect(parsed("set caption  Summer  2024 ") == .set(key: "caption", value: "Summer  2024"))
+        #expect(ControlRequest.set(key: "a", value: "b c").line == "set a b c")
+        #expect(error("set") == "set needs a key and a value (usage: set <key> <value>)")
+        #expect(error("set autoplay.interval") == "set needs a key and a value (usage: set <key> <value>)")
+    }
+
+    @Test("screenshot needs an absolute .png path")
+    func screenshot() {
+        #expect(parsed("screenshot /tmp/shot.png") == .screenshot(path: "/tmp/shot.png"))
+        #expect(parsed("screenshot /tmp/my shot.PNG") == .screenshot(path: "/tmp/my shot.PNG"))
+        #expect(ControlRequest.screenshot(path: "/a.png").line == "screenshot /a.png")
+        #expect(error("screenshot") == "screenshot needs a path (usage: screenshot <path.png>)")
+        #expect(error("screenshot shot.png")
+            == "screenshot needs an absolute path, got 'shot.png' (the daemon does not share your working directory)")
+        #expect(error("screenshot /tmp/shot.jpg") == "screenshot writes PNG: the path must end in .png, got '/tmp/shot.jpg'")
+    }
+
+    @Test("unknown and empty requests list the commands")
+    func unknown() {
+        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, subscribe, version, help"
+        #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
+        #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
+        #expect(error("") == "empty request (try: \(list))")
+        #expect(error("   \t") == "empty request (try: \(list))")
+    }
+
+    @Test("every command has a usage line")
+    func usage() {
+        for name in ControlRequest.commandNames { #expect(ControlRequest.usage[name] != nil) }
+    }
+}
