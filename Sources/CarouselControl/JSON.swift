@@ -1,3 +1,4 @@
+import CarouselPlatform
 /// A JSON value: what replies and events are made of. Objects are encoded
 /// with their keys sorted, so a reply is the same bytes every time (tests
 /// and shell scripts can compare lines).
@@ -54,23 +55,7 @@ public enum JSONValue: Equatable, Sendable {
     /// passes everything else through as UTF-8: file names in other scripts
     /// stay readable in `carouselctl --json` and in the journal.
     public static func encode(string: String, into out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        JSONText.quote(string, into: &out)
     }
 
     // MARK: Reading (for carouselctl and tests)

@@ -1,3 +1,4 @@
+import CarouselPlatform
 /// One-line JSON for `carouseld input-test` and logs: what the end-to-end
 /// tests read to check that a device's events reach libinput intact.
 ///
@@ -71,21 +72,5 @@ public enum InputJSON {
         return "\(value)"
     }
 
-    public static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    public static func string(_ text: String) -> String { JSONText.quoted(text) }
 }
