@@ -80,11 +80,18 @@ public struct Compositor: Sendable {
     /// `page`/`pageCount` drive the dots; with `count == 0` the empty-folder picture is drawn.
     public func compose(into frame: Frame, offset: Double, count: Int, wrap: Bool, page: Int, pageCount: Int,
                         image: (Int) -> DecodedImage?) {
+        compose(into: frame, placements: placements(offset: offset, count: count, wrap: wrap), count: count,
+                page: page, pageCount: pageCount, image: image)
+    }
+
+    /// `compose` with the placements already computed (the render loop needs
+    /// them for the decode cache too: one computation per frame).
+    public func compose(into frame: Frame, placements placed: [Placement], count: Int, page: Int, pageCount: Int,
+                        image: (Int) -> DecodedImage?) {
         guard count > 0 else {
             drawEmpty(into: frame)
             return
         }
-        let placed = placements(offset: offset, count: count, wrap: wrap)
         if geometry.vertical {
             composeVertical(frame, placed, image)
         } else {

@@ -220,9 +220,9 @@ final class Daemon {
         lastDrawnOffset = x
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: paths.count, wrap: config.carousel.wrap)
-        cache.want(wantedPaths(placed))
+        cache.want(wantedPaths(placed, current: snapshot.index))
         var complete = !placed.isEmpty
-        compositor.compose(into: shadow, offset: x, count: paths.count, wrap: config.carousel.wrap,
+        compositor.compose(into: shadow, placements: placed, count: paths.count,
                            page: snapshot.page, pageCount: model.numberOfPages) { i in
             let image = i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
             if image == nil { complete = false }
@@ -256,11 +256,10 @@ final class Daemon {
 
     /// What the cache should hold: the items on screen, then the neighbours,
     /// two ahead in the direction of travel and one behind.
-    private func wantedPaths(_ placed: [Compositor.Placement]) -> [String] {
+    private func wantedPaths(_ placed: [Compositor.Placement], current: Int) -> [String] {
         guard !paths.isEmpty else { return [] }
         var indices = placed.map(\.index)
         let n = paths.count
-        let current = model.currentItemIndex(at: Timestamp(microseconds: MonotonicClock.now()))
         let forward = config.autoplay.direction == .forward ? 1 : -1
         for step in [forward, 2 * forward, -forward] {
             var i = current + step
