@@ -131,8 +131,10 @@ struct DaemonTests {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
         try d.addImage("a.jpg", from: "01-mountains.jpg")
         try d.start()
-        d.waitFor("start") { $0.contains("images: 1 in ") }
-        // Let the first frame and its decode settle, then count the loop's wake-ups.
+        // Wait for the state that ends all activity (the picture decoded and on
+        // screen), not for a guessed quiet period: under load a decode is slow.
+        d.waitFor("the first picture") { $0.contains("first picture on screen") }
+        // Then let the loop settle, and count its wake-ups.
         var previous = -1
         var stable = false
         for _ in 0..<40 {
