@@ -52,6 +52,7 @@ let package = Package(
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),
+        .testTarget(name: "CarouselPlatformTests", dependencies: ["CarouselPlatform"]),
         // Where frames go: the DisplayBackend protocol and the offscreen backend.
         .target(name: "CarouselDisplay", dependencies: ["CarouselImaging"]),
         // The kernel's DRM/KMS display (libdrm).
