@@ -806,5 +806,66 @@ public struct Carousel: Sendable {
         return events
     }
 
+    // MARK: - New settings at run time
+
+    /// New settings while running (a configuration reload, a `set` request).
+    ///
+    /// Settings that only change how the next gesture or advance behaves
+    /// (slop, deceleration, bounces, scroll_enabled, start_index, every
+    /// autoplay key) apply in place: nothing in flight is interrupted. A new
+    /// layout (wrap, orientation, paging, item size, spacing, alignment,
+    /// autoscroll, the viewport, the item count) stops motion like
+    /// `replaceItems` and shows item `index` (the caller keeps the current
+    /// image where it still exists).
+    ///
+    /// The autoplay schedule is kept when it would run the same way (same
+    /// interval, still running); otherwise the next advance is `interval`
+    /// from now.
+    public mutating func reconfigure(settings new: CarouselSettings, autoplay: AutoplaySettings, viewport: Viewport,
+                                     count: Int, showing index: Int, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        let now = clock
+        let oldAutoplay = autoplaySettings
+        let wasRunning = autoplayStatus.running
+        let deadline = autoplayDeadline
+        var live = settings
+        live.bounces = new.bounces
+        live.scrollEnabled = new.scrollEnabled
+        live.decelerationRate = new.decelerationRate
+        live.startIndex = new.startIndex
+        live.touchSlop = new.touchSlop
+        let relayout = live != new || viewport != geometry.viewport || count != lattice.count
+            || index != lattice.itemIndex(at: offset(at: now))
+        settings = new
+        autoplaySettings = autoplay
+        if relayout {
+            geometry = Geometry(viewport: viewport, settings: new)
+            if let t = touch {
+                touch = nil
+                if t.phase == .dragging {
+                    events.append(CarouselEvent(time: now, kind: .didEndDragging(willDecelerate: false)))
+                }
+            }
+            if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
+            endDeceleration(at: now, into: &events)
+            lattice = PageLattice(count: count, settings: new)
+            let x = count > 0 ? Self.targetOffset(forItem: min(max(index, 0), count - 1), lattice: lattice,
+                                                  paging: new.paging) : 0
+            motion = .rest(x)
+            reportScroll(at: now, into: &events)
+            enterRest(at: now, cause: .advance)
+        } else if touch == nil, case .rest = motion {
+            scheduleAutoplay(after: .advance, at: now)
+        } else if touch == nil, case .drift = motion {
+            scheduleAutoplay(after: .advance, at: now)
+        }
+        // A schedule that would run the same way is kept as it was.
+        if wasRunning, let deadline, autoplayDeadline != nil, oldAutoplay.interval == autoplay.interval {
+            autoplayDeadline = deadline
+        }
+        return events
+    }
+
     private func clampSpeed(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
 }
