@@ -32,6 +32,12 @@ public struct ControlServerError: Error, Equatable, Sendable, CustomStringConver
     public var description: String { message }
 }
 
+/// A request whose reply is given later (`ControlServer.deferReply`).
+public struct ControlTicket: Hashable, Sendable {
+    let fd: Int32
+    let serial: UInt64
+}
+
 /// A descriptor the server wants watched, and for what (EPOLLIN/EPOLLOUT
 /// bits, which equal POLLIN/POLLOUT). `serial` tells apart two connections
 /// that got the same descriptor number one after the other.
@@ -59,12 +65,15 @@ public final class ControlServer {
 
     /// The socket file this server created (and removes on close); nil when adopted.
     public let path: String?
-    public let maxClients: Int
+    /// Further connections are refused with an error reply; a new value
+    /// applies to the next connection (clients already in stay).
+    public var maxClients: Int
     /// Bound on a subscriber's queued events: over it, the subscriber is dropped.
     public let maximumQueuedBytes: Int
-    /// nil: anyone who can open the socket file (its mode and group are the gate).
-    public let allowUIDs: Set<UInt32>?
-    public let allowGIDs: Set<UInt32>?
+    /// nil: anyone who can open the socket file (its mode and group are the
+    /// gate). New lists apply to the next connection.
+    public var allowUIDs: Set<UInt32>?
+    public var allowGIDs: Set<UInt32>?
 
     /// Called once per well-formed request, in order, on the loop thread;
     /// the reply goes back to that client. Not called for `help` (the
@@ -101,6 +110,9 @@ public final class ControlServer {
         var subscriber = false
         var readClosed = false
         var closed = false
+        /// A request whose reply comes later (`deferReply`): nothing more is
+        /// read or answered until `complete` gives it, so replies keep their order.
+        var awaiting = false
 
         init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64) {
             self.fd = fd
@@ -254,7 +266,7 @@ public final class ControlServer {
         var entries = [ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)]
         for client in clients.values.sorted(by: { $0.serial < $1.serial }) {
             var events: UInt32 = 0
-            if !client.readClosed && !backpressured(client) { events |= Self.readable }
+            if !client.readClosed && !backpressured(client) && !client.awaiting { events |= Self.readable }
             if client.queued > 0 { events |= Self.writable }
             entries.append(ControlPollEntry(fd: client.fd.raw, events: events, serial: client.serial))
         }
@@ -401,7 +413,7 @@ public final class ControlServer {
     private func read(_ client: Client) {
         var buffer = [UInt8](repeating: 0, count: 4096)
         // A bounded batch per wake-up, so one chatty client cannot hold the loop.
-        for _ in 0..<16 where !client.closed && !client.readClosed && !backpressured(client) {
+        for _ in 0..<16 where !client.closed && !client.readClosed && !backpressured(client) && !client.awaiting {
             let count: Int
             do {
                 guard let n = try attemptSystemCall("recv", {
@@ -427,7 +439,7 @@ public final class ControlServer {
     private func processInput(_ client: Client) {
         var start = 0
         defer { if !client.closed { client.input.removeFirst(min(start, client.input.count)) } }
-        while !client.closed, !backpressured(client) {
+        while !client.closed, !backpressured(client), !client.awaiting {
             let newline = client.input[start...].firstIndex(of: 0x0A)
             if client.discarding {
                 guard let newline else { start = client.input.count; return }
@@ -467,10 +479,44 @@ public final class ControlServer {
         case .success(.help):
             reply(client, .ok(["commands": .array(ControlRequest.commandNames.map { .string(ControlRequest.usage[$0] ?? $0) })]))
         case let .success(request):
+            answering = client
             let response = onRequest(request, client.peer)
+            answering = nil
+            if client.awaiting { return }
             if request == .subscribe, case .ok = response { client.subscriber = true }
             reply(client, response)
         }
+    }
+
+    // MARK: Replies that come later
+
+    /// The client whose request `onRequest` is answering now.
+    private var answering: Client?
+
+    /// Called from inside `onRequest`: the reply to this request will be
+    /// given later with `complete` (work done off the loop, such as encoding
+    /// a screenshot). `onRequest`'s return value is then ignored. The
+    /// client's further requests wait, so replies stay in order.
+    public func deferReply() -> ControlTicket {
+        guard let client = answering else {
+            preconditionFailure("deferReply() is only meaningful inside onRequest")
+        }
+        client.awaiting = true
+        return ControlTicket(fd: client.fd.raw, serial: client.serial)
+    }
+
+    /// Gives the reply of a deferred request. A client that left meanwhile
+    /// is ignored. Call `synchronize` afterwards, as after `handle`.
+    public func complete(_ ticket: ControlTicket, with response: ControlReply) {
+        defer { notifyIfChanged() }
+        guard let client = clients[ticket.fd], client.serial == ticket.serial, client.awaiting, !client.closed else {
+            return
+        }
+        client.awaiting = false
+        reply(client, response)
+        flush(client)
+        if !client.closed, !backpressured(client), !client.input.isEmpty { processInput(client) }
+        if !client.closed { finishIfDone(client) }
     }
 
     private func reply(_ client: Client, _ reply: ControlReply) {
@@ -514,7 +560,7 @@ public final class ControlServer {
     /// A client that closed its side and has its replies is done; a
     /// subscriber stays until it hangs up fully, since it still reads events.
     private func finishIfDone(_ client: Client) {
-        if client.readClosed, client.queued == 0, !client.subscriber, !client.closed {
+        if client.readClosed, client.queued == 0, !client.subscriber, !client.closed, !client.awaiting {
             drop(client, level: .debug, "done")
         }
     }
