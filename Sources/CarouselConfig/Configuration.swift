@@ -135,7 +135,7 @@ public struct Configuration: Equatable, Sendable {
     /// is thrown as `FILE:LINE: message`.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
         var config = Configuration()
-        for entry in try IniParser.parse(text, file: file) {
+        for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
                                   message: "unknown section [\(entry.section)] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")

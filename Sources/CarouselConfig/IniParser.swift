@@ -36,7 +36,9 @@ public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
 /// whitespace and `#` or `;` followed by whitespace (so `#RRGGBB` colours stay
 /// values). Anything else is an error naming the line; nothing is guessed.
 public enum IniParser {
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> [IniEntry] {
+    /// With `sections`, a header naming any other section is an error at its
+    /// line, even when no key follows it.
+    public static func parse(_ text: String, file: String, sections: [String]? = nil) throws(ConfigError) -> [IniEntry] {
         var entries: [IniEntry] = []
         var section: String? = nil
         var seen: [String: Int] = [:]
@@ -56,6 +58,10 @@ public enum IniParser {
                 let name = body.dropFirst().dropLast().trimmingWhitespace()
                 guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
                     throw ConfigError(file: file, line: number, message: "malformed section name '\(name)'")
+                }
+                if let sections, !sections.contains(String(name)) {
+                    throw ConfigError(file: file, line: number,
+                                      message: "unknown section [\(name)] (known: \(sections.map { "[\($0)]" }.joined(separator: ", ")))")
                 }
                 section = String(name)
                 continue
