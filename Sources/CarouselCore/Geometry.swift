@@ -133,3 +133,21 @@ public enum Rotation: Int, Sendable, CaseIterable {
         Rotation(rawValue: (rawValue + other.rawValue) % 360)!
     }
 }
+
+/// SPEC.md section 7: slops are given in pixels of a 160 dpi screen and
+/// scale with the panel's density, so a drag starts after the same distance
+/// under the finger on every panel (10 px ≈ 1.6 mm).
+public enum TouchDensity {
+    public static let referenceDPI = 160.0
+
+    /// The factor for a panel `pixels` wide that is `millimetres` wide, or nil
+    /// when the size is unknown or implausible (EDIDs of TVs and projectors
+    /// often give 0, an aspect ratio such as 16x9 mm, or centimetres): only
+    /// 40 to 700 dpi is believed.
+    public static func slopScale(pixels: Int, millimetres: Int) -> Double? {
+        guard pixels > 0, millimetres >= 20 else { return nil }
+        let dpi = Double(pixels) / (Double(millimetres) / 25.4)
+        guard (40...700).contains(dpi) else { return nil }
+        return dpi / referenceDPI
+    }
+}

@@ -23,6 +23,9 @@ public final class DRMBackend: DisplayBackend {
     /// The mode on screen (it changes when `reprobe` re-modesets).
     public private(set) var mode: DRMMode
     public private(set) var panelRotation: PanelOrientation
+    /// The panel's size in millimetres as the connector reports it (EDID);
+    /// nil when it gives none.
+    public private(set) var physicalSize: PhysicalSize?
     /// Whether the connector had a display at the last look (`reprobe`).
     public private(set) var isConnected = true
 
@@ -127,6 +130,7 @@ public final class DRMBackend: DisplayBackend {
         self.mode = mode
         self.modeRequest = request
         self.panelRotation = connector.properties.panelOrientation ?? .normal
+        self.physicalSize = Self.physicalSize(connector)
         self.saved = saved
         self.buffers = buffers
         self.interface = interface
@@ -244,6 +248,7 @@ public final class DRMBackend: DisplayBackend {
         let cameBack = !isConnected
         isConnected = true
         panelRotation = c.properties.panelOrientation ?? .normal
+        physicalSize = Self.physicalSize(c)
         guard !c.modes.isEmpty else { return false }  // no EDID yet: keep what we have
         var wanted = DRMMode.choose(modeRequest, from: c.modes)
         if wanted == nil, let modeRequest {
@@ -256,6 +261,10 @@ public final class DRMBackend: DisplayBackend {
         guard cameBack || wanted != mode || linkBad else { return false }
         try remodeset(wanted)
         return true
+    }
+
+    private static func physicalSize(_ c: DRMDevice.Connector) -> PhysicalSize? {
+        c.widthMM > 0 && c.heightMM > 0 ? PhysicalSize(widthMillimetres: c.widthMM, heightMillimetres: c.heightMM) : nil
     }
 
     /// Switches to the mode `request` names (`nil`: the preferred one), as a

@@ -61,6 +61,22 @@ public protocol DisplayBackend: AnyObject {
     func restore()
 }
 
+/// A panel's physical size as the display reports it (EDID, DRM connector).
+public struct PhysicalSize: Equatable, Sendable, CustomStringConvertible {
+    public var widthMillimetres: Int
+    public var heightMillimetres: Int
+    public init(widthMillimetres: Int, heightMillimetres: Int) {
+        self.widthMillimetres = widthMillimetres
+        self.heightMillimetres = heightMillimetres
+    }
+    public var description: String { "\(widthMillimetres)x\(heightMillimetres) mm" }
+}
+
+extension DisplayBackend {
+    /// The panel's physical size, where the display reports one.
+    public var physicalSize: PhysicalSize? { nil }
+}
+
 /// The orientation a panel reports (DRM's "panel orientation" connector property).
 public enum PanelOrientation: String, Sendable {
     case normal, upsideDown = "upside_down", leftSideUp = "left_side_up", rightSideUp = "right_side_up"
