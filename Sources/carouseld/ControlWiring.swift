@@ -58,14 +58,16 @@ extension Daemon {
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
         case let .screenshot(path):
-            do {
-                try screenshot(to: path)
-                return .ok(["path": .string(path)])
-            } catch {
-                return .error("\(error)")
+            guard path.hasPrefix("/") else {
+                return .error("screenshot needs an absolute path (carouseld's working directory is not yours), got '\(path)'")
             }
-        case .set, .reload:
-            return .error("'\(request.line)' is not supported by this build yet: edit the configuration and restart carouseld")
+            guard let control else { return .error("no control socket") }
+            startScreenshot(to: path, ticket: control.deferReply())
+            return .ok  // ignored: the reply follows when the file is written
+        case let .set(key, value):
+            return set(key, value)
+        case .reload:
+            return reload()
         case .help:
             return .ok([:])
         }

@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselDRM
 import CarouselDisplay
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,7 @@ import Glibc
 /// No display device or no display connected at start is not a reason to
 /// exit (systemd would restart us into the same state, over and over): log
 /// once, wait for one, and start when it comes. SIGTERM still stops the wait.
-func makeDRMBackend(_ configuration: Configuration) throws -> DisplayBackend {
+func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws -> DisplayBackend {
     let display = configuration.display
     let request = display.mode.map { DRMModeRequest(width: $0.width, height: $0.height, refresh: $0.refresh) }
     let api = DRMAPI(rawValue: display.api.rawValue) ?? .auto
@@ -25,8 +26,14 @@ func makeDRMBackend(_ configuration: Configuration) throws -> DisplayBackend {
             }
             log(.warning, "display: \(error); waiting for one")
             waited = true
-            guard DRMBackend.waitForConnector(device: display.device, connector: display.connector,
-                                              shouldStop: { terminationRequested() }) != nil else {
+            // systemd's start timeout and watchdog wait with us: a kiosk whose
+            // monitor is off is starting, not failing.
+            let status = "waiting for a display: \(error)"
+            guard DRMBackend.waitForConnector(device: display.device, connector: display.connector, shouldStop: {
+                notifier.extendTimeout(microseconds: 10_000_000, status: status)
+                notifier.watchdog()
+                return terminationRequested()
+            }) != nil else {
                 log(.info, "stopped while waiting for a display")
                 throw ExitStatus.success
             }

@@ -19,26 +19,44 @@ final class Daemon {
         case timer = 1, signals, wakeup, display, input, watcher, hotplug
     }
 
-    let config: Configuration
+    /// The configuration running now (after reloads and `set` requests).
+    var config: Configuration
+    /// The file `reload` and SIGHUP read again.
+    let configPath: String
     let backend: DisplayBackend
-    let rotation: Rotation
-    private(set) var model: Carousel
-    private(set) var paths: [String]
-    private var entries: [AlbumEntry]
-    private let cache: ItemCache
-    private let compositor: Compositor
-    private let shadow: Frame
+    var layout: Layout
+    var rotation: Rotation { layout.rotation }
+    var model: Carousel
+    var paths: [String]
+    var entries: [AlbumEntry]
+    let cache: ItemCache
+    private var compositor: Compositor { layout.compositor }
+    /// The frame in layout orientation, what `screenshot` writes.
+    var shadow: Frame
     let epoll: Epoll
+    /// systemd's notification socket (does nothing outside systemd).
+    let notifier: ServiceNotifier
+    /// When the next `WATCHDOG=1` is due (µs), if systemd wants them.
+    private var nextWatchdog: Int64?
+    /// Until then (µs), a frame whose pictures are not decoded yet is not
+    /// presented: after a reload that changed how pictures are scaled, the
+    /// old frame stays on screen rather than empty slots.
+    var holdUntil: Int64 = 0
+    /// Switches the display mode (DRM); nil where there are no modes (offscreen).
+    var changeMode: ((ModeRequest?) throws -> Bool)?
+    /// Called after the configuration or the panel changed (input follows).
+    var onReconfigured: () -> Void = {}
+    let screenshots = ScreenshotJobs()
     /// The control socket, if it could be opened.
     var control: ControlServer?
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
     let startTime = MonotonicClock.now()
     private let timer: Timer
     private let signals: Signals
-    private let wakeup: Wakeup
+    let wakeup: Wakeup
     private var watcher: FolderWatcher?
     /// The picture changed without motion (a decode finished, the album changed).
-    private var needsFrame = true
+    var needsFrame = true
     /// A frame was presented and its flip has not completed.
     private var framePending = false
     private(set) var framesPresented = 0
@@ -57,23 +75,20 @@ final class Daemon {
     private var running = true
     /// Called for each model event (logs now; the control socket's subscribers later).
     var onEvent: (CarouselEvent) -> Void = { _ in }
-    /// Called once the first frame has been presented (systemd READY=1 later).
+    /// Called once the first frame is on screen (its flip completed).
     var onFirstFrame: () -> Void = {}
+    private(set) var firstFrameShown = false
     /// Called once a frame with every picture on screen decoded has been presented.
     var onFirstPicture: () -> Void = {}
     private var pictureShown = false
 
-    init(config: Configuration, backend: DisplayBackend) throws {
+    init(config: Configuration, path: String, backend: DisplayBackend, notifier: ServiceNotifier) throws {
         self.config = config
+        configPath = path
         self.backend = backend
-        // The panel's own mounting (DRM "panel orientation") and the configured turn add up.
-        rotation = config.rotation.combined(with: backend.panelRotation.rotation)
-        let panel = backend.panelSize
-        let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
-        let viewport = Viewport(width: Double(logical.width), height: Double(logical.height))
-        let geometry = Geometry(viewport: viewport, settings: config.carousel)
-        compositor = Compositor(geometry: geometry, style: config.renderStyle)
-        shadow = Frame(width: logical.width, height: logical.height)
+        self.notifier = notifier
+        layout = Layout(config: config, backend: backend)
+        shadow = Frame(width: layout.size.width, height: layout.size.height)
 
         // Signals are blocked before the decoder thread starts, so it inherits the mask.
         signals = try Signals([SIGTERM, SIGINT, SIGHUP])
@@ -81,27 +96,42 @@ final class Daemon {
         timer = try Timer()
         let wake = try Wakeup()
         wakeup = wake
-        cache = ItemCache(settings: ItemCache.Settings(
-            itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit, background: config.renderStyle.background,
-            maxPixels: config.images.maxPixels, budgetBytes: config.cacheBytes)) { wake.signal() }
+        cache = ItemCache(settings: layout.cacheSettings(config)) { wake.signal() }
 
         (entries, paths) = Daemon.listAlbum(config)
-        model = Carousel(settings: config.carousel, autoplay: config.autoplay, viewport: viewport,
+        model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: paths.count, at: Timestamp(microseconds: MonotonicClock.now()))
-        if config.images.files.isEmpty {
-            do {
-                watcher = try FolderWatcher(folder: config.images.path)
-            } catch {
-                log(.warning, "not watching \(config.images.path) for changes: \(error)")
-            }
-        }
         try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
         try epoll.add(signals.fd.raw, token: Token.signals.rawValue)
         try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
         if let fd = backend.fileDescriptor { try epoll.add(fd, token: Token.display.rawValue) }
-        if let w = watcher { try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue) }
+        watchAlbum()
+        if let interval = notifier.watchdogInterval {
+            nextWatchdog = MonotonicClock.now()
+            log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
+        }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
-        log(.info, "images: \(paths.count) in \(config.images.files.isEmpty ? config.images.path : "the [images] files list")")
+        if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
+        log(.info, "images: \(paths.count) in \(albumSource)")
+    }
+
+    /// Where the pictures come from, for log lines.
+    var albumSource: String { config.images.files.isEmpty ? config.images.path : "the [images] files list" }
+
+    /// Watches the images folder (not an explicit file list) for changes.
+    func watchAlbum() {
+        if let old = watcher {
+            epoll.remove(old.fileDescriptor)
+            watcher = nil
+        }
+        guard config.images.files.isEmpty else { return }
+        do {
+            let w = try FolderWatcher(folder: config.images.path)
+            try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
+            watcher = w
+        } catch {
+            log(.warning, "not watching \(config.images.path) for changes: \(error)")
+        }
     }
 
     /// The album as the configuration says; problems are logged, never fatal
@@ -129,6 +159,11 @@ final class Daemon {
     func run() -> Int32 {
         while running {
             let now = MonotonicClock.now()
+            if let due = nextWatchdog, now >= due, let interval = notifier.watchdogInterval {
+                // From the loop itself: a loop that hangs stops these, and systemd restarts us.
+                notifier.watchdog()
+                nextWatchdog = now + interval / 2
+            }
             deliver(model.advance(to: Timestamp(microseconds: now)))
             drawIfNeeded(now: now)
             do {
@@ -147,17 +182,23 @@ final class Daemon {
                 return 1
             }
         }
+        notifier.stopping()
         control?.close()
         backend.restore()
         log(.info, frameSummary)
         log(.info, "stopped; display restored")
-        return exitStatus
+        return 0
     }
 
     /// When the loop must wake up by itself: the model's next deadline, and
     /// while something moves on a backend without flip events, the next frame.
     private func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
+        if let due = nextWatchdog { wake = min(wake ?? due, due) }
+        if holding(now), !model.isMoving {
+            // Waiting for pictures: the decoder's wake-up or the end of the hold.
+            return min(wake ?? holdUntil, holdUntil)
+        }
         let moving = model.isMoving || needsFrame
         if moving, !framePending {
             let frame = max(lastFrameTime + backend.framePeriodMicroseconds - 1000, now)
@@ -177,19 +218,24 @@ final class Daemon {
                     log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
                     running = false
                 case SIGHUP:
-                    log(.info, "SIGHUP: reloading the configuration is not part of this build yet; ignored")
+                    log(.info, "SIGHUP: reloading \(configPath)")
+                    _ = reload()
                 default:
                     break
                 }
             }
         case .wakeup:
             wakeup.acknowledge()
+            finishScreenshots()
             let failures = cache.drainFailures()
             if !failures.isEmpty { skip(failures) }
             needsFrame = true
         case .display:
             do {
-                if try backend.dispatch() { framePending = false }
+                if try backend.dispatch() {
+                    framePending = false
+                    frameOnScreen()
+                }
             } catch {
                 log(.error, "display: \(error)")
             }
@@ -214,13 +260,19 @@ final class Daemon {
         // Never faster than the panel refreshes: flip events pace real
         // hardware, the clock paces the rest (1 ms of slack for jitter).
         if framesPresented > 0, now < lastFrameTime + backend.framePeriodMicroseconds - 1000 { return }
-        guard !framePending, let buffer = backend.acquire() else { return }
+        guard !framePending else { return }
         let t = Timestamp(microseconds: now)
         let x = model.offset(at: t)
-        lastDrawnOffset = x
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: paths.count, wrap: config.carousel.wrap)
         cache.want(wantedPaths(placed, current: snapshot.index))
+        if holding(now), !model.isMoving,
+           !placed.allSatisfy({ $0.index < paths.count && cache.image(for: paths[$0.index]) != nil }) {
+            return  // the old frame stays until the pictures are ready (or the hold ends)
+        }
+        guard let buffer = backend.acquire() else { return }
+        holdUntil = 0
+        lastDrawnOffset = x
         var complete = !placed.isEmpty
         compositor.compose(into: shadow, placements: placed, count: paths.count,
                            page: snapshot.page, pageCount: model.numberOfPages) { i in
@@ -240,7 +292,8 @@ final class Daemon {
         needsFrame = false
         lastFrameTime = now
         framesPresented += 1
-        if framesPresented == 1 { onFirstFrame() }
+        // Without flip events a presented frame is on screen at once.
+        if backend.fileDescriptor == nil { frameOnScreen() }
         if complete, !pictureShown {
             pictureShown = true
             onFirstPicture()
@@ -252,6 +305,23 @@ final class Daemon {
             intervals.max = max(intervals.max, now - lastPresent)
         }
         lastPresent = now
+    }
+
+    private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
+
+    /// A presented frame reached the screen.
+    private func frameOnScreen() {
+        guard !firstFrameShown else { return }
+        firstFrameShown = true
+        onFirstFrame()
+        notifier.ready(status: statusLine)
+    }
+
+    /// The `STATUS=` text for systemd: what is on screen.
+    var statusLine: String {
+        guard !paths.isEmpty else { return "no pictures in \(albumSource)" }
+        let index = model.currentItemIndex(at: Timestamp(microseconds: MonotonicClock.now()))
+        return "showing \(index + 1) of \(paths.count): \(paths[index])"
     }
 
     /// What the cache should hold: the items on screen, then the neighbours,
@@ -274,8 +344,7 @@ final class Daemon {
     var onHotplugReady: () -> Bool = { false }
 
     /// A display was plugged or unplugged: look again; a new mode of the same
-    /// size is simply drawn into. A different size needs a new layout, which
-    /// this build does by exiting with EX_TEMPFAIL for systemd to restart it.
+    /// size is simply drawn into, a different size is laid out again.
     private func displayChanged() {
         guard onHotplugReady() else { return }
         let before = backend.panelSize
@@ -285,18 +354,14 @@ final class Daemon {
             log(.warning, "display hotplug: \(error)")
             return
         }
-        if backend.panelSize != before {
-            log(.warning, "display is now \(backend.panelSize) (was \(before)); restarting to lay out again")
-            exitStatus = 75
-            running = false
-            return
-        }
         log(.info, "display re-modeset: \(backend.summary)")
         framePending = false
         needsFrame = true
+        if backend.panelSize != before {
+            log(.info, "display is now \(backend.panelSize) (was \(before)); laying out again")
+            relayout()
+        }
     }
-
-    private var exitStatus: Int32 = 0
 
     // MARK: - The album changes
 
@@ -324,7 +389,10 @@ final class Daemon {
         }
         let old = entries
         let (fresh, _) = Daemon.listAlbum(config)
-        cache.forget(AlbumDiff.replacedPaths(old: old, new: fresh))
+        // Replaced files, and new ones: a file skipped while half-copied comes
+        // back complete under the same name and must be decoded again.
+        let diff = AlbumDiff(old: old, new: fresh, currentIndex: 0)
+        cache.forget(diff.replaced + diff.added)
         entries = fresh
         applyAlbum(old: old, new: fresh)
     }
@@ -336,21 +404,18 @@ final class Daemon {
         paths = new.map(\.path)
         deliver(model.replaceItems(count: paths.count, showing: index, at: now))
         log(.info, "images: \(paths.count) now, showing \(paths.isEmpty ? "nothing" : paths[index])")
+        notifier.status(statusLine)
         needsFrame = true
     }
 
     // MARK: - Model events
 
-    private func deliver(_ events: [CarouselEvent]) {
+    func deliver(_ events: [CarouselEvent]) {
         for e in events {
             onEvent(e)
             broadcast(e)
+            if case .currentItemIndexDidChange = e.kind, firstFrameShown { notifier.status(statusLine) }
         }
-    }
-
-    /// Writes the shadow frame (what is on screen, in layout orientation) as a PNG.
-    func screenshot(to path: String) throws {
-        try shadow.writePNG(to: path)
     }
 
     /// Feeds input the input room translated into the model's terms.

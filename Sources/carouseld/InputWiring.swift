@@ -9,32 +9,47 @@ import CarouselPlatform
 final class InputRouter {
     let context: InputContext
     private unowned let daemon: Daemon
-    private let config: Configuration
-    private let rotation: Rotation
-    private let panelWidth: Double
-    private let panelHeight: Double
+    /// The running configuration's [input] section (reloads change it).
+    private var config: InputConfig { daemon.config.input }
+    private var calibration: [Double]?
+    private var rotation: Rotation { daemon.rotation }
+    private var panelWidth: Double { Double(daemon.backend.panelSize.width) }
+    private var panelHeight: Double { Double(daemon.backend.panelSize.height) }
     /// The pointer's position in panel pixels, and whether its button is held.
     private var cursor = (x: 0.0, y: 0.0)
     private var pointerDown = false
     /// The model's id for the pointer-as-finger (touch slots are small numbers).
     static let pointerID = 1_000_000
 
-    init(daemon: Daemon, config: Configuration) throws {
+    init(daemon: Daemon) throws {
         self.daemon = daemon
-        self.config = config
-        rotation = daemon.rotation
         let panel = daemon.backend.panelSize
-        panelWidth = Double(panel.width)
-        panelHeight = Double(panel.height)
-        cursor = (panelWidth / 2, panelHeight / 2)
-        context = try InputContext(seat: config.input.seat,
+        cursor = (Double(panel.width) / 2, Double(panel.height) / 2)
+        context = try InputContext(seat: daemon.config.input.seat,
                                    panelSize: InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height)),
                                    log: { priority, text in
                                        let level: Priority = priority >= .error ? .error : priority >= .info ? .info : .debug
                                        log(level, "libinput: \(text)")
                                    })
-        if let matrix = config.input.calibration {
+        if let matrix = daemon.config.input.calibration {
             try context.setCalibration(matrix.map { Float($0) })
+        }
+        calibration = daemon.config.input.calibration
+    }
+
+    /// The configuration or the panel changed: new panel size for libinput's
+    /// transformed coordinates, a new calibration matrix if there is one.
+    func reconfigured() {
+        let panel = daemon.backend.panelSize
+        context.panelSize = InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height))
+        cursor = (min(cursor.x, panelWidth - 1), min(cursor.y, panelHeight - 1))
+        guard config.calibration != calibration else { return }
+        do {
+            try context.setCalibration(config.calibration?.map { Float($0) })
+            calibration = config.calibration
+            log(.info, "input: calibration \(calibration.map { $0.map(\.formatted).joined(separator: " ") } ?? "none")")
+        } catch {
+            log(.warning, "input: cannot apply the calibration: \(error)")
         }
     }
 
@@ -67,21 +82,21 @@ final class InputRouter {
         case .touchFrame:
             break
         case let .pointerMotion(dx, dy, time):
-            guard config.input.pointer else { return }
+            guard config.pointer else { return }
             cursor = (min(max(cursor.x + dx, 0), panelWidth - 1), min(max(cursor.y + dy, 0), panelHeight - 1))
             if pointerDown { daemon.feed(.move(id: Self.pointerID, to: layout(cursor.x, cursor.y)), at: Int64(time)) }
         case let .pointerMotionAbsolute(x, y, time):
-            guard config.input.pointer else { return }
+            guard config.pointer else { return }
             cursor = (x, y)
             if pointerDown { daemon.feed(.move(id: Self.pointerID, to: layout(x, y)), at: Int64(time)) }
         case let .pointerButton(button, pressed, time):
             // The left button (BTN_LEFT, 0x110) drags like a finger.
-            guard config.input.pointer, button == 0x110 else { return }
+            guard config.pointer, button == 0x110 else { return }
             pointerDown = pressed
             daemon.feed(pressed ? .down(id: Self.pointerID, at: layout(cursor.x, cursor.y)) : .up(id: Self.pointerID),
                         at: Int64(time))
         case .key:
-            guard config.input.keyboard, let key = KeyCommand(event) else { return }
+            guard config.keyboard, let key = KeyCommand(event) else { return }
             let command: CarouselCommand
             switch key {
             case .previous: command = .previous

@@ -34,9 +34,10 @@ struct Run: ParsableCommand {
         sigemptyset(&blocked)
         for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&blocked, s) }
         sigprocmask(SIG_BLOCK, &blocked, nil)
+        let notifier = ServiceNotifier()
         let backend: DisplayBackend
         do {
-            backend = try makeBackend(configuration)
+            backend = try makeBackend(configuration, notifier: notifier)
         } catch ExitStatus.success {
             return
         } catch ExitStatus.failure {
@@ -44,7 +45,7 @@ struct Run: ParsableCommand {
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(config: configuration, backend: backend)
+            daemon = try Daemon(config: configuration, path: config, backend: backend, notifier: notifier)
         } catch {
             backend.restore()
             log(.error, "cannot start: \(error)")
@@ -54,9 +55,10 @@ struct Run: ParsableCommand {
         // carousel runs on (autoplay, commands) rather than not at all.
         var router: InputRouter? = nil
         do {
-            let r = try InputRouter(daemon: daemon, config: configuration)
+            let r = try InputRouter(daemon: daemon)
             try daemon.watch(r.context.fileDescriptor, token: .input)
             daemon.onInputReady = { r.dispatch() }
+            daemon.onReconfigured = { r.reconfigured() }
             router = r
         } catch {
             log(.warning, "no input: \(error)")
@@ -64,7 +66,10 @@ struct Run: ParsableCommand {
         defer { withExtendedLifetime(router) {} }
         // Display hotplug (udev "drm" events) for the DRM backend.
         var hotplug: HotplugMonitor? = nil
-        if display == "drm" {
+        if let drm = backend as? DRMBackend {
+            daemon.changeMode = { request in
+                try drm.changeMode(to: request.map { DRMModeRequest(width: $0.width, height: $0.height, refresh: $0.refresh) })
+            }
             do {
                 let monitor = try HotplugMonitor()
                 try daemon.watch(monitor.fileDescriptor, token: .hotplug)
@@ -95,7 +100,7 @@ struct Run: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
-    func makeBackend(_ configuration: Configuration) throws -> DisplayBackend {
+    func makeBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws -> DisplayBackend {
         if display.hasPrefix("offscreen:") {
             guard let mode = ModeRequest(String(display.dropFirst("offscreen:".count))), mode.refresh == nil else {
                 throw ValidationError("--display offscreen:WIDTHxHEIGHT, e.g. offscreen:1280x800")
@@ -103,6 +108,6 @@ struct Run: ParsableCommand {
             return OffscreenBackend(size: PixelSize(width: mode.width, height: mode.height))
         }
         guard display == "drm" else { throw ValidationError("--display must be drm or offscreen:WIDTHxHEIGHT") }
-        return try makeDRMBackend(configuration)
+        return try makeDRMBackend(configuration, notifier: notifier)
     }
 }

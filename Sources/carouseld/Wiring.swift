@@ -74,3 +74,57 @@ extension PanelOrientation {
         }
     }
 }
+
+/// What the configuration and the panel make of the screen: the turn, the
+/// layout's size, the model's settings (the touch slop scaled to the
+/// panel's density) and the compositor. Computed at start, after a reload
+/// and after a display change.
+struct Layout {
+    let rotation: Rotation
+    let size: PixelSize
+    let viewport: Viewport
+    let settings: CarouselSettings
+    let compositor: Compositor
+    /// The slop factor for the panel's density, when its size is known.
+    let slopScale: Double?
+    let physicalSize: PhysicalSize?
+
+    init(config: Configuration, backend: DisplayBackend) {
+        // The panel's own mounting (DRM "panel orientation") and the configured turn add up.
+        rotation = config.rotation.combined(with: backend.panelRotation.rotation)
+        let panel = backend.panelSize
+        let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        size = PixelSize(width: logical.width, height: logical.height)
+        viewport = Viewport(width: Double(size.width), height: Double(size.height))
+        physicalSize = backend.physicalSize
+        slopScale = physicalSize.flatMap {
+            TouchDensity.slopScale(pixels: panel.width, millimetres: $0.widthMillimetres)
+        }
+        var settings = config.carousel
+        if let slopScale { settings.touchSlop *= slopScale }
+        self.settings = settings
+        compositor = Compositor(geometry: Geometry(viewport: viewport, settings: settings), style: config.renderStyle)
+    }
+
+    func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
+        ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
+                           background: config.renderStyle.background, maxPixels: config.images.maxPixels,
+                           budgetBytes: config.cacheBytes)
+    }
+
+    /// One log line about the slop, when it was scaled.
+    func slopLine(configured: Double) -> String? {
+        guard let slopScale, let physicalSize else { return nil }
+        let dpi = (slopScale * TouchDensity.referenceDPI).rounded()
+        return "touch slop \(configured.formatted) px at 160 dpi is \(settings.touchSlop.formatted) px on this "
+            + "\(Int(dpi)) dpi panel (\(physicalSize))"
+    }
+}
+
+extension Double {
+    /// At most one decimal, no trailing ".0".
+    var formatted: String {
+        let tenths = (self * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}

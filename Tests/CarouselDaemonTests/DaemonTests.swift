@@ -127,6 +127,23 @@ struct DaemonTests {
         #expect(d.stop() == 0)
     }
 
+    /// A copy in progress (scp, a USB stick) shows an empty or truncated file
+    /// first; once it is complete, the picture must appear.
+    @Test func aFileSkippedWhileHalfWrittenIsShownOnceComplete() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
+        try d.start()
+        d.waitFor("start") { $0.contains("images: 0 in ") }
+        let target = d.folder.appendingPathComponent("images/late.jpg")
+        FileManager.default.createFile(atPath: target.path, contents: nil)
+        d.waitFor("the empty file skipped") { $0.contains("<4>skipping \(target.path): empty file") }
+        let picture = try Data(contentsOf: demoImages.appendingPathComponent("01-mountains.jpg"))
+        let handle = try FileHandle(forWritingTo: target)
+        try handle.write(contentsOf: picture)
+        try handle.close()
+        d.waitFor("the picture") { $0.contains("first picture on screen") }
+        #expect(d.stop() == 0)
+    }
+
     @Test func atRestTheLoopSleeps() throws {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
         try d.addImage("a.jpg", from: "01-mountains.jpg")

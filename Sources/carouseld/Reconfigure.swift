@@ -1,0 +1,223 @@
+import CarouselAlbum
+import CarouselConfig
+import CarouselControl
+import CarouselCore
+import CarouselPlatform
+import CarouselRender
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// New configuration while running: `reload` and SIGHUP read the file
+/// again, `set KEY VALUE` changes one key. Either is all or nothing: a value
+/// that is refused changes nothing and the carousel runs on as it was.
+extension Daemon {
+    /// Keys that only a restart can change: they name the devices and the
+    /// socket the daemon holds open. A reload that changes them applies the
+    /// rest and says these wait.
+    static let restartKeys: [(name: String, differs: @Sendable (Configuration, Configuration) -> Bool)] = [
+        ("display.device", { $0.display.device != $1.display.device }),
+        ("display.connector", { $0.display.connector != $1.display.connector }),
+        ("display.api", { $0.display.api != $1.display.api }),
+        ("input.seat", { $0.input.seat != $1.input.seat }),
+        ("control.socket", { $0.control.socket != $1.control.socket }),
+        ("control.mode", { $0.control.mode != $1.control.mode }),
+        ("control.group", { $0.control.group != $1.control.group }),
+    ]
+
+    /// Reads the configuration file again and applies it. A file that does
+    /// not parse (or a mode the display lacks) is refused with one error
+    /// line, and the running configuration stays.
+    func reload() -> ControlReply {
+        notifier.reloading()
+        // READY=1 again, whatever the outcome (systemd waits for it); before
+        // the first frame, that first frame will say it.
+        defer { if firstFrameShown { notifier.ready(status: statusLine) } }
+        let fresh: Configuration
+        do {
+            fresh = try Configuration.parse(try readTextFile(configPath), file: configPath)
+        } catch {
+            log(.error, "reload refused, keeping the running configuration: \(error)")
+            return .error("reload refused, the running configuration stays: \(error)")
+        }
+        do {
+            let pending = try apply(fresh)
+            if pending.isEmpty {
+                log(.info, "configuration reloaded from \(configPath)")
+            } else {
+                log(.warning, "configuration reloaded from \(configPath); \(pending.joined(separator: ", ")) "
+                    + "\(pending.count == 1 ? "takes" : "take") effect at the next restart")
+            }
+            return .ok(["file": .string(configPath), "restart_required": .array(pending.map { .string($0) })])
+        } catch {
+            log(.error, "reload refused, keeping the running configuration: \(error)")
+            return .error("reload refused, the running configuration stays: \(error)")
+        }
+    }
+
+    /// `set KEY VALUE`: one key changed in the running configuration (not in
+    /// the file: a reload goes back to what the file says).
+    func set(_ key: String, _ value: String) -> ControlReply {
+        guard let spec = Schema.lookup(key) else {
+            return .error("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")), or section.key)")
+        }
+        let name = "\(spec.section).\(spec.name)"
+        var fresh = config
+        do {
+            try fresh.set(name, value)
+        } catch {
+            return .error("\(name) = '\(value)': \(error)")
+        }
+        if let restart = Self.restartKeys.first(where: { $0.name == name }), restart.differs(fresh, config) {
+            return .error("\(name) cannot change while carouseld runs: edit \(configPath) and restart it")
+        }
+        do {
+            _ = try apply(fresh)
+        } catch {
+            return .error("\(name) = '\(value)': \(error)")
+        }
+        log(.info, "set \(name) = \(value)")
+        return .ok(["key": .string(name), "value": .string(value)])
+    }
+
+    /// Applies `requested` as far as it can while running; returns the keys
+    /// that wait for a restart (their running values stay). Throws, changing
+    /// nothing, when the display cannot take the new mode.
+    func apply(_ requested: Configuration) throws(ReloadError) -> [String] {
+        let old = config
+        var new = requested
+        var pending: [String] = []
+        for key in Self.restartKeys where key.differs(new, old) { pending.append(key.name) }
+        new.display.device = old.display.device
+        new.display.connector = old.display.connector
+        new.display.api = old.display.api
+        new.input.seat = old.input.seat
+        new.control.socket = old.control.socket
+        new.control.mode = old.control.mode
+        new.control.group = old.control.group
+        // The mode first: the one change that can still fail, before anything else changed.
+        let panelBefore = backend.panelSize
+        if new.display.mode != old.display.mode {
+            if let changeMode {
+                do {
+                    _ = try changeMode(new.display.mode)
+                } catch {
+                    throw ReloadError(message: "display.mode \(new.display.mode.map { "\($0)" } ?? "auto"): \(error)")
+                }
+                log(.info, "display: \(backend.summary)")
+            }
+        }
+        let previousCache = layout.cacheSettings(old)
+        config = new
+        logThreshold = Priority(new.logLevel)
+        if let control {
+            control.allowUIDs = new.control.allowUIDs.isEmpty ? nil : Set(new.control.allowUIDs)
+            control.allowGIDs = new.control.allowGIDs.isEmpty ? nil : Set(new.control.allowGIDs)
+            control.maxClients = new.control.maxClients
+        }
+        let rescan = new.images.path != old.images.path || new.images.files != old.images.files
+            || new.images.order != old.images.order
+        relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
+        return pending
+    }
+
+    /// Lays the carousel out again for the running configuration and panel
+    /// (after a reload or a display change), keeping the current picture.
+    func relayout(previousCache: ItemCache.Settings? = nil, rescan: Bool = false, panelChanged: Bool = true) {
+        let now = MonotonicClock.now()
+        let t = Timestamp(microseconds: now)
+        let previous = previousCache ?? layout.cacheSettings(config)
+        let before = layout
+        layout = Layout(config: config, backend: backend)
+        if layout.size.width != shadow.width || layout.size.height != shadow.height {
+            shadow = Frame(width: layout.size.width, height: layout.size.height)
+        }
+        let cacheSettings = layout.cacheSettings(config)
+        if cacheSettings != previous {
+            cache.reset(settings: cacheSettings)
+            // Keep the old frame until the pictures are scaled anew (not on a
+            // new panel: its buffers hold nothing worth keeping).
+            if !panelChanged { holdUntil = now + Self.reloadHoldMicroseconds }
+        }
+        var index = model.currentItemIndex(at: t)
+        if rescan {
+            let old = entries
+            let (fresh, _) = Daemon.listAlbum(config)
+            let diff = AlbumDiff(old: old, new: fresh, currentIndex: index)
+            index = diff.currentIndex
+            cache.forget(diff.replaced + diff.added)
+            entries = fresh
+            paths = fresh.map(\.path)
+            watchAlbum()
+            log(.info, "images: \(paths.count) in \(albumSource), showing \(paths.isEmpty ? "nothing" : paths[index])")
+        }
+        deliver(model.reconfigure(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
+                                  count: paths.count, showing: index, at: t))
+        if layout.settings.touchSlop != before.settings.touchSlop, let line = layout.slopLine(configured: config.carousel.touchSlop) {
+            log(.info, line)
+        }
+        onReconfigured()
+        notifier.status(statusLine)
+        needsFrame = true
+    }
+
+    /// How long a reload keeps the old frame while new pictures are scaled.
+    static let reloadHoldMicroseconds: Int64 = 3_000_000
+
+    // MARK: - Screenshots, off the loop
+
+    /// Starts writing the shadow frame (what is on screen, in layout
+    /// orientation) as a PNG on a background thread; the reply follows when
+    /// the file is complete. The loop only copies the pixels.
+    func startScreenshot(to path: String, ticket: ControlTicket) {
+        let copy = Frame(width: shadow.width, height: shadow.height)
+        copy.pixels.update(from: shadow.pixels, count: shadow.width * shadow.height)
+        let jobs = screenshots
+        let wake = wakeup
+        Self.screenshotQueue.async {
+            let reply: ControlReply
+            do {
+                try copy.writePNG(to: path)
+                reply = .ok(["path": .string(path)])
+            } catch {
+                reply = .error("screenshot: \(error)")
+            }
+            jobs.finish(ticket, reply)
+            wake.signal()
+        }
+    }
+
+    /// Gives the replies of finished screenshots (called on the loop).
+    func finishScreenshots() {
+        let done = screenshots.drain()
+        guard !done.isEmpty, let control else { return }
+        for (ticket, reply) in done { control.complete(ticket, with: reply) }
+        try? synchronizeControl()
+    }
+
+    static let screenshotQueue = DispatchQueue(label: "carouseld.screenshot", qos: .utility)
+}
+
+/// Why a new configuration could not be applied.
+struct ReloadError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// Screenshots written off the loop whose replies are due.
+final class ScreenshotJobs: Sendable {
+    private let done = Mutex<[(ControlTicket, ControlReply)]>([])
+
+    func finish(_ ticket: ControlTicket, _ reply: ControlReply) {
+        done.withLock { $0.append((ticket, reply)) }
+    }
+
+    func drain() -> [(ControlTicket, ControlReply)] {
+        done.withLock { all in
+            defer { all = [] }
+            return all
+        }
+    }
+}
