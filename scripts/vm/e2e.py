@@ -16,6 +16,7 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,6 +138,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
     ap.add_argument("--out", default=os.path.join(REPO, "out/e2e"))
+    ap.add_argument("--only", help="run only the scenarios whose name contains this text (development)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     binary_rel = os.path.relpath(os.path.abspath(args.binary), REPO)
@@ -273,10 +275,34 @@ def main():
             s.screen_matches(0, "09-after-replug")
             s.stop(d)
 
+        def reload_in_place():
+            # SIGHUP with a new mode (another size: laid out again in place,
+            # touch mapped onto the new size), then a bad file: refused, and
+            # the carousel on screen stays as it was.
+            d = s.start()
+            extra = {"display": {"mode": "1024x768"}, "indicator": {"size": "14"}}
+            s.vm.put("/tmp/e2e.ini", s.config(extra))
+            d.signal(signal.SIGHUP, group=False)
+            s.wait_log(d, r"configuration reloaded from /tmp/e2e.ini")
+            if "display: drm /dev/dri/card0 Virtual-1 1024x768" not in d.err:
+                raise Failure("the reload did not switch the mode to 1024x768")
+            s.screen_matches(0, "10-reloaded-1024x768", extra)
+            touch.swipe(1000, 400, 300, 400, ms=250)
+            s.wait_log(d, r"event didEndDecelerating")
+            s.screen_matches(1, "11-reloaded-after-swipe", extra)
+            s.vm.put("/tmp/e2e.ini", s.config(extra) + "[autoplay]\ninterval = soon\n")
+            d.signal(signal.SIGHUP, group=False)
+            s.wait_log(d, r"<3>reload refused, keeping the running configuration: /tmp/e2e.ini:\d+: ")
+            s.screen_matches(1, "12-after-refused-reload", extra)
+            s.stop(d)
+
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
-                         ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost)]:
+                         ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost),
+                         ("reload: new mode in place, then a bad file refused", reload_in_place)]:
+            if args.only and args.only not in name:
+                continue
             s.check(name, fn)
         touch.close()
     print(json.dumps(s.figures, indent=1))
