@@ -50,7 +50,12 @@ public final class ControlClient {
         try send(line: request.line)
     }
 
+    /// Sends `line` and its newline. A line break inside `line` would make
+    /// a second request of the rest (a value smuggling in a command): refused.
     public func send(line: String) throws(ControlClientError) {
+        guard !line.contains(where: \.isNewline) else {
+            throw .invalidRequest("a request is one line: '\(line.prefix(40))' contains a line break")
+        }
         let bytes = Array((line + "\n").utf8)
         var sent = 0
         while sent < bytes.count {
@@ -116,6 +121,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
     case cannotConnect(path: String, reason: String)
     case connectionLost(path: String, reason: String)
     case timedOut(path: String)
+    /// Refused before sending.
+    case invalidRequest(String)
 
     public var description: String {
         switch self {
@@ -123,6 +130,8 @@ public enum ControlClientError: Error, Equatable, CustomStringConvertible {
             "cannot connect to \(path): \(reason) (is carouseld running? see --socket)"
         case let .connectionLost(path, reason):
             "lost the connection to carouseld at \(path): \(reason)"
+        case let .invalidRequest(message):
+            message
         case let .timedOut(path):
             "no reply from carouseld at \(path) in time (is its loop stuck? check `journalctl -u carouseld`)"
         }

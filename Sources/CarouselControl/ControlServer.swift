@@ -70,6 +70,10 @@ public final class ControlServer {
     public var maxClients: Int
     /// Bound on a subscriber's queued events: over it, the subscriber is dropped.
     public let maximumQueuedBytes: Int
+    /// A subscriber that has read nothing for this long while events wait
+    /// for it is dropped too (µs), however little is queued: a reader that
+    /// stopped is stuck, not slow.
+    public var stallLimitMicroseconds: Int64 = 10_000_000
     /// nil: anyone who can open the socket file (its mode and group are the
     /// gate). New lists apply to the next connection.
     public var allowUIDs: Set<UInt32>?
@@ -113,6 +117,8 @@ public final class ControlServer {
         /// A request whose reply comes later (`deferReply`): nothing more is
         /// read or answered until `complete` gives it, so replies keep their order.
         var awaiting = false
+        /// Since when bytes wait that the socket does not take (µs, CLOCK_MONOTONIC).
+        var stalledSince: Int64?
 
         init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64) {
             self.fd = fd
@@ -323,7 +329,13 @@ public final class ControlServer {
     public func broadcast(line: String) {
         defer { notifyIfChanged() }
         let bytes = Array(line.utf8) + [0x0A]
+        let now = MonotonicClock.now()
         for client in clients.values where client.subscriber && !client.closed {
+            if let since = client.stalledSince, now - since > stallLimitMicroseconds {
+                drop(client, level: .warning,
+                     "dropped a subscriber that is not reading its events (nothing read for \((now - since) / 1_000_000) s, \(client.queued) bytes queued)")
+                continue
+            }
             if client.queued + bytes.count > maximumQueuedBytes {
                 drop(client, level: .warning,
                      "dropped a subscriber that is not reading its events (\(client.queued) bytes queued, limit \(maximumQueuedBytes))")
@@ -528,6 +540,14 @@ public final class ControlServer {
 
     /// Writes what the socket takes now; the rest waits for EPOLLOUT.
     private func flush(_ client: Client) {
+        var progressed = false
+        defer {
+            if client.queued == 0 {
+                client.stalledSince = nil
+            } else if progressed || client.stalledSince == nil {
+                client.stalledSince = MonotonicClock.now()
+            }
+        }
         while client.queued > 0 {
             let written: Int
             do {
@@ -544,6 +564,7 @@ public final class ControlServer {
                 return
             }
             client.outputStart += written
+            if written > 0 { progressed = true }
         }
         if client.outputStart == client.output.count {
             client.output.removeAll(keepingCapacity: client.output.count <= 64 * 1024)
@@ -577,6 +598,8 @@ public final class ControlServer {
     }
 
     private func notifyIfChanged() {
+        // Computing the poll set sorts every client: only for a listener.
+        guard onDescriptorsChanged != nil else { return }
         let now = pollSet
         guard now != lastPollSet else { return }
         lastPollSet = now

@@ -6,6 +6,12 @@ public enum JSONText {
     /// as UTF-8, so file names in other scripts stay readable.
     public static func quote(_ string: String, into out: inout String) {
         out += "\""
+        // Most strings (paths, names) need no escape: append them whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += string
+            out += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

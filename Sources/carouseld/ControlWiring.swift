@@ -16,7 +16,7 @@ extension Daemon {
     func openControlSocket() {
         let c = config.control
         let logLine: (ControlLogLevel, String) -> Void = { level, line in
-            log(Priority(rawValue: level.rawValue) ?? .info, "control: \(line)")
+            log(Priority(rawValue: level.rawValue) ?? .info, line)  // the server's lines say "control: " already
         }
         let uids = c.allowUIDs.isEmpty ? nil : Set(c.allowUIDs)
         let gids = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)

@@ -82,3 +82,20 @@ struct DeferredReplyTests {
         #expect(h.server.clientCount == 0)
     }
 }
+
+@Suite("ControlClient")
+struct ClientLineTests {
+    @Test("a line break inside a request is refused before anything is sent")
+    func lineBreaksAreRefused() throws {
+        let h = try Harness()
+        let client = try ControlClient(path: h.socketPath)
+        for line in ["set interval 5\nnext", "screenshot /tmp/a.png\r\nnext", "status\n"] {
+            #expect(throws: ControlClientError.self) { try client.send(line: line) }
+        }
+        for _ in 0..<20 { h.turn() }
+        #expect(h.requests.isEmpty)
+        try client.send(line: "status")
+        h.run { !h.requests.isEmpty }
+        #expect(h.requests == [.status])
+    }
+}
