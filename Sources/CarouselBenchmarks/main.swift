@@ -113,6 +113,11 @@ func simulateMinute() -> Int {
     return bytes
 }
 
+// `--socket-latency [--clients N] [--requests N] [--rate N]`: the control socket under many clients.
+if CommandLine.arguments.dropFirst().first == "--socket-latency" {
+    exit(socketLatencyBenchmark(SocketLatencyOptions(arguments: Array(CommandLine.arguments.dropFirst(2)))))
+}
+
 // `--memory N FOLDER`: one memory figure, in a process of its own.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory", let n = Int(CommandLine.arguments[2]) {
     print(PixelBenchmarks(folder: CommandLine.arguments[3]).memory(count: n))

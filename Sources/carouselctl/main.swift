@@ -62,15 +62,19 @@ func printError(_ message: String) {
 
 /// Writes straight to the descriptor: no stdio buffer to flush, so
 /// `carouselctl watch | grep` sees each event the moment it arrives.
-func write(_ text: String, to fd: Int32) {
+/// Returns false when the descriptor takes no more (the reader went away
+/// and SIGPIPE is ignored, as systemd does for services by default).
+@discardableResult
+func write(_ text: String, to fd: Int32) -> Bool {
     let bytes = Array(text.utf8)
     var done = 0
     while done < bytes.count {
         let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
         if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return }
+        guard n > 0 else { return false }
         done += n
     }
+    return true
 }
 
 /// Options every subcommand takes.
@@ -81,13 +85,19 @@ struct Connection: ParsableArguments {
     @Flag(name: .long, help: "Print carouseld's reply as its raw JSON line.")
     var json = false
 
+    func validate() throws {
+        // ControlClient would report these as "cannot connect" (status 3); they are typos (status 2).
+        let length = socket.utf8.count
+        if length == 0 { throw ValidationError("--socket needs a path") }
+        let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        if length >= capacity {
+            throw ValidationError("--socket path is \(length) bytes; a Unix socket path holds at most \(capacity - 1)")
+        }
+    }
+
     /// Sends `request`, prints the reply, and fails with the right status.
     func perform(_ request: ControlRequest) throws {
-        // The same grammar the daemon applies: a bad argument is a usage error
-        // here, with the daemon's own wording, before anything is sent.
-        if case let .failure(error) = ControlRequest.parse(line: request.line) {
-            throw Failure(status: .usage, message: error.message)
-        }
+        try check(request)
         let line: String
         do {
             let client = try ControlClient(path: socket)
@@ -108,15 +118,50 @@ struct Connection: ParsableArguments {
     }
 }
 
-/// "key: value" lines with the values aligned; arrays one element a line.
+/// Refuses, as a usage error and before anything is sent, what the daemon
+/// would refuse or misread.
+func check(_ request: ControlRequest) throws {
+    let line = request.line
+    // The protocol is line-based: a line break inside an argument would end
+    // the request there and send the rest as a second request
+    // (`carouselctl set k "x<newline>next"` would also run `next`).
+    if line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) {
+        throw Failure(status: .usage, message: "arguments must not contain line breaks (a request is one line)")
+    }
+    if line.utf8.count > ControlServer.maximumRequestBytes {
+        throw Failure(status: .usage, message:
+            "the request is \(line.utf8.count) bytes; carouseld takes at most \(ControlServer.maximumRequestBytes)")
+    }
+    // The same grammar the daemon applies: a bad argument is a usage error
+    // here, with the daemon's own wording.
+    if case let .failure(error) = ControlRequest.parse(line: line) {
+        throw Failure(status: .usage, message: error.message)
+    }
+}
+
+/// "key: value" lines with the values aligned. A nested object's fields
+/// become dotted keys (`autoplay.running: yes`); a top-level list is one
+/// element a line, numbered from 0 like the items; a nested list is one
+/// line, comma-separated.
 func humanReadable(_ fields: [String: JSONValue]) -> [String] {
-    let width = fields.keys.map(\.count).max() ?? 0
+    var rows: [(key: String, value: JSONValue)] = []
+    func flatten(_ prefix: String, _ fields: [String: JSONValue]) {
+        for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            if case let .object(inner) = value, !inner.isEmpty {
+                flatten(prefix + key + ".", inner)
+            } else {
+                rows.append((prefix + key, value))
+            }
+        }
+    }
+    flatten("", fields)
+    let width = rows.map(\.key.count).max() ?? 0
     var lines: [String] = []
-    for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+    for (key, value) in rows {
         let label = key + ":" + String(repeating: " ", count: width - key.count)
-        if case let .array(elements) = value {
+        if case let .array(elements) = value, !key.contains("."), !elements.isEmpty {
             lines.append(label)
-            let indexWidth = String(max(elements.count - 1, 0)).count
+            let indexWidth = String(elements.count - 1).count
             for (i, element) in elements.enumerated() {
                 let number = String(i)
                 lines.append("  " + String(repeating: " ", count: indexWidth - number.count) + number + "  " + scalarText(element))
@@ -130,11 +175,17 @@ func humanReadable(_ fields: [String: JSONValue]) -> [String] {
 
 func scalarText(_ value: JSONValue) -> String {
     switch value {
-    case let .string(s): s
-    case let .int(i): String(i)
-    case let .bool(b): b ? "yes" : "no"
-    case .null: "-"
-    default: value.encoded
+    case let .string(s): return s
+    case let .int(i): return String(i)
+    case let .double(d):
+        // Offsets are in items: a thousandth of an item is below a pixel on any panel.
+        let rounded = (d * 1000).rounded() / 1000
+        guard rounded.isFinite else { return "-" }
+        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
+    case let .bool(b): return b ? "yes" : "no"
+    case .null: return "-"
+    case let .array(elements): return elements.isEmpty ? "(none)" : elements.map(scalarText).joined(separator: ", ")
+    case .object: return value.encoded
     }
 }
 
@@ -161,11 +212,19 @@ struct Prev: ParsableCommand {
 }
 
 struct Goto: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Go to an item by its index (the first is 0).")
+    static let configuration = CommandConfiguration(
+        abstract: "Go to an item by its index (the first is 0).",
+        discussion: "The duration may follow the index as on the socket (goto 3 0) or be given as --ms 0.")
     @Argument(help: "The item's index, from 0.") var index: Int
-    @Option(help: ArgumentHelp("The animation's length in milliseconds (0 jumps).", valueName: "ms")) var ms: Int?
+    @Argument(help: ArgumentHelp("The animation's length in milliseconds (0 jumps); the default is [autoplay] transition.",
+                                 valueName: "ms"))
+    var duration: Int?
+    @Option(help: ArgumentHelp("The same as the duration argument.", valueName: "ms")) var ms: Int?
     @OptionGroup var connection: Connection
-    func run() throws { try connection.perform(.goto(index: index, milliseconds: ms)) }
+    func validate() throws {
+        if duration != nil && ms != nil { throw ValidationError("give the duration once: as an argument or as --ms, not both") }
+    }
+    func run() throws { try connection.perform(.goto(index: index, milliseconds: duration ?? ms)) }
 }
 
 struct Pause: ParsableCommand {
@@ -223,7 +282,8 @@ struct Screenshot: ParsableCommand {
                 throw Failure(status: .usage, message: "cannot resolve '\(path)': the current directory is unknown; give an absolute path")
             }
             let directory = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            absolute = String(decoding: directory, as: UTF8.self) + "/" + path
+            let cwd = String(decoding: directory, as: UTF8.self)
+            absolute = (cwd.hasSuffix("/") ? cwd : cwd + "/") + path
         }
         try connection.perform(.screenshot(path: absolute))
     }
@@ -239,6 +299,13 @@ struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print carouseld's events as they happen, until interrupted.")
     @OptionGroup var connection: Connection
     func run() throws {
+        // Only a signal ends a watch: make sure one can, even when whoever
+        // started us left them blocked (Foundation's Process passes on the
+        // spawning thread's mask, which in a test runner blocks nearly all).
+        var endings = sigset_t()
+        sigemptyset(&endings)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&endings, signal) }
+        sigprocmask(SIG_UNBLOCK, &endings, nil)
         let client: ControlClient
         let line: String
         do {
@@ -248,9 +315,14 @@ struct Watch: ParsableCommand {
         } catch {
             throw Failure(status: .unreachable, message: error.description)
         }
-        if case let .error(message)? = ControlReply(line: line) {
+        switch ControlReply(line: line) {
+        case let .error(message)?:
             if connection.json { print(line) }
             throw Failure(status: .errorReply, message: connection.json ? nil : message)
+        case nil:
+            throw Failure(status: .unreachable, message: "carouseld sent a reply that is not a control reply: \(line)")
+        case .ok?:
+            break
         }
         while true {
             let event: String?
@@ -258,7 +330,10 @@ struct Watch: ParsableCommand {
             guard let event else {
                 throw Failure(status: .unreachable, message: "carouseld closed the connection (did it stop?)")
             }
-            write((connection.json ? event : humanReadableEvent(event)) + "\n", to: STDOUT_FILENO)
+            // Whoever read our output is gone: stop rather than hold a subscriber slot for ever.
+            guard write((connection.json ? event : humanReadableEvent(event)) + "\n", to: STDOUT_FILENO) else {
+                throw Failure(status: .ok, message: nil)
+            }
         }
     }
 }
