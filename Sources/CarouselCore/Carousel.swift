@@ -785,6 +785,21 @@ public struct Carousel: Sendable {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
         let now = clock
+        let hadItems = lattice.pageCount > 1
+        stopAndShow(item: index, of: count, at: now, into: &events)
+        let deadline = autoplayDeadline
+        enterRest(at: now, cause: hadItems ? .advance : .start)
+        // A schedule already running stays as it was.
+        if hadItems, let deadline, autoplayDeadline != nil { autoplayDeadline = deadline }
+        return events
+    }
+
+    /// Ends whatever holds or moves the carousel (a finger must lift and
+    /// touch again; the events of a drag, an animation or a deceleration are
+    /// closed), lays `count` items out with the current settings and rests
+    /// on item `index`.
+    private mutating func stopAndShow(item index: Int, of count: Int, at now: Timestamp,
+                                      into events: inout [CarouselEvent]) {
         if let t = touch {
             touch = nil
             if t.phase == .dragging {
@@ -793,17 +808,11 @@ public struct Carousel: Sendable {
         }
         if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
         endDeceleration(at: now, into: &events)
-        let hadItems = lattice.pageCount > 1
         lattice = PageLattice(count: count, settings: settings)
         let x = count > 0 ? Self.targetOffset(forItem: min(max(index, 0), count - 1), lattice: lattice,
                                               paging: settings.paging) : 0
         motion = .rest(x)
         reportScroll(at: now, into: &events)
-        let deadline = autoplayDeadline
-        enterRest(at: now, cause: hadItems ? .advance : .start)
-        // A schedule already running stays as it was.
-        if hadItems, let deadline, autoplayDeadline != nil { autoplayDeadline = deadline }
-        return events
     }
 
     // MARK: - New settings at run time
@@ -841,19 +850,7 @@ public struct Carousel: Sendable {
         autoplaySettings = autoplay
         if relayout {
             geometry = Geometry(viewport: viewport, settings: new)
-            if let t = touch {
-                touch = nil
-                if t.phase == .dragging {
-                    events.append(CarouselEvent(time: now, kind: .didEndDragging(willDecelerate: false)))
-                }
-            }
-            if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
-            endDeceleration(at: now, into: &events)
-            lattice = PageLattice(count: count, settings: new)
-            let x = count > 0 ? Self.targetOffset(forItem: min(max(index, 0), count - 1), lattice: lattice,
-                                                  paging: new.paging) : 0
-            motion = .rest(x)
-            reportScroll(at: now, into: &events)
+            stopAndShow(item: index, of: count, at: now, into: &events)
             enterRest(at: now, cause: .advance)
         } else if touch == nil, case .rest = motion {
             scheduleAutoplay(after: .advance, at: now)

@@ -6,18 +6,7 @@ import Foundation
 import Testing
 
 /// The `carouselctl` executable built next to this test bundle, or `$CAROUSELCTL_BIN`.
-let controlBinary: String? = {
-    let fm = FileManager.default
-    if let env = ProcessInfo.processInfo.environment["CAROUSELCTL_BIN"], fm.isExecutableFile(atPath: env) { return env }
-    guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent("carouselctl").path
-        if fm.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    return nil
-}()
+let controlBinary: String? = builtExecutable("carouselctl", variable: "CAROUSELCTL_BIN")
 
 /// A fresh socket path, short enough for sun_path whatever $TMPDIR is.
 func shortSocketPath() -> String { "/tmp/ctl-\(UUID().uuidString.prefix(8)).sock" }
