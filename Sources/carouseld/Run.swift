@@ -32,7 +32,15 @@ struct Run: ParsableCommand {
 
     func run() throws {
         let started = MonotonicClock.now()
-        let configuration = try loadConfiguration(config)
+        // A configuration that cannot be used is an error line journald files
+        // at error priority, and exit 2 (restarting cannot help).
+        let configuration: Configuration
+        do {
+            configuration = try Configuration.parse(try readTextFile(config), file: config)
+        } catch {
+            log(.error, "cannot start: \(error)")
+            throw ExitCode(2)
+        }
         logThreshold = Priority(configuration.logLevel)
         // Block the termination signals now: the wait for a display checks
         // them, and the loop reads them from a signalfd later.
