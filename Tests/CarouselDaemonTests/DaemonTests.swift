@@ -100,6 +100,18 @@ struct DaemonTests {
         #expect(d.log.contains("<6>stopped; display restored"))
     }
 
+    @Test func aBadConfigurationAtStartIsOneErrorLineAndExitTwo() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nintervall = 3\n")
+        try d.start()
+        d.process.waitUntilExit()
+        #expect(d.process.terminationStatus == 2)
+        let lines = d.log.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("<3>cannot start: \(d.folder.path)/c.ini:4: unknown key 'intervall' in [autoplay]") == true,
+                "\(d.log)")
+        _ = d.stop()
+    }
+
     @Test func folderChangesAppearWithoutARestart() throws {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
         try d.addImage("img1.jpg", from: "01-mountains.jpg")
