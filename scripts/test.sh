@@ -47,6 +47,14 @@ python3 scripts/vm/e2e.py "$vm_binary" | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' "$e2e_log")
 [ -n "$e2e_passed" ] || { echo "could not read the e2e summary" >&2; exit 1; }
 
+echo "== the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd"
+swift build -c release --static-swift-stdlib --scratch-path .build-static --product carouselctl
+service_log=$(mktemp)
+trap 'rm -f "$log" "$out" "$e2e_log" "$service_log"' EXIT
+python3 scripts/vm/service_e2e.py .build-static/release | tee "$service_log"
+service_passed=$(sed -n 's/^service: \([0-9]*\) passed, 0 failed$/\1/p' "$service_log")
+[ -n "$service_passed" ] || { echo "could not read the service test summary" >&2; exit 1; }
+
 # One closing line for the whole suite: Swift tests, the simulate example,
-# the two VM smoke tests and the e2e scenarios.
-echo "tests: $((swift_tests + 1 + 2 + e2e_passed)) passed, 0 failed"
+# the two VM smoke tests, the e2e scenarios and the service checks.
+echo "tests: $((swift_tests + 1 + 2 + e2e_passed + service_passed)) passed, 0 failed"

@@ -1,0 +1,44 @@
+# carouseld: build, install, make an installable bundle.
+#
+#   make build                     release binaries, Swift's runtime linked in statically
+#   sudo make install              what make build built, into PREFIX (/usr/local): unit, user, /var/lib/carouseld/images
+#   make install DESTDIR=/tmp/x PREFIX=/usr   staging for a package (nothing else touched)
+#   make dist                      out/dist/carouseld-VERSION-ARCH.tar.gz for a board without Swift
+#   make test                      the whole test suite (scripts/test.sh, as root)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+# SwiftPM scratch folder of the static release build (shared with scripts/test.sh).
+SCRATCH ?= .build-static
+SWIFT ?= swift
+SWIFT_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path $(SCRATCH)
+BIN_DIR = $(SCRATCH)/release
+VERSION := $(shell sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/CarouselConfig/Version.swift)
+
+.PHONY: all build install dist test clean-dist version
+
+all: build
+
+build:
+	$(SWIFT_BUILD) --product carouseld
+	$(SWIFT_BUILD) --product carouselctl
+
+# Installs what `make build` built, without building: `sudo make install`
+# must not need Swift in root's PATH. Builds only if nothing was built yet.
+install: $(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl
+	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" CAROUSELD_BIN_DIR="$(abspath $(BIN_DIR))" bash scripts/install.sh
+
+$(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl:
+	$(MAKE) build
+
+dist: build
+	bash scripts/dist.sh --bin-dir "$(BIN_DIR)"
+
+test:
+	bash scripts/test.sh
+
+version:
+	@echo $(VERSION)
+
+clean-dist:
+	rm -rf out/dist

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Installs carouseld: the binaries, the systemd unit, its sysusers.d and
+# tmpfiles.d files, the default configuration, the demo pictures and the
+# README. Runs from the repository (after `make build`) or from the root of
+# a `make dist` bundle (carouseld-VERSION-ARCH.tar.gz: no Swift needed).
+#
+#   sudo ./install.sh [--prefix DIR] [--no-demo-images]
+#   DESTDIR=/tmp/stage ./install.sh [--prefix /usr]      (staging, packaging)
+#
+# Environment (or make variables): PREFIX (default /usr/local), DESTDIR (a
+# staging root: nothing outside it is touched, no user is created, nothing is
+# started), UNITDIR, SYSUSERSDIR, TMPFILESDIR (default PREFIX/lib/... for the
+# prefixes systemd searches, /usr and /usr/local, else /etc/...),
+# CAROUSELD_BIN_DIR (where the built binaries are, in a repository checkout;
+# default .build-static/release).
+#
+# What it changes (under DESTDIR when set):
+#   PREFIX/bin/carouseld, PREFIX/bin/carouselctl
+#   UNITDIR/carouseld.service             (ExecStart= points to PREFIX/bin)
+#   SYSUSERSDIR/carouseld.conf, TMPFILESDIR/carouseld.conf
+#   /etc/carouseld/carouseld.ini          (never overwritten: a changed default
+#                                          is installed as carouseld.ini.new)
+#   PREFIX/share/carouseld/demo-images/, PREFIX/share/doc/carouseld/README.md
+# and, without DESTDIR (as root): creates the carouseld user and group
+# (systemd-sysusers), /var/lib/carouseld/images (systemd-tmpfiles), copies the
+# demo pictures into that folder if it did not exist before (so the screen
+# shows something at once; replace them with yours), and runs
+# `systemctl daemon-reload`. It does not enable or start the service.
+set -euo pipefail
+
+prefix=${PREFIX:-/usr/local}
+destdir=${DESTDIR:-}
+demo_images=1
+while (($#)); do
+  case "$1" in
+    --prefix) prefix=$2; shift 2 ;;
+    --prefix=*) prefix=${1#--prefix=}; shift ;;
+    --destdir) destdir=$2; shift 2 ;;
+    --destdir=*) destdir=${1#--destdir=}; shift ;;
+    --no-demo-images) demo_images=0; shift ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf 'install.sh: %s\n' "$*"; }
+die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
+
+case "$prefix" in /*) ;; *) die "PREFIX must be an absolute path, not '$prefix'" ;; esac
+prefix=${prefix%/}
+[ -n "$prefix" ] || prefix=/usr
+destdir=${destdir%/}
+if [ -n "$destdir" ]; then
+  case "$destdir" in /*) ;; *) destdir=$(pwd)/$destdir ;; esac
+fi
+
+# Where the pieces are: a dist bundle has them next to this script, a
+# repository checkout in their usual places.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+if [ -x "$here/bin/carouseld" ] && [ -f "$here/systemd/carouseld.service" ]; then
+  bin_src=$here/bin
+  unit_src=$here/systemd
+  ini_src=$here/etc/carouseld.ini
+  demo_src=$here/demo-images
+  readme_src=$here/README.md
+else
+  repo=$(cd "$here/.." && pwd)
+  bin_src=${CAROUSELD_BIN_DIR:-$repo/.build-static/release}
+  unit_src=$repo/systemd
+  ini_src=$repo/etc/carouseld/carouseld.ini
+  demo_src=$repo/scripts/demo/images
+  readme_src=$repo/README.md
+fi
+for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
+  [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
+done
+for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" "$ini_src"; do
+  [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
+done
+
+# systemd only looks for units, sysusers.d and tmpfiles.d files under /etc,
+# /run, /usr/local/lib and /usr/lib: another prefix gets them in /etc.
+case "$prefix" in
+  /usr|/usr/local) sysd_lib=$prefix/lib ;;
+  *) sysd_lib=/etc ;;
+esac
+unitdir=${UNITDIR:-$sysd_lib/systemd/system}
+sysusersdir=${SYSUSERSDIR:-$sysd_lib/sysusers.d}
+tmpfilesdir=${TMPFILESDIR:-$sysd_lib/tmpfiles.d}
+confdir=/etc/carouseld
+images=/var/lib/carouseld/images
+
+if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then
+  die "run as root (sudo $0), or set DESTDIR to stage the files somewhere else"
+fi
+
+# Copies to a temporary name then renames: a running carouseld keeps its old
+# binary (no "Text file busy"), and a half-written file is never in place.
+put() { # put MODE SRC DEST
+  local mode=$1 src=$2 dest=$3 tmp
+  install -d -m 0755 "$(dirname "$dest")"
+  tmp=$(mktemp "$dest.XXXXXX")
+  cat "$src" >"$tmp"
+  chmod "$mode" "$tmp"
+  mv -f "$tmp" "$dest"
+}
+
+D=$destdir
+say "installing into ${D:-/} with PREFIX=$prefix"
+put 0755 "$bin_src/carouseld" "$D$prefix/bin/carouseld"
+put 0755 "$bin_src/carouselctl" "$D$prefix/bin/carouselctl"
+
+# The shipped unit names /usr/local/; point it to where things really are.
+put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld.service") "$D$unitdir/carouseld.service"
+put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
+put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
+say "unit $unitdir/carouseld.service (ExecStart=$prefix/bin/carouseld)"
+
+# The configuration is the administrator's: never replace an existing one.
+ini=$D$confdir/carouseld.ini
+if [ ! -e "$ini" ]; then
+  put 0644 "$ini_src" "$ini"
+  say "configuration $confdir/carouseld.ini (the defaults: edit it, then 'carouseld check-config')"
+elif cmp -s "$ini_src" "$ini"; then
+  say "configuration $confdir/carouseld.ini unchanged (already the shipped defaults)"
+else
+  put 0644 "$ini_src" "$ini.new"
+  say "configuration $confdir/carouseld.ini kept as it is; the shipped defaults are in $confdir/carouseld.ini.new (compare: diff $confdir/carouseld.ini $confdir/carouseld.ini.new)"
+fi
+
+if [ -d "$demo_src" ]; then
+  install -d -m 0755 "$D$prefix/share/carouseld/demo-images"
+  for f in "$demo_src"/*; do
+    [ -f "$f" ] && put 0644 "$f" "$D$prefix/share/carouseld/demo-images/$(basename "$f")"
+  done
+fi
+[ -f "$readme_src" ] && put 0644 "$readme_src" "$D$prefix/share/doc/carouseld/README.md"
+
+if [ -n "$destdir" ]; then
+  say "staged in $destdir: no user created, no folder under /var made, nothing started"
+  say "on the target, as root: systemd-sysusers; systemd-tmpfiles --create; systemctl daemon-reload"
+  exit 0
+fi
+
+# The live system from here on.
+command -v systemd-sysusers >/dev/null || die "systemd-sysusers not found: carouseld's service needs systemd"
+systemd-sysusers "$sysusersdir/carouseld.conf"
+say "user and group 'carouseld' ($(id carouseld))"
+had_images=0
+[ -e "$images" ] && had_images=1
+systemd-tmpfiles --create "$tmpfilesdir/carouseld.conf"
+if [ "$had_images" -eq 0 ] && [ "$demo_images" -eq 1 ] && [ -d "$demo_src" ]; then
+  cp "$demo_src"/* "$images"/
+  chown carouseld:carouseld "$images"/*
+  chmod 0664 "$images"/*
+  say "pictures folder $images created with the demo pictures: replace them with yours"
+else
+  say "pictures folder $images ($(find "$images" -maxdepth 1 -type f | wc -l) files; left as it was)"
+fi
+
+# Libraries the binaries need (Debian 12 package names), checked now rather
+# than at the first start.
+missing=$(ldd "$prefix/bin/carouseld" 2>/dev/null | awk '/not found/ {print $1}' || true)
+if [ -n "$missing" ]; then
+  pkgs=$(for lib in $missing; do
+    case "$lib" in
+      libdrm.so.*) echo libdrm2 ;; libinput.so.*) echo libinput10 ;; libudev.so.*) echo libudev1 ;;
+      libjpeg.so.*) echo libjpeg62-turbo ;; libpng16.so.*) echo libpng16-16 ;; libwebp.so.*) echo libwebp7 ;;
+      libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;; *) echo "($lib)" ;;
+    esac
+  done | sort -u | tr '\n' ' ')
+  say "WARNING: carouseld cannot start, libraries missing: $(echo "$missing" | tr '\n' ' ')"
+  say "WARNING: install them with: apt-get install $pkgs"
+else
+  "$prefix/bin/carouseld" check-config "$confdir/carouseld.ini" >/dev/null \
+    || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
+fi
+
+if [ -d /run/systemd/system ]; then
+  systemctl daemon-reload
+  state=$(systemctl is-active carouseld.service 2>/dev/null || true)
+  if [ "$state" = active ] || [ "$state" = activating ]; then
+    say "carouseld is running the previous version: systemctl restart carouseld"
+  else
+    say "next: systemctl enable --now carouseld; then carouselctl status"
+  fi
+else
+  say "systemd is not running here: the unit is installed for the next boot"
+fi
