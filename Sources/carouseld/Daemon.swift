@@ -307,6 +307,14 @@ final class Daemon {
         lastPresent = now
     }
 
+    /// The display was set up anew (a hotplug, a new mode): a flip in flight
+    /// was completed or dropped by the backend, so no flip event will come
+    /// for it; draw a whole new frame.
+    func displayWasRemodeset() {
+        framePending = false
+        needsFrame = true
+    }
+
     private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
 
     /// A presented frame reached the screen.
@@ -355,8 +363,7 @@ final class Daemon {
             return
         }
         log(.info, "display re-modeset: \(backend.summary)")
-        framePending = false
-        needsFrame = true
+        displayWasRemodeset()
         if backend.panelSize != before {
             log(.info, "display is now \(backend.panelSize) (was \(before)); laying out again")
             relayout()

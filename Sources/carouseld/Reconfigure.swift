@@ -102,7 +102,7 @@ extension Daemon {
         if new.display.mode != old.display.mode {
             if let changeMode {
                 do {
-                    _ = try changeMode(new.display.mode)
+                    if try changeMode(new.display.mode) { displayWasRemodeset() }
                 } catch {
                     throw ReloadError(message: "display.mode \(new.display.mode.map { "\($0)" } ?? "auto"): \(error)")
                 }

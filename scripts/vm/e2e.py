@@ -296,11 +296,29 @@ def main():
             s.screen_matches(1, "12-after-refused-reload", extra)
             s.stop(d)
 
+        def reload_while_moving():
+            # A new mode while frames are in flight (a long autoplay transition):
+            # the carousel comes to rest on the new mode and draws it, it does not
+            # wait for a flip that the re-modeset already consumed.
+            d = s.start({"autoplay": {"enabled": "true", "interval": "0.2", "transition": "3"}})
+            s.wait_log(d, r"event currentItemIndexDidChange", timeout=60)
+            extra = {"display": {"mode": "800x600"}}
+            s.vm.put("/tmp/e2e.ini", s.config(extra))  # autoplay off again
+            d.signal(signal.SIGHUP, group=False)
+            s.wait_log(d, r"configuration reloaded from /tmp/e2e.ini")
+            # Wherever it stopped: the index of the last change before the reload.
+            before = d.err.split("configuration reloaded")[0]
+            changes = re.findall(r"currentItemIndexDidChange (\d+)", before)
+            index = int(changes[-1]) if changes else 0
+            s.screen_matches(index, "13-reloaded-while-moving-800x600", extra)
+            s.stop(d)
+
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
                          ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost),
-                         ("reload: new mode in place, then a bad file refused", reload_in_place)]:
+                         ("reload: new mode in place, then a bad file refused", reload_in_place),
+                         ("reload: new mode while frames are in flight", reload_while_moving)]:
             if args.only and args.only not in name:
                 continue
             s.check(name, fn)
