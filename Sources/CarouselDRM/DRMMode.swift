@@ -44,21 +44,6 @@ public struct DRMModeRequest: Equatable, Sendable, CustomStringConvertible {
         self.refresh = refresh
     }
 
-    /// Parses `WxH` or `WxH@Hz`; `nil` if `text` is neither.
-    public init?(_ text: String) {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { return nil }
-        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0, w <= 16384, h <= 16384
-        else { return nil }
-        width = w
-        height = h
-        if parts.count == 2 {
-            guard let r = Int(parts[1]), r > 0, r <= 1000 else { return nil }
-            refresh = r
-        }
-    }
-
     public var description: String { "\(width)x\(height)" + (refresh.map { "@\($0)" } ?? "") }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CarouselConfig
 import CarouselDRM
 import CarouselDisplay
 import CarouselPlatform
@@ -62,10 +63,10 @@ struct DRMTest: ParsableCommand {
     var waitSeconds: Int = 0
 
     func validate() throws {
-        if let switchMode, DRMModeRequest(switchMode) == nil {
+        if let switchMode, ModeRequest(switchMode) == nil {
             throw ValidationError("--switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(switchMode)'")
         }
-        if let mode, DRMModeRequest(mode) == nil { throw ValidationError("--mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(mode)'") }
+        if let mode, ModeRequest(mode) == nil { throw ValidationError("--mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(mode)'") }
         if DRMAPI(rawValue: api) == nil { throw ValidationError("--api: expected auto, atomic or legacy, not '\(api)'") }
         if frames < 1 { throw ValidationError("--frames: at least 1") }
     }
@@ -103,7 +104,7 @@ struct DRMTest: ParsableCommand {
         do {
             for frame in 0..<frames {
                 if frame == frames / 2, let switchMode {
-                    let changed = try backend.changeMode(to: DRMModeRequest(switchMode))
+                    let changed = try backend.changeMode(to: ModeRequest(switchMode).map(DRMModeRequest.init))
                     log(.info, "drm-test: switched to \(backend.modeName) (re-modeset: \(changed))")
                     switched = changed
                     lastFlip = nil
@@ -181,7 +182,7 @@ struct DRMTest: ParsableCommand {
     }
 
     private func openBackend() throws(DisplayError) -> DRMBackend {
-        try DRMBackend(device: device, connector: connector, mode: mode.flatMap(DRMModeRequest.init),
+        try DRMBackend(device: device, connector: connector, mode: mode.flatMap(ModeRequest.init).map(DRMModeRequest.init),
                        api: DRMAPI(rawValue: api)!)
     }
 

@@ -13,7 +13,7 @@ import Glibc
 /// once, wait for one, and start when it comes. SIGTERM still stops the wait.
 func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws -> DisplayBackend {
     let display = configuration.display
-    let request = display.mode.map { DRMModeRequest(width: $0.width, height: $0.height, refresh: $0.refresh) }
+    let request = display.mode.map(DRMModeRequest.init)
     let api = DRMAPI(rawValue: display.api.rawValue) ?? .auto
     var waited = false
     while true {

@@ -82,7 +82,7 @@ struct Run: ParsableCommand {
         var hotplug: HotplugMonitor? = nil
         if let drm = backend as? DRMBackend {
             daemon.changeMode = { request in
-                try drm.changeMode(to: request.map { DRMModeRequest(width: $0.width, height: $0.height, refresh: $0.refresh) })
+                try drm.changeMode(to: request.map(DRMModeRequest.init))
             }
             do {
                 let monitor = try HotplugMonitor()

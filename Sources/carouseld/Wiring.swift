@@ -2,6 +2,7 @@ import CarouselAlbum
 import CarouselConfig
 import CarouselCore
 import CarouselDisplay
+import CarouselDRM
 import CarouselImaging
 import CarouselRender
 
@@ -126,5 +127,12 @@ extension Double {
     var formatted: String {
         let tenths = (self * 10).rounded() / 10
         return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}
+
+extension DRMModeRequest {
+    /// The DRM room's request for a mode the configuration (or a command line) names.
+    init(_ request: ModeRequest) {
+        self.init(width: request.width, height: request.height, refresh: request.refresh)
     }
 }

@@ -218,3 +218,21 @@ import CarouselCore
         #expect(Color(hex: "#GG0000") == nil)
     }
 }
+
+/// `WxH[@Hz]` as the INI file, `--display offscreen:` and `drm-test --mode` read it.
+@Suite("Mode requests: WxH[@Hz]")
+struct ModeRequestTests {
+    @Test("valid requests")
+    func valid() {
+        #expect(ModeRequest("1920x1080").map { [$0.width, $0.height] } == [1920, 1080])
+        #expect(ModeRequest("1920x1080")?.refresh == nil)
+        #expect(ModeRequest("1280x800@60").map { [$0.width, $0.height, $0.refresh] } == [1280, 800, 60])
+        #expect(ModeRequest("800x480@75")?.description == "800x480@75")
+    }
+
+    @Test("invalid requests", arguments: ["", "1920", "1920x", "x1080", "1920x1080@", "1920x1080@0", "0x1080",
+                                          "1920X1080", "1920x1080@60@1", "-1x5", "1920x1080@59.94", "auto"])
+    func invalid(text: String) {
+        #expect(ModeRequest(text) == nil)
+    }
+}

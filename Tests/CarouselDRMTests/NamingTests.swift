@@ -31,19 +31,12 @@ struct ConnectorNameTests {
     }
 }
 
-@Suite("Mode requests: WxH[@Hz]")
+@Suite("Mode requests")
 struct ModeRequestTests {
-    @Test("valid requests")
-    func valid() {
-        #expect(DRMModeRequest("1920x1080") == DRMModeRequest(width: 1920, height: 1080))
-        #expect(DRMModeRequest("1280x800@60") == DRMModeRequest(width: 1280, height: 800, refresh: 60))
-        #expect(DRMModeRequest("800x480@75")?.description == "800x480@75")
-    }
-
-    @Test("invalid requests", arguments: ["", "1920", "1920x", "x1080", "1920x1080@", "1920x1080@0", "0x1080",
-                                          "1920X1080", "1920x1080@60@1", "-1x5", "1920x1080@59.94", "auto"])
-    func invalid(text: String) {
-        #expect(DRMModeRequest(text) == nil)
+    @Test("a request prints as WxH[@Hz]")
+    func description() {
+        #expect(DRMModeRequest(width: 800, height: 480, refresh: 75).description == "800x480@75")
+        #expect(DRMModeRequest(width: 1920, height: 1080).description == "1920x1080")
     }
 }
 
