@@ -158,7 +158,7 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         do {
-            _ = try Configuration.parse(try readTextFile(file), file: file)
+            _ = try readConfiguration(file)
             print("\(file): OK")
         } catch let error as ConfigError {
             printError("\(error)")

@@ -17,15 +17,17 @@ extension Daemon {
     /// Keys that only a restart can change: they name the devices and the
     /// socket the daemon holds open. A reload that changes them applies the
     /// rest and says these wait.
-    static let restartKeys: [(name: String, differs: @Sendable (Configuration, Configuration) -> Bool)] = [
-        ("display.device", { $0.display.device != $1.display.device }),
-        ("display.connector", { $0.display.connector != $1.display.connector }),
-        ("display.api", { $0.display.api != $1.display.api }),
-        ("input.seat", { $0.input.seat != $1.input.seat }),
-        ("control.socket", { $0.control.socket != $1.control.socket }),
-        ("control.mode", { $0.control.mode != $1.control.mode }),
-        ("control.group", { $0.control.group != $1.control.group }),
-    ]
+    static var restartKeys: [RestartKey] {
+        [
+            RestartKey("display.device", \.display.device),
+            RestartKey("display.connector", \.display.connector),
+            RestartKey("display.api", \.display.api),
+            RestartKey("input.seat", \.input.seat),
+            RestartKey("control.socket", \.control.socket),
+            RestartKey("control.mode", \.control.mode),
+            RestartKey("control.group", \.control.group),
+        ]
+    }
 
     /// Reads the configuration file again and applies it. A file that does
     /// not parse (or a mode the display lacks) is refused with one error
@@ -37,7 +39,7 @@ extension Daemon {
         defer { if firstFrameShown { notifier.ready(status: statusLine) } }
         let fresh: Configuration
         do {
-            fresh = try Configuration.parse(try readTextFile(configPath), file: configPath)
+            fresh = try readConfiguration(configPath)
         } catch {
             log(.error, "reload refused, keeping the running configuration: \(error)")
             return .error("reload refused, the running configuration stays: \(error)")
@@ -89,14 +91,10 @@ extension Daemon {
         let old = config
         var new = requested
         var pending: [String] = []
-        for key in Self.restartKeys where key.differs(new, old) { pending.append(key.name) }
-        new.display.device = old.display.device
-        new.display.connector = old.display.connector
-        new.display.api = old.display.api
-        new.input.seat = old.input.seat
-        new.control.socket = old.control.socket
-        new.control.mode = old.control.mode
-        new.control.group = old.control.group
+        for key in Self.restartKeys where key.differs(new, old) {
+            pending.append(key.name)
+            key.keep(&new, old)
+        }
         // The mode first: the one change that can still fail, before anything else changed.
         let panelBefore = backend.panelSize
         if new.display.mode != old.display.mode {
@@ -198,6 +196,20 @@ extension Daemon {
     }
 
     static let screenshotQueue = DispatchQueue(label: "carouseld.screenshot", qos: .utility)
+}
+
+/// A key only a restart can change: how to tell it changed, and how to
+/// keep its running value.
+struct RestartKey {
+    let name: String
+    let differs: (Configuration, Configuration) -> Bool
+    let keep: (inout Configuration, Configuration) -> Void
+
+    init<Value: Equatable>(_ name: String, _ path: WritableKeyPath<Configuration, Value>) {
+        self.name = name
+        differs = { $0[keyPath: path] != $1[keyPath: path] }
+        keep = { $0[keyPath: path] = $1[keyPath: path] }
+    }
 }
 
 /// Why a new configuration could not be applied.

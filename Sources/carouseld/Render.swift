@@ -68,10 +68,16 @@ struct Render: ParsableCommand {
     }
 }
 
-/// Reads and validates a configuration file; a bad file exits 2 with `FILE:LINE: message`.
+/// Reads and validates a configuration file; throws the reason (a
+/// `ConfigError` names FILE:LINE).
+func readConfiguration(_ path: String) throws -> Configuration {
+    try Configuration.parse(try readTextFile(path), file: path)
+}
+
+/// `readConfiguration` for the tools: a bad file exits 2 with `FILE:LINE: message`.
 func loadConfiguration(_ path: String) throws -> Configuration {
     do {
-        return try Configuration.parse(try readTextFile(path), file: path)
+        return try readConfiguration(path)
     } catch let error as ConfigError {
         printError("carouseld: \(error)")
         throw ExitCode(2)

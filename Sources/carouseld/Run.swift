@@ -36,7 +36,7 @@ struct Run: ParsableCommand {
         // at error priority, and exit 2 (restarting cannot help).
         let configuration: Configuration
         do {
-            configuration = try Configuration.parse(try readTextFile(config), file: config)
+            configuration = try readConfiguration(config)
         } catch {
             log(.error, "cannot start: \(error)")
             throw ExitCode(2)
