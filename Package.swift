@@ -22,14 +22,24 @@ let package = Package(
             dependencies: [.product(name: "RealModule", package: "swift-numerics")]
         ),
         // The INI file: a strict parser and the schema of every key.
-        .target(name: "CarouselConfig", dependencies: ["CarouselCore"]),
+        .target(name: "CarouselConfig", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // `carouseld simulate`: script parser and the headless 60 Hz runner.
         .target(name: "CarouselSimulation", dependencies: ["CarouselCore", "CarouselConfig"]),
+        // The running carousel: the loop, frame pacing, album state, input
+        // routing, the control socket's answers, reload and `set`. Wires the
+        // other rooms together; the executable only parses arguments and starts it.
+        .target(
+            name: "CarouselDaemon",
+            dependencies: [
+                "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl",
+            ]
+        ),
         .executableTarget(
             name: "carouseld",
             dependencies: [
-                "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselAlbum", "CarouselImaging",
-                "CarouselRender", "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl",
+                "CarouselDaemon", "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselRender",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselImaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -48,7 +58,7 @@ let package = Package(
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
-        .target(name: "CarouselImaging", dependencies: ["CImageCodecs", "CWebP", "CPixman"]),
+        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CPixman"]),
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),
@@ -64,12 +74,12 @@ let package = Package(
         .systemLibrary(name: "CLibinput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
         // libinput's va_list log handler, formatted in C and passed on as plain text.
         .target(name: "CInputShim", dependencies: ["CLibinput"]),
-        .target(name: "CarouselInput", dependencies: ["CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
+        .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
         .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging"]),
         .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging"]),
-        .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CPixman"], exclude: ["Fixtures"]),
+        .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
@@ -77,9 +87,13 @@ let package = Package(
         .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform"]),
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
         // The control socket: the line protocol, its JSON, and the non-blocking server.
-        .target(name: "CarouselControl", dependencies: ["CarouselPlatform"]),
+        .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
         .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl"]),
-        // Tier 3: the daemon on the offscreen display, run as a process.
-        .testTarget(name: "CarouselDaemonTests", dependencies: ["CarouselControl"]),
+        // Tier 3: the daemon on the offscreen display: its pieces as units on a
+        // manual clock, and the whole daemon run as a process.
+        .testTarget(name: "CarouselDaemonTests", dependencies: [
+            "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
+            "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
+        ]),
     ]
 )

@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselPlatform
 
 /// An RGBA colour from `#RRGGBB` or `#RRGGBBAA`.
 public struct Color: Equatable, Sendable, CustomStringConvertible {
@@ -37,9 +38,6 @@ public struct Color: Equatable, Sendable, CustomStringConvertible {
 
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
 public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
-public enum FitMode: String, Sendable, CaseIterable { case contain, cover, stretch, none }
-public enum IndicatorPosition: String, Sendable, CaseIterable { case bottom, top, left, right }
-public enum LogLevel: String, Sendable, CaseIterable { case error, warning, info, debug }
 
 /// A display mode request: `1920x1080` or `1920x1080@60`.
 public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
@@ -127,7 +125,7 @@ public struct Configuration: Equatable, Sendable {
     public var images = ImagesConfig()
     public var indicator = IndicatorConfig()
     public var control = ControlConfig()
-    public var logLevel = LogLevel.info
+    public var logLevel = LogPriority.info
 
     public init() {}
 

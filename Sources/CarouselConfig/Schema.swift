@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselPlatform
 
 /// One key of the configuration: its section, name and how its value is
 /// checked and stored.
@@ -75,6 +76,13 @@ public enum Schema {
             throw ValueError("expected one of: \(E.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return e
+    }
+
+    static func logPriority(_ v: String) throws(ValueError) -> LogPriority {
+        guard let p = LogPriority(name: v.lowercased()) else {
+            throw ValueError("expected one of: \(LogPriority.allCases.map(\.description).joined(separator: ", "))")
+        }
+        return p
     }
 
     static func color(_ v: String) throws(ValueError) -> Color {
@@ -226,6 +234,6 @@ public enum Schema {
     ]
 
     static let log: [KeySpec] = [
-        key("log", "level", "error, warning, info or debug") { c, v throws(ValueError) in c.logLevel = try choice(v, LogLevel.self) },
+        key("log", "level", "error, warning, info or debug") { c, v throws(ValueError) in c.logLevel = try logPriority(v) },
     ]
 }

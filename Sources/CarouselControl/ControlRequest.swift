@@ -1,3 +1,5 @@
+import CarouselCore
+
 /// One request on the control socket: a line of text, words separated by
 /// spaces or tabs. The daemon maps these onto its model; this room only
 /// knows their grammar.
@@ -39,6 +41,19 @@ public enum ControlRequest: Equatable, Sendable {
     /// The longest goto animation accepted: a minute is already absurd for a
     /// slide; anything longer is much more likely a typo (seconds vs ms).
     public static let maximumGotoMilliseconds = 60_000
+
+    /// The carousel command this request asks for, if it is one: the one
+    /// place the socket's words meet the model's vocabulary.
+    public var command: CarouselCommand? {
+        switch self {
+        case .next: .next
+        case .prev: .previous
+        case let .goto(index, ms): .goto(index: index, duration: ms.map { Double($0) / 1000 })
+        case .pause: .pause
+        case .resume: .resume
+        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help: nil
+        }
+    }
 
     /// The request as the line a client sends (without the newline).
     public var line: String {

@@ -20,10 +20,8 @@ public struct ControlPeer: Equatable, Sendable, CustomStringConvertible {
     public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
 }
 
-/// Syslog priorities, so the daemon can prefix `<N>` for journald.
-public enum ControlLogLevel: Int, Sendable {
-    case error = 3, warning = 4, info = 6, debug = 7
-}
+/// The server's log lines carry the platform's priorities.
+public typealias ControlLogLevel = LogPriority
 
 /// Setting up the control socket failed: the message says on what and what to do.
 public struct ControlServerError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -39,6 +39,10 @@ public final class DRMBackend: DisplayBackend {
     public var api: DRMAPI { interface.api }
     public var summary: String { "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue))" }
     public var fileDescriptor: Int32? { restored ? nil : device.fd }
+    /// Dumb buffers with XRGB8888 framebuffers (`DumbBuffer`).
+    public let pixelFormat = PixelFormat.xrgb8888
+    /// Frames reach the screen on the page-flip event (`dispatch`).
+    public var presentsAsynchronously: Bool { fileDescriptor != nil }
 
     /// Frames that reached the screen, and when the last one did (the
     /// kernel's CLOCK_MONOTONIC timestamp of its vblank, microseconds).

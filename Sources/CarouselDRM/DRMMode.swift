@@ -1,3 +1,4 @@
+import CarouselDisplay
 import CDRM
 
 /// Which KMS interface commits frames: `auto` takes atomic where the driver
@@ -30,22 +31,8 @@ public enum DRMConnectorName {
     }
 }
 
-/// A display mode asked for by name: `1920x1080` or `1920x1080@60`.
-public struct DRMModeRequest: Equatable, Sendable, CustomStringConvertible {
-    public var width: Int
-    public var height: Int
-    /// Vertical refresh in Hz, rounded as `modetest` and the kernel print it;
-    /// `nil`: any (the preferred mode of that size, else the fastest).
-    public var refresh: Int?
-
-    public init(width: Int, height: Int, refresh: Int? = nil) {
-        self.width = width
-        self.height = height
-        self.refresh = refresh
-    }
-
-    public var description: String { "\(width)x\(height)" + (refresh.map { "@\($0)" } ?? "") }
-}
+/// A display mode asked for by name: the display room's request.
+public typealias DRMModeRequest = DisplayModeRequest
 
 /// One mode a connector offers: a copy of libdrm's `drmModeModeInfo`.
 public struct DRMMode: Sendable, Equatable, CustomStringConvertible {

@@ -43,6 +43,16 @@ public protocol DisplayBackend: AnyObject {
     var framePeriodMicroseconds: Int64 { get }
     /// A descriptor to poll for completion events, or `nil` if the backend has none.
     var fileDescriptor: Int32? { get }
+    /// The panel's physical size, where the display reports one (EDID): the
+    /// touch slop scales with the panel's density.
+    var physicalSize: PhysicalSize? { get }
+    /// How the pixels of a `ScanoutBuffer` are laid out. The renderer writes
+    /// `.xrgb8888`; the daemon refuses a backend that wants another layout.
+    var pixelFormat: PixelFormat { get }
+    /// Whether a presented frame reaches the screen later, reported by
+    /// `dispatch` (a page flip on vblank), rather than at once. If `true`,
+    /// `fileDescriptor` is non-nil and frames are paced by the panel.
+    var presentsAsynchronously: Bool { get }
 
     /// A free buffer for the next frame, or `nil` while a frame is in flight.
     func acquire() -> ScanoutBuffer?
@@ -55,6 +65,11 @@ public protocol DisplayBackend: AnyObject {
     /// Looks at the display again after a hotplug event: `true` when it was
     /// re-modeset (the panel size may have changed; draw a whole new frame).
     func reprobe() throws(DisplayError) -> Bool
+    /// Switches to the mode `request` names (`nil`: the preferred one).
+    /// Returns `true` when the display was set up anew (draw a whole new
+    /// frame; the panel size may have changed), `false` when nothing changed.
+    /// Throws, leaving the running mode, when the display has no such mode.
+    func changeMode(to request: DisplayModeRequest?) throws(DisplayError) -> Bool
 
     /// Puts the display back as it was found (the saved CRTC, so the console
     /// returns), after waiting for a frame in flight. Safe to call twice.
@@ -72,9 +87,21 @@ public struct PhysicalSize: Equatable, Sendable, CustomStringConvertible {
     public var description: String { "\(widthMillimetres)x\(heightMillimetres) mm" }
 }
 
-extension DisplayBackend {
-    /// The panel's physical size, where the display reports one.
-    public var physicalSize: PhysicalSize? { nil }
+/// A display mode asked for: `width`x`height`, at `refresh` Hz if given.
+public struct DisplayModeRequest: Equatable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    /// Vertical refresh in Hz, rounded as `modetest` and the kernel print it;
+    /// `nil`: any (the preferred mode of that size, else the fastest).
+    public var refresh: Int?
+
+    public init(width: Int, height: Int, refresh: Int? = nil) {
+        self.width = width
+        self.height = height
+        self.refresh = refresh
+    }
+
+    public var description: String { refresh.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
 }
 
 /// The orientation a panel reports (DRM's "panel orientation" connector property).

@@ -7,8 +7,13 @@ import Glibc
 /// buffers like a DRM backend, where "presenting" makes a buffer the screen
 /// at once. `screenshot` writes the screen as a PNG.
 public final class OffscreenBackend: DisplayBackend {
-    public let panelSize: PixelSize
-    public let panelRotation = PanelOrientation.normal
+    public private(set) var panelSize: PixelSize
+    public let panelRotation: PanelOrientation
+    /// nil unless given: memory has no EDID (tests give one to check density scaling).
+    public let physicalSize: PhysicalSize?
+    public let pixelFormat = PixelFormat.xrgb8888
+    /// Presenting makes a buffer the screen at once.
+    public let presentsAsynchronously = false
     public var summary: String { "offscreen \(panelSize)" }
     public let connectorName = "offscreen"
     public var modeName: String { "\(panelSize)" }
@@ -18,14 +23,20 @@ public final class OffscreenBackend: DisplayBackend {
     /// Frames presented so far.
     public private(set) var presented = 0
 
-    private let buffers: [UnsafeMutableRawPointer]
-    private let stride: Int
+    private var buffers: [UnsafeMutableRawPointer]
+    private var stride: Int
     private var front = 1
 
-    public init(size: PixelSize) {
+    public init(size: PixelSize, physicalSize: PhysicalSize? = nil, panelRotation: PanelOrientation = .normal) {
         panelSize = size
+        self.physicalSize = physicalSize
+        self.panelRotation = panelRotation
         stride = size.width * 4
-        buffers = (0..<2).map { _ in
+        buffers = Self.allocate(size)
+    }
+
+    private static func allocate(_ size: PixelSize) -> [UnsafeMutableRawPointer] {
+        (0..<2).map { _ in
             guard let p = PixelMemory.allocate(size.width * 4 * size.height) else {
                 fatalError("out of memory for a \(size) offscreen display")
             }
@@ -34,6 +45,23 @@ public final class OffscreenBackend: DisplayBackend {
     }
 
     deinit { for b in buffers { PixelMemory.release(b, stride * panelSize.height) } }
+
+    /// Memory takes any size: a request of another size reallocates the
+    /// screen (as a DRM modeset to a new mode does); `nil` keeps it.
+    public func changeMode(to request: DisplayModeRequest?) throws(DisplayError) -> Bool {
+        guard let request else { return false }
+        guard request.width > 0, request.height > 0 else {
+            throw DisplayError("offscreen display cannot be \(request)")
+        }
+        let size = PixelSize(width: request.width, height: request.height)
+        guard size != panelSize else { return false }
+        for b in buffers { PixelMemory.release(b, stride * panelSize.height) }
+        panelSize = size
+        stride = size.width * 4
+        buffers = Self.allocate(size)
+        front = 1
+        return true
+    }
 
     public func acquire() -> ScanoutBuffer? {
         ScanoutBuffer(pixels: buffers[1 - front], stride: stride, size: panelSize, index: 1 - front)

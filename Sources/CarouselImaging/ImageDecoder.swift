@@ -1,3 +1,5 @@
+import CarouselCore
+
 /// Decodes JPEG, PNG and WebP files into upright pixels that pixman can use.
 ///
 /// Pure functions of their inputs, safe to call from any thread: each call

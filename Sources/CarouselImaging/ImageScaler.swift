@@ -1,3 +1,4 @@
+import CarouselCore
 import CPixman
 
 #if canImport(Glibc)

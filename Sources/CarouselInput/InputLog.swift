@@ -18,12 +18,12 @@ public enum InputLogPriority: Int32, Sendable, Comparable, CaseIterable {
         else { self = .debug }
     }
 
-    /// The syslog priority of a line at this level (journald's prefix).
-    public var syslogPriority: Int {
+    /// The log priority of a line at this level.
+    public var logPriority: LogPriority {
         switch self {
-        case .error: 3
-        case .info: 6
-        case .debug: 7
+        case .error: .error
+        case .info: .info
+        case .debug: .debug
         }
     }
 
@@ -36,20 +36,9 @@ public enum InputLogPriority: Int32, Sendable, Comparable, CaseIterable {
 public typealias InputLogHandler = (InputLogPriority, String) -> Void
 
 public enum InputLog {
-    /// Writes each line to stderr with its syslog priority prefix
-    /// (`<3>libinput: event5 - ...`), so that journald files it right.
+    /// Writes each line to the process's log (`<3>libinput: event5 - ...`).
     public static func standardError(_ priority: InputLogPriority, _ text: String) {
-        var line = "<\(priority.syslogPriority)>libinput: \(text)\n"
-        line.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                // try? flattens "failed" and "would block" into nil: either way, give up.
-                guard let written = try? attemptSystemCall("write", {
-                    write(2, bytes.baseAddress! + offset, bytes.count - offset)
-                }), written > 0 else { return }
-                offset += written
-            }
-        }
+        log(priority.logPriority, "libinput: \(text)")
     }
 
     /// libinput's text without its trailing newline(s).

@@ -1,3 +1,4 @@
+import CarouselCore
 import CInputShim
 
 /// What a key asks the carousel to do. Keyboards and IR remotes (which the
@@ -28,6 +29,18 @@ public enum KeyCommand: Sendable, Hashable, CaseIterable {
     public init?(_ event: InputEvent) {
         guard case let .key(code, pressed: true, _) = event else { return nil }
         self.init(keyCode: code)
+    }
+
+    /// The carousel command this key gives: the one place keys meet the
+    /// model's vocabulary.
+    public var command: CarouselCommand {
+        switch self {
+        case .previous: .previous
+        case .next: .next
+        case .first: .first
+        case .last: .last
+        case .togglePause: .togglePause
+        }
     }
 
     /// Every key code carouseld reacts to.

@@ -3,7 +3,7 @@ import CarouselImaging
 
 /// Page-dot settings (UIPageControl).
 public struct IndicatorStyle: Equatable, Sendable {
-    public enum Position: String, Sendable { case bottom, top, left, right }
+    public typealias Position = IndicatorPosition
     public var enabled = true
     public var position = Position.bottom
     public var color = PixelColor(red: 255, green: 255, blue: 255, alpha: 0x80)

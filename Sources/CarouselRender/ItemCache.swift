@@ -1,3 +1,4 @@
+import CarouselCore
 import CarouselImaging
 import Dispatch
 import Synchronization

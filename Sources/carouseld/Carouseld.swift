@@ -1,5 +1,7 @@
 import ArgumentParser
 import CarouselConfig
+import CarouselDaemon
+import CarouselPlatform
 import CarouselCore
 import CarouselRender
 import CarouselImaging
@@ -19,43 +21,6 @@ struct Carouseld: ParsableCommand {
         defaultSubcommand: Run.self
     )
 }
-
-/// Reads a whole file; errors name the file and the reason.
-func readTextFile(_ path: String) throws -> String {
-    guard let f = fopen(path, "rb") else {
-        throw ValidationError("cannot open \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buffer, 1, buffer.count, f)
-        if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
-        if n < buffer.count {
-            if ferror(f) != 0 { throw ValidationError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            break
-        }
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
-/// Writes all of `text` to file descriptor `fd` (1 stdout, 2 stderr), retrying on EINTR.
-func writeAll(_ fd: Int32, _ text: String) {
-    var text = text
-    text.withUTF8 { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
-    }
-}
-
-func printError(_ line: String) { writeAll(2, line + "\n") }
 
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(

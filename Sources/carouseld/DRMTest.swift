@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarouselConfig
+import CarouselDaemon
 import CarouselDRM
 import CarouselDisplay
 import CarouselPlatform
@@ -104,7 +105,7 @@ struct DRMTest: ParsableCommand {
         do {
             for frame in 0..<frames {
                 if frame == frames / 2, let switchMode {
-                    let changed = try backend.changeMode(to: ModeRequest(switchMode).map(DRMModeRequest.init))
+                    let changed = try backend.changeMode(to: ModeRequest(switchMode)?.displayModeRequest)
                     log(.info, "drm-test: switched to \(backend.modeName) (re-modeset: \(changed))")
                     switched = changed
                     lastFlip = nil
@@ -182,7 +183,7 @@ struct DRMTest: ParsableCommand {
     }
 
     private func openBackend() throws(DisplayError) -> DRMBackend {
-        try DRMBackend(device: device, connector: connector, mode: mode.flatMap(ModeRequest.init).map(DRMModeRequest.init),
+        try DRMBackend(device: device, connector: connector, mode: mode.flatMap(ModeRequest.init)?.displayModeRequest,
                        api: DRMAPI(rawValue: api)!)
     }
 

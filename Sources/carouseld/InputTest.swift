@@ -47,7 +47,7 @@ struct InputTest: ParsableCommand {
     }
 
     func run() throws {
-        if verbose { logThreshold = .debug }
+        if verbose { Log.threshold = .debug }
         let context: InputContext
         do {
             context = try InputContext(seat: seat, panelSize: InputPanelSize(parsing: size)!,

@@ -1,5 +1,7 @@
 import ArgumentParser
 import CarouselConfig
+import CarouselDaemon
+import CarouselPlatform
 import CarouselCore
 import CarouselImaging
 import CarouselRender
@@ -68,12 +70,6 @@ struct Render: ParsableCommand {
     }
 }
 
-/// Reads and validates a configuration file; throws the reason (a
-/// `ConfigError` names FILE:LINE).
-func readConfiguration(_ path: String) throws -> Configuration {
-    try Configuration.parse(try readTextFile(path), file: path)
-}
-
 /// `readConfiguration` for the tools: a bad file exits 2 with `FILE:LINE: message`.
 func loadConfiguration(_ path: String) throws -> Configuration {
     do {
@@ -81,29 +77,7 @@ func loadConfiguration(_ path: String) throws -> Configuration {
     } catch let error as ConfigError {
         printError("carouseld: \(error)")
         throw ExitCode(2)
-    }
-}
-
-enum Priority: Int {
-    case error = 3, warning = 4, info = 6, debug = 7
-}
-
-/// Lines above this priority are not written ([log] level).
-nonisolated(unsafe) var logThreshold = Priority.info
-
-/// One log line on stderr with its syslog priority prefix, so journald files it at the right level.
-func log(_ priority: Priority, _ line: String) {
-    guard priority.rawValue <= logThreshold.rawValue else { return }
-    printError("<\(priority.rawValue)>\(line)")
-}
-
-extension Priority {
-    init(_ level: LogLevel) {
-        switch level {
-        case .error: self = .error
-        case .warning: self = .warning
-        case .info: self = .info
-        case .debug: self = .debug
-        }
+    } catch let error as FileReadError {
+        throw ValidationError(error.message)
     }
 }

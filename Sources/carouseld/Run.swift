@@ -1,8 +1,7 @@
 import ArgumentParser
 import CarouselConfig
-import CarouselCore
+import CarouselDaemon
 import CarouselDisplay
-import CarouselDRM
 import CarouselImaging
 import CarouselPlatform
 #if canImport(Glibc)
@@ -31,7 +30,8 @@ struct Run: ParsableCommand {
     var display: String = "drm"
 
     func run() throws {
-        let started = MonotonicClock.now()
+        var options = Daemon.Options()
+        options.startedAt = MonotonicClock.now()
         // A configuration that cannot be used is an error line journald files
         // at error priority, and exit 2 (restarting cannot help).
         let configuration: Configuration
@@ -41,7 +41,7 @@ struct Run: ParsableCommand {
             log(.error, "cannot start: \(error)")
             throw ExitCode(2)
         }
-        logThreshold = Priority(configuration.logLevel)
+        Log.threshold = configuration.logLevel
         // Block the termination signals now: the wait for a display checks
         // them, and the loop reads them from a signalfd later.
         var blocked = sigset_t()
@@ -52,64 +52,19 @@ struct Run: ParsableCommand {
         let backend: DisplayBackend
         do {
             backend = try makeBackend(configuration, notifier: notifier)
-        } catch ExitStatus.success {
+        } catch StartupExit.success {
             return
-        } catch ExitStatus.failure {
+        } catch StartupExit.failure {
             throw ExitCode(1)
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(config: configuration, path: config, backend: backend, notifier: notifier)
+            daemon = try Daemon(config: configuration, path: config, backend: backend, notifier: notifier, options: options)
         } catch {
             backend.restore()
             log(.error, "cannot start: \(error)")
             throw ExitCode(1)
         }
-        // Input: a missing seat or a permission problem is logged, and the
-        // carousel runs on (autoplay, commands) rather than not at all.
-        var router: InputRouter? = nil
-        do {
-            let r = try InputRouter(daemon: daemon)
-            try daemon.watch(r.context.fileDescriptor, token: .input)
-            daemon.onInputReady = { r.dispatch() }
-            daemon.onReconfigured = { r.reconfigured() }
-            router = r
-        } catch {
-            log(.warning, "no input: \(error)")
-        }
-        defer { withExtendedLifetime(router) {} }
-        // Display hotplug (udev "drm" events) for the DRM backend.
-        var hotplug: HotplugMonitor? = nil
-        if let drm = backend as? DRMBackend {
-            daemon.changeMode = { request in
-                try drm.changeMode(to: request.map(DRMModeRequest.init))
-            }
-            do {
-                let monitor = try HotplugMonitor()
-                try daemon.watch(monitor.fileDescriptor, token: .hotplug)
-                daemon.onHotplugReady = { monitor.drain() }
-                hotplug = monitor
-            } catch {
-                log(.warning, "no display hotplug: \(error)")
-            }
-        }
-        defer { withExtendedLifetime(hotplug) {} }
-        daemon.onFirstFrame = {
-            log(.info, "first frame on screen \((MonotonicClock.now() - started) / 1000) ms after start")
-        }
-        daemon.onFirstPicture = {
-            log(.info, "first picture on screen \((MonotonicClock.now() - started) / 1000) ms after start")
-        }
-        daemon.onEvent = { event in
-            switch event.kind {
-            case .didScroll: break
-            case .didSelectItem(let i): log(.info, "select \(i)")
-            case .longPress(let i): log(.info, "long press \(i)")
-            case .currentItemIndexDidChange(let i): log(.debug, "event currentItemIndexDidChange \(i)")
-            default: log(.debug, "event \(event.kind.name)")
-            }
-        }
-        daemon.openControlSocket()
         let status = daemon.run()
         if status != 0 { throw ExitCode(status) }
     }

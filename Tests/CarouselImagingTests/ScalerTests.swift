@@ -1,3 +1,4 @@
+import CarouselCore
 import Testing
 @testable import CarouselImaging
 

@@ -78,15 +78,3 @@ public struct PixelColor: Hashable, Sendable {
         return UInt32(alpha) << 24 | mul(red) << 16 | mul(green) << 8 | mul(blue)
     }
 }
-
-/// How an image fills a box (the `[images] fit` key).
-public enum FitMode: String, Sendable, CaseIterable {
-    /// Aspect fit: the whole image shows, letterboxed in the background colour.
-    case contain
-    /// Aspect fill: the box is covered, the overflow cropped evenly on both sides.
-    case cover
-    /// Both axes scaled to the box independently; the aspect ratio is lost.
-    case stretch
-    /// Unscaled and centred; cropped if larger than the box.
-    case none
-}

@@ -11,9 +11,9 @@ import Glibc
 /// No display device or no display connected at start is not a reason to
 /// exit (systemd would restart us into the same state, over and over): log
 /// once, wait for one, and start when it comes. SIGTERM still stops the wait.
-func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws -> DisplayBackend {
+public func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws(StartupExit) -> DisplayBackend {
     let display = configuration.display
-    let request = display.mode.map(DRMModeRequest.init)
+    let request = configuration.displayModeRequest
     let api = DRMAPI(rawValue: display.api.rawValue) ?? .auto
     var waited = false
     while true {
@@ -22,7 +22,7 @@ func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) t
         } catch {
             guard DRMBackend.isWorthWaiting(error), !waited else {
                 log(.error, "display: \(error)")
-                throw ExitStatus.failure
+                throw StartupExit.failure
             }
             log(.warning, "display: \(error); waiting for one")
             waited = true
@@ -35,19 +35,21 @@ func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) t
                 return terminationRequested()
             }) != nil else {
                 log(.info, "stopped while waiting for a display")
-                throw ExitStatus.success
+                throw StartupExit.success
             }
         }
     }
 }
 
-enum ExitStatus: Error {
+/// Start-up ended before the loop: stopped while waiting (exit 0), or a
+/// display that cannot be used (exit 1).
+public enum StartupExit: Error {
     case success, failure
 }
 
 /// Whether SIGTERM or SIGINT is pending (blocked signals stay pending), for
 /// waits that happen before the event loop exists.
-func terminationRequested() -> Bool {
+public func terminationRequested() -> Bool {
     var pending = sigset_t()
     sigpending(&pending)
     return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1

@@ -15,8 +15,8 @@ extension Daemon {
     /// A socket that cannot be opened is logged; the carousel runs on without it.
     func openControlSocket() {
         let c = config.control
-        let logLine: (ControlLogLevel, String) -> Void = { level, line in
-            log(Priority(rawValue: level.rawValue) ?? .info, line)  // the server's lines say "control: " already
+        let logLine: (LogPriority, String) -> Void = { priority, line in
+            log(priority, line)  // the server's lines say "control: " already
         }
         let uids = c.allowUIDs.isEmpty ? nil : Set(c.allowUIDs)
         let gids = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)
@@ -43,18 +43,18 @@ extension Daemon {
     /// Milliseconds since the daemon started: the clock of `uptime_ms`, `next_ms` and event `t`.
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
-    func answer(_ request: ControlRequest) -> ControlReply {
-        let command: CarouselCommand
+    public func answer(_ request: ControlRequest) -> ControlReply {
+        if let command = request.command {
+            if let error = perform(command) { return .error(error.description) }
+            return .ok(status())
+        }
         switch request {
-        case .next: command = .next
-        case .prev: command = .previous
-        case let .goto(index, ms): command = .goto(index: index, duration: ms.map { Double($0) / 1000 })
-        case .pause: command = .pause
-        case .resume: command = .resume
+        case .next, .prev, .goto, .pause, .resume:
+            return .error("\(request.line) is not a carousel command")  // unreachable: `command` covers them
         case .status, .subscribe:
             return .ok(status())
         case .list:
-            return .ok(["count": .int(paths.count), "images": .array(paths.map { .string($0) })])
+            return .ok(["count": .int(album.count), "images": .array(album.paths.map { .string($0) })])
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
         case let .screenshot(path):
@@ -71,12 +71,10 @@ extension Daemon {
         case .help:
             return .ok([:])
         }
-        if let error = perform(command) { return .error(error.description) }
-        return .ok(status())
     }
 
-    func status() -> [String: JSONValue] {
-        let now = MonotonicClock.now()
+    public func status() -> [String: JSONValue] {
+        let now = clock()
         let snap = model.snapshot(at: Timestamp(microseconds: now))
         let autoplay: [String: JSONValue] = [
             "running": .bool(snap.autoplay.running),
@@ -88,10 +86,10 @@ extension Daemon {
             "mode": .string(backend.modeName), "rotation": .int(rotation.rawValue),
         ]
         return [
-            "index": .int(snap.index), "count": .int(paths.count), "offset": .double(snap.offset),
+            "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),
             "page": .int(snap.page), "state": .string(snap.state.rawValue), "autoplay": .object(autoplay),
-            "display": .object(display), "image": paths.isEmpty ? .null : .string(paths[snap.index]),
-            "frames": .int(framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
+            "display": .object(display), "image": album.path(snap.index).map { .string($0) } ?? .null,
+            "frames": .int(pacer.framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
             "version": .string(CarouselVersion.string),
         ]
     }

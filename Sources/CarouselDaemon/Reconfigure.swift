@@ -1,6 +1,6 @@
-import CarouselAlbum
 import CarouselConfig
 import CarouselControl
+import CarouselDisplay
 import CarouselCore
 import CarouselPlatform
 import CarouselRender
@@ -17,7 +17,7 @@ extension Daemon {
     /// Keys that only a restart can change: they name the devices and the
     /// socket the daemon holds open. A reload that changes them applies the
     /// rest and says these wait.
-    static var restartKeys: [RestartKey] {
+    public static var restartKeys: [RestartKey] {
         [
             RestartKey("display.device", \.display.device),
             RestartKey("display.connector", \.display.connector),
@@ -32,7 +32,7 @@ extension Daemon {
     /// Reads the configuration file again and applies it. A file that does
     /// not parse (or a mode the display lacks) is refused with one error
     /// line, and the running configuration stays.
-    func reload() -> ControlReply {
+    public func reload() -> ControlReply {
         notifier.reloading()
         // READY=1 again, whatever the outcome (systemd waits for it); before
         // the first frame, that first frame will say it.
@@ -61,7 +61,7 @@ extension Daemon {
 
     /// `set KEY VALUE`: one key changed in the running configuration (not in
     /// the file: a reload goes back to what the file says).
-    func set(_ key: String, _ value: String) -> ControlReply {
+    public func set(_ key: String, _ value: String) -> ControlReply {
         guard let spec = Schema.lookup(key) else {
             return .error("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")), or section.key)")
         }
@@ -98,18 +98,18 @@ extension Daemon {
         // The mode first: the one change that can still fail, before anything else changed.
         let panelBefore = backend.panelSize
         if new.display.mode != old.display.mode {
-            if let changeMode {
-                do {
-                    if try changeMode(new.display.mode) { displayWasRemodeset() }
-                } catch {
-                    throw ReloadError(message: "display.mode \(new.display.mode.map { "\($0)" } ?? "auto"): \(error)")
+            do {
+                if try backend.changeMode(to: new.displayModeRequest) {
+                    displayWasRemodeset()
+                    log(.info, "display: \(backend.summary)")
                 }
-                log(.info, "display: \(backend.summary)")
+            } catch {
+                throw ReloadError(message: "display.mode \(new.display.mode.map { "\($0)" } ?? "auto"): \(error)")
             }
         }
         let previousCache = layout.cacheSettings(old)
         config = new
-        logThreshold = Priority(new.logLevel)
+        Log.threshold = new.logLevel
         if let control {
             control.allowUIDs = new.control.allowUIDs.isEmpty ? nil : Set(new.control.allowUIDs)
             control.allowGIDs = new.control.allowGIDs.isEmpty ? nil : Set(new.control.allowGIDs)
@@ -124,11 +124,11 @@ extension Daemon {
     /// Lays the carousel out again for the running configuration and panel
     /// (after a reload or a display change), keeping the current picture.
     func relayout(previousCache: ItemCache.Settings? = nil, rescan: Bool = false, panelChanged: Bool = true) {
-        let now = MonotonicClock.now()
+        let now = clock()
         let t = Timestamp(microseconds: now)
         let previous = previousCache ?? layout.cacheSettings(config)
         let before = layout
-        layout = Layout(config: config, backend: backend)
+        layout = Layout(config: config, backend: backend, touchscreen: touchscreen)
         if layout.size.width != shadow.width || layout.size.height != shadow.height {
             shadow = Frame(width: layout.size.width, height: layout.size.height)
         }
@@ -141,22 +141,18 @@ extension Daemon {
         }
         var index = model.currentItemIndex(at: t)
         if rescan {
-            let old = entries
-            let (fresh, _) = Daemon.listAlbum(config)
-            let diff = AlbumDiff(old: old, new: fresh, currentIndex: index)
-            index = diff.currentIndex
-            cache.forget(diff.replaced + diff.added)
-            entries = fresh
-            paths = fresh.map(\.path)
+            let change = album.replace(with: Self.listAlbum(config), current: index)
+            index = change.index
+            cache.forget(change.stale)
             watchAlbum()
-            log(.info, "images: \(paths.count) in \(albumSource), showing \(paths.isEmpty ? "nothing" : paths[index])")
+            log(.info, "images: \(album.count) in \(config.albumSource), showing \(album.path(index) ?? "nothing")")
         }
         deliver(model.reconfigure(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
-                                  count: paths.count, showing: index, at: t))
+                                  count: album.count, showing: index, at: t))
         if layout.settings.touchSlop != before.settings.touchSlop, let line = layout.slopLine(configured: config.carousel.touchSlop) {
             log(.info, line)
         }
-        onReconfigured()
+        input?.reconfigure(config: config.input, rotation: rotation, panel: backend.panelSize)
         notifier.status(statusLine)
         needsFrame = true
     }
@@ -200,10 +196,10 @@ extension Daemon {
 
 /// A key only a restart can change: how to tell it changed, and how to
 /// keep its running value.
-struct RestartKey {
-    let name: String
-    let differs: (Configuration, Configuration) -> Bool
-    let keep: (inout Configuration, Configuration) -> Void
+public struct RestartKey {
+    public let name: String
+    public let differs: (Configuration, Configuration) -> Bool
+    public let keep: (inout Configuration, Configuration) -> Void
 
     init<Value: Equatable>(_ name: String, _ path: WritableKeyPath<Configuration, Value>) {
         self.name = name
@@ -213,9 +209,9 @@ struct RestartKey {
 }
 
 /// Why a new configuration could not be applied.
-struct ReloadError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+public struct ReloadError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
 }
 
 /// Screenshots written off the loop whose replies are due.

@@ -1,0 +1,496 @@
+import CarouselAlbum
+import CarouselConfig
+import CarouselControl
+import CarouselCore
+import CarouselDisplay
+import CarouselDRM
+import CarouselImaging
+import CarouselInput
+import CarouselPlatform
+import CarouselRender
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running carousel: one loop, every source a descriptor in one epoll
+/// set (the display's flip events, input, one timer for the model's earliest
+/// deadline, signals, the folder watch, the decoder's wake-up, display
+/// hotplug, the control socket). Nothing on the loop blocks; at rest it
+/// sleeps in `epoll_wait` until something happens.
+///
+/// The flow is one way: input and commands go into the model, the model's
+/// events come back and are carried out (logged, broadcast, status), and
+/// frames are drawn when the picture changed, paced by `FramePacer`.
+public final class Daemon {
+    enum Token: UInt64 {
+        case timer = 1, signals, wakeup, display, input, watcher, hotplug
+    }
+
+    /// What the daemon opens besides the display. Tests on the offscreen
+    /// display turn off what needs a seat, a socket path or signals.
+    public struct Options: Sendable {
+        /// libinput on `[input] seat`.
+        public var input = true
+        /// The control socket at `[control] socket` (or systemd's).
+        public var controlSocket = true
+        /// SIGTERM, SIGINT and SIGHUP through a signalfd (blocked for the
+        /// calling thread and the threads it starts).
+        public var signals = true
+        /// udev's display hotplug events (DRM only).
+        public var hotplug = true
+        /// CLOCK_MONOTONIC when the process started (µs), for the
+        /// "first frame ... ms after start" lines.
+        public var startedAt: Int64?
+        public init() {}
+    }
+
+    /// The configuration running now (after reloads and `set` requests).
+    public internal(set) var config: Configuration
+    /// The file `reload` and SIGHUP read again.
+    public let configPath: String
+    public let backend: DisplayBackend
+    public internal(set) var layout: Layout
+    public var rotation: Rotation { layout.rotation }
+    public internal(set) var model: Carousel
+    public internal(set) var album: AlbumState
+    public internal(set) var pacer: FramePacer
+    let cache: ItemCache
+    var compositor: Compositor { layout.compositor }
+    /// The frame in layout orientation, what `screenshot` writes.
+    var shadow: Frame
+    let epoll: Epoll
+    /// systemd's notification socket (does nothing outside systemd).
+    let notifier: ServiceNotifier
+    /// The loop's clock, µs of CLOCK_MONOTONIC (tests pass a manual one).
+    let clock: () -> Int64
+    /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
+    let startTime: Int64
+    private let startedAt: Int64
+    /// When the next `WATCHDOG=1` is due (µs), if systemd wants them.
+    private var nextWatchdog: Int64?
+    /// Until then (µs), a frame whose pictures are not decoded yet is not
+    /// presented: after a reload that changed how pictures are scaled, the
+    /// old frame stays on screen rather than empty slots.
+    var holdUntil: Int64 = 0
+    let screenshots = ScreenshotJobs()
+    /// The control socket, if it could be opened.
+    var control: ControlServer?
+    private let timer: Timer
+    private let signals: Signals?
+    let wakeup: Wakeup
+    var watcher: FolderWatcher?
+    var input: InputSource?
+    /// The touchscreen's size, once one reported it (the slop follows it).
+    var touchscreen: TouchDensitySource?
+    private var hotplug: HotplugMonitor?
+    /// The picture changed without motion (a decode finished, the album changed).
+    var needsFrame = true
+    /// The offset of the frame on screen (NaN before the first).
+    private var lastDrawnOffset = Double.nan
+    /// Which way the content last moved: +1 forward, -1 back (prefetch
+    /// looks ahead that way); the autoplay direction until something moved.
+    private(set) var travel = 1
+    private var running = true
+    public private(set) var firstFrameShown = false
+    private var pictureShown = false
+
+    public init(config: Configuration, path: String, backend: DisplayBackend,
+                notifier: ServiceNotifier = ServiceNotifier(), options: Options = Options(),
+                clock: @escaping () -> Int64 = MonotonicClock.now) throws {
+        guard backend.pixelFormat == .xrgb8888 else {
+            throw DisplayError("the display scans out \(backend.pixelFormat); carouseld draws XRGB8888")
+        }
+        self.config = config
+        configPath = path
+        self.backend = backend
+        self.notifier = notifier
+        self.clock = clock
+        startTime = clock()
+        startedAt = options.startedAt ?? startTime
+        layout = Layout(config: config, backend: backend)
+        shadow = Frame(width: layout.size.width, height: layout.size.height)
+        pacer = FramePacer(period: backend.framePeriodMicroseconds)
+        travel = config.autoplay.direction == .forward ? 1 : -1
+
+        // Signals are blocked before the decoder thread starts, so it inherits the mask.
+        signals = options.signals ? try Signals([SIGTERM, SIGINT, SIGHUP]) : nil
+        epoll = try Epoll()
+        timer = try Timer()
+        let wake = try Wakeup()
+        wakeup = wake
+        cache = ItemCache(settings: layout.cacheSettings(config)) { wake.signal() }
+
+        album = AlbumState(Self.listAlbum(config))
+        model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
+                         count: album.count, at: Timestamp(microseconds: startTime))
+        try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
+        if let signals { try epoll.add(signals.fd.raw, token: Token.signals.rawValue) }
+        try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
+        if let fd = backend.fileDescriptor { try epoll.add(fd, token: Token.display.rawValue) }
+        watchAlbum()
+        if let interval = notifier.watchdogInterval {
+            nextWatchdog = startTime
+            log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
+        }
+        log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
+        if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
+        log(.info, "images: \(album.count) in \(config.albumSource)")
+        if options.input { openInput() }
+        if options.hotplug, backend is DRMBackend { openHotplug() }
+        if options.controlSocket { openControlSocket() }
+    }
+
+    // MARK: - Sources
+
+    /// Watches the images folder (not an explicit file list) for changes.
+    func watchAlbum() {
+        if let old = watcher {
+            epoll.remove(old.fileDescriptor)
+            watcher = nil
+        }
+        guard config.images.files.isEmpty else { return }
+        do {
+            let w = try FolderWatcher(folder: config.images.path)
+            try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
+            watcher = w
+        } catch {
+            log(.warning, "not watching \(config.images.path) for changes: \(error)")
+        }
+    }
+
+    /// The album as the configuration says; problems are logged, never fatal
+    /// (an empty carousel shows the empty-folder picture and waits).
+    static func listAlbum(_ config: Configuration) -> [AlbumEntry] {
+        do {
+            let listing = try config.albumListing()
+            for skipped in listing.skipped { log(.warning, "skipping \(skipped)") }
+            return listing.entries
+        } catch {
+            log(.warning, "\(error)")
+            return []
+        }
+    }
+
+    /// Input: a missing seat or a permission problem is logged, and the
+    /// carousel runs on (autoplay, commands) rather than not at all.
+    private func openInput() {
+        do {
+            let source = try InputSource(config: config.input, rotation: rotation, panel: backend.panelSize)
+            try epoll.add(source.context.fileDescriptor, token: Token.input.rawValue)
+            input = source
+        } catch {
+            log(.warning, "no input: \(error)")
+        }
+    }
+
+    /// Display hotplug (udev "drm" events): a monitor plugged in later, or
+    /// back after standby.
+    private func openHotplug() {
+        do {
+            let monitor = try HotplugMonitor()
+            try epoll.add(monitor.fileDescriptor, token: Token.hotplug.rawValue)
+            hotplug = monitor
+        } catch {
+            log(.warning, "no display hotplug: \(error)")
+        }
+    }
+
+    // MARK: - The loop
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    public func run() -> Int32 {
+        while running {
+            let now = clock()
+            step(now: now)
+            do {
+                try timer.arm(at: nextWake(now: now))
+                for (token, events) in try epoll.wait() {
+                    if token >= Self.controlTokenBase {
+                        control?.handle(readyDescriptor: Int32(token - Self.controlTokenBase), events: events)
+                        try synchronizeControl()
+                    } else {
+                        handle(Token(rawValue: token))
+                    }
+                }
+            } catch {
+                log(.error, "event loop: \(error)")
+                backend.restore()
+                return 1
+            }
+        }
+        notifier.stopping()
+        control?.close()
+        backend.restore()
+        log(.info, pacer.summary)
+        log(.info, "stopped; display restored")
+        return 0
+    }
+
+    /// One pass of the loop without waiting: keep-alive, the model's
+    /// deadlines up to `now`, and a frame if one is due.
+    public func step(now: Int64? = nil) {
+        let now = now ?? clock()
+        if let due = nextWatchdog, now >= due, let interval = notifier.watchdogInterval {
+            // From the loop itself: a loop that hangs stops these, and systemd restarts us.
+            notifier.watchdog()
+            nextWatchdog = now + interval / 2
+        }
+        deliver(model.advance(to: Timestamp(microseconds: now)))
+        drawIfNeeded(now: now)
+    }
+
+    /// When the loop must wake up by itself: the model's next deadline, and
+    /// while something moves on a backend without flip events, the next frame.
+    func nextWake(now: Int64) -> Int64? {
+        var wake = model.nextDeadline.map(\.microseconds)
+        if let due = nextWatchdog { wake = min(wake ?? due, due) }
+        if holding(now), !model.isMoving {
+            // Waiting for pictures: the decoder's wake-up or the end of the hold.
+            return min(wake ?? holdUntil, holdUntil)
+        }
+        if model.isMoving || needsFrame, let frame = pacer.nextFrame(after: now) {
+            wake = min(wake ?? frame, frame)
+        }
+        return wake
+    }
+
+    private func handle(_ token: Token?) {
+        switch token {
+        case .timer:
+            timer.acknowledge()
+        case .signals:
+            for signal in signals?.read() ?? [] {
+                switch signal {
+                case SIGTERM, SIGINT:
+                    log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
+                    running = false
+                case SIGHUP:
+                    log(.info, "SIGHUP: reloading \(configPath)")
+                    _ = reload()
+                default:
+                    break
+                }
+            }
+        case .wakeup:
+            wakeup.acknowledge()
+            decodesFinished()
+        case .display:
+            do {
+                if try backend.dispatch() {
+                    pacer.flipCompleted()
+                    frameOnScreen()
+                }
+            } catch {
+                log(.error, "display: \(error)")
+            }
+        case .input:
+            for routed in input?.read() ?? [] { carryOut(routed) }
+        case .watcher:
+            folderChanged()
+        case .hotplug:
+            if hotplug?.drain() == true { displayChanged() }
+        case nil:
+            break
+        }
+    }
+
+    /// The decoder finished pictures (or failed on some): finished
+    /// screenshots reply, failed files leave the album, a frame is due.
+    func decodesFinished() {
+        finishScreenshots()
+        let failures = cache.drainFailures()
+        if !failures.isEmpty { skip(failures) }
+        needsFrame = true
+    }
+
+    /// Waits for the decoder to finish what it was asked for, then takes
+    /// its results as the loop would on its wake-up (tests, `render`).
+    public func settleDecodes() {
+        cache.waitUntilIdle()
+        decodesFinished()
+    }
+
+    // MARK: - Drawing
+
+    func drawIfNeeded(now: Int64) {
+        let t = Timestamp(microseconds: now)
+        let x = model.offset(at: t)
+        // The last frame of a motion is drawn where it came to rest: a settle
+        // ends between two frames, exactly on the page.
+        if !needsFrame, x != lastDrawnOffset { needsFrame = true }
+        guard model.isMoving || needsFrame, pacer.mayDraw(at: now) else { return }
+        let snapshot = model.snapshot(at: t)
+        let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
+        if lastDrawnOffset.isFinite, x != lastDrawnOffset { travel = x > lastDrawnOffset ? 1 : -1 }
+        cache.want(album.wanted(onScreen: placed.map(\.index), current: snapshot.index, direction: travel,
+                                wrap: config.carousel.wrap))
+        if holding(now), !model.isMoving,
+           !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
+            return  // the old frame stays until the pictures are ready (or the hold ends)
+        }
+        guard let buffer = backend.acquire() else { return }
+        holdUntil = 0
+        lastDrawnOffset = x
+        var complete = !placed.isEmpty
+        compositor.compose(into: shadow, placements: placed, count: album.count,
+                           page: snapshot.page, pageCount: model.numberOfPages) { i in
+            let image = self.album.path(i).flatMap(self.cache.image(for:))
+            if image == nil { complete = false }
+            return image
+        }
+        Scanout.write(shadow, rotation: rotation, to: buffer.pixels, stride: buffer.stride,
+                      panelWidth: buffer.size.width, panelHeight: buffer.size.height)
+        do {
+            try backend.present(buffer)
+        } catch {
+            log(.error, "display: \(error)")
+            return
+        }
+        needsFrame = false
+        pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
+        // Without flip events a presented frame is on screen at once.
+        if !backend.presentsAsynchronously { frameOnScreen() }
+        if complete, !pictureShown {
+            pictureShown = true
+            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
+        }
+    }
+
+    /// The display was set up anew (a hotplug, a new mode): a flip in flight
+    /// was completed or dropped by the backend, so no flip event will come
+    /// for it; draw a whole new frame.
+    func displayWasRemodeset() {
+        pacer.displayReset()
+        needsFrame = true
+    }
+
+    private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
+
+    /// A presented frame reached the screen.
+    private func frameOnScreen() {
+        guard !firstFrameShown else { return }
+        firstFrameShown = true
+        log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
+        notifier.ready(status: statusLine)
+    }
+
+    /// The `STATUS=` text for systemd: what is on screen.
+    public var statusLine: String {
+        guard !album.isEmpty else { return "no pictures in \(config.albumSource)" }
+        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
+        return "showing \(index + 1) of \(album.count): \(album.paths[index])"
+    }
+
+    /// A display was plugged or unplugged: look again; a new mode of the same
+    /// size is simply drawn into, a different size is laid out again.
+    func displayChanged() {
+        let before = backend.panelSize
+        do {
+            guard try backend.reprobe() else { return }
+        } catch {
+            log(.warning, "display hotplug: \(error)")
+            return
+        }
+        log(.info, "display re-modeset: \(backend.summary)")
+        displayWasRemodeset()
+        if backend.panelSize != before {
+            log(.info, "display is now \(backend.panelSize) (was \(before)); laying out again")
+            relayout()
+        }
+    }
+
+    // MARK: - The album changes
+
+    /// Files that cannot be decoded are skipped: one log line each, and the
+    /// carousel goes on without them.
+    private func skip(_ failures: [ItemCache.Failure]) {
+        for f in failures { log(.warning, "skipping \(f.message)") }
+        let now = Timestamp(microseconds: clock())
+        let change = album.remove(Set(failures.map(\.path)), current: model.currentItemIndex(at: now))
+        albumChanged(change)
+    }
+
+    /// The watched folder changed: list it again.
+    func folderChanged() {
+        guard let w = watcher else { return }
+        do {
+            let change = try w.drain()
+            if change.folderVanished {
+                log(.warning, "\(config.images.path) was removed; showing nothing until it is back")
+            }
+            guard !change.isEmpty else { return }
+        } catch {
+            log(.warning, "watching \(config.images.path): \(error)")
+            return
+        }
+        rescanAlbum()
+    }
+
+    /// Lists the album again and shows the new list, keeping the picture on
+    /// screen where it still exists.
+    public func rescanAlbum() {
+        let now = Timestamp(microseconds: clock())
+        let change = album.replace(with: Self.listAlbum(config), current: model.currentItemIndex(at: now))
+        cache.forget(change.stale)
+        albumChanged(change)
+    }
+
+    private func albumChanged(_ change: AlbumState.Change) {
+        let now = Timestamp(microseconds: clock())
+        deliver(model.replaceItems(count: album.count, showing: change.index, at: now))
+        log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
+        notifier.status(statusLine)
+        needsFrame = true
+    }
+
+    // MARK: - Into the model, and what comes back
+
+    /// Carries out the model's events: the log, the subscribers, systemd's status.
+    func deliver(_ events: [CarouselEvent]) {
+        for e in events {
+            switch e.kind {
+            case .didScroll: break
+            case .didSelectItem(let i): log(.info, "select \(i)")
+            case .longPress(let i): log(.info, "long press \(i)")
+            case .currentItemIndexDidChange(let i):
+                if Log.enabled(.debug) { log(.debug, "event currentItemIndexDidChange \(i)") }
+                if firstFrameShown { notifier.status(statusLine) }
+            default:
+                if Log.enabled(.debug) { log(.debug, "event \(e.kind.name)") }
+            }
+            broadcast(e)
+        }
+    }
+
+    /// Carries out one routed input event.
+    public func carryOut(_ routed: RoutedInput) {
+        switch routed {
+        case let .touch(input, time):
+            feed(input, at: time)
+        case let .command(command):
+            if let error = perform(command) { log(.info, "key ignored: \(error)") }
+        case let .touchscreenAdded(name, size):
+            log(.info, "input device added: touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm")
+            touchscreen = .touchscreen(name: name, size: size)
+            relayout()
+        case let .note(line):
+            log(.info, line)
+        }
+    }
+
+    /// Feeds a touch (layout pixels) at its own time stamp (µs).
+    public func feed(_ input: TouchInput, at time: Int64) {
+        deliver(model.handle(input, at: Timestamp(microseconds: time)))
+    }
+
+    /// Carries out a command now; the model's refusal, if it refused.
+    public func perform(_ command: CarouselCommand) -> CommandError? {
+        switch model.perform(command, at: Timestamp(microseconds: clock())) {
+        case .success(let events):
+            deliver(events)
+            return nil
+        case .failure(let error):
+            return error
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselInput
+import CarouselPlatform
+
+/// What one input event means to the carousel.
+public enum RoutedInput: Equatable, Sendable {
+    /// A finger (or the pointer with its button held) in layout pixels, at
+    /// the event's own time stamp (µs, CLOCK_MONOTONIC).
+    case touch(TouchInput, time: Int64)
+    /// A key (or an IR remote's key) asked for a command.
+    case command(CarouselCommand)
+    /// A touchscreen came that reports its size: the touch slop can follow
+    /// its density.
+    case touchscreenAdded(name: String, size: InputPhysicalSize)
+    /// Worth a log line (devices coming and going).
+    case note(String)
+}
+
+/// Turns libinput's events into the carousel's: touch in panel pixels
+/// mapped through the display rotation into layout pixels, a pointer with
+/// its left button held as one more finger, keys as commands. A value with
+/// no I/O: the daemon feeds it events and carries out what comes back.
+public struct InputRouter: Sendable {
+    /// The model's id for the pointer-as-finger (touch slots are small numbers).
+    public static let pointerID = 1_000_000
+    /// BTN_LEFT (linux/input-event-codes.h).
+    static let leftButton: UInt32 = 0x110
+
+    /// The turn from panel to layout, and the panel's size in pixels.
+    public var rotation: Rotation
+    public private(set) var panelWidth: Double
+    public private(set) var panelHeight: Double
+    /// `[input] pointer` and `keyboard`.
+    public var pointerEnabled: Bool
+    public var keyboardEnabled: Bool
+    /// The pointer's position in panel pixels, and whether its button is held.
+    public private(set) var cursor: (x: Double, y: Double)
+    public private(set) var pointerDown = false
+
+    public init(rotation: Rotation, panelWidth: Int, panelHeight: Int, input: InputConfig) {
+        self.rotation = rotation
+        self.panelWidth = Double(panelWidth)
+        self.panelHeight = Double(panelHeight)
+        pointerEnabled = input.pointer
+        keyboardEnabled = input.keyboard
+        cursor = (Double(panelWidth) / 2, Double(panelHeight) / 2)
+    }
+
+    /// A new panel size or configuration: the cursor stays on the panel.
+    public mutating func reconfigure(rotation: Rotation, panelWidth: Int, panelHeight: Int, input: InputConfig) {
+        self.rotation = rotation
+        self.panelWidth = Double(panelWidth)
+        self.panelHeight = Double(panelHeight)
+        pointerEnabled = input.pointer
+        keyboardEnabled = input.keyboard
+        cursor = (min(cursor.x, self.panelWidth - 1), min(cursor.y, self.panelHeight - 1))
+    }
+
+    private func layout(_ x: Double, _ y: Double) -> Point {
+        rotation.logical(Point(x: x, y: y), panelWidth: panelWidth, panelHeight: panelHeight)
+    }
+
+    /// What `event` means, if anything.
+    public mutating func route(_ event: InputEvent) -> RoutedInput? {
+        switch event {
+        case let .touchDown(slot, x, y, time):
+            return .touch(.down(id: slot, at: layout(x, y)), time: Int64(time))
+        case let .touchMotion(slot, x, y, time):
+            return .touch(.move(id: slot, to: layout(x, y)), time: Int64(time))
+        case let .touchUp(slot, time):
+            return .touch(.up(id: slot), time: Int64(time))
+        case let .touchCancel(slot, time):
+            return .touch(.cancel(id: slot), time: Int64(time))
+        case .touchFrame:
+            return nil
+        case let .pointerMotion(dx, dy, time):
+            guard pointerEnabled else { return nil }
+            cursor = (min(max(cursor.x + dx, 0), panelWidth - 1), min(max(cursor.y + dy, 0), panelHeight - 1))
+            return pointerDown ? .touch(.move(id: Self.pointerID, to: layout(cursor.x, cursor.y)), time: Int64(time)) : nil
+        case let .pointerMotionAbsolute(x, y, time):
+            guard pointerEnabled else { return nil }
+            cursor = (x, y)
+            return pointerDown ? .touch(.move(id: Self.pointerID, to: layout(x, y)), time: Int64(time)) : nil
+        case let .pointerButton(button, pressed, time):
+            guard pointerEnabled, button == Self.leftButton else { return nil }
+            pointerDown = pressed
+            let input: TouchInput = pressed ? .down(id: Self.pointerID, at: layout(cursor.x, cursor.y)) : .up(id: Self.pointerID)
+            return .touch(input, time: Int64(time))
+        case .key:
+            guard keyboardEnabled, let key = KeyCommand(event) else { return nil }
+            return .command(key.command)
+        case let .deviceAdded(info):
+            if info.capabilities.contains(.touch), let size = info.physicalSize, size.width > 0 {
+                return .touchscreenAdded(name: info.name, size: size)
+            }
+            return .note("input device added: \(info.name) (\(info.sysname); \(info.capabilities.names.joined(separator: ", ")))")
+        case let .deviceRemoved(info):
+            return .note("input device removed: \(info.name) (\(info.sysname))")
+        }
+    }
+}
+
+/// The seat's devices through libinput, and the router for what they say.
+/// A missing seat or a permission problem is logged by the daemon, which
+/// runs on without input (autoplay, commands) rather than not at all.
+final class InputSource {
+    let context: InputContext
+    var router: InputRouter
+    private var calibration: [Double]?
+
+    init(config: InputConfig, rotation: Rotation, panel: PixelSize) throws {
+        router = InputRouter(rotation: rotation, panelWidth: panel.width, panelHeight: panel.height, input: config)
+        context = try InputContext(seat: config.seat,
+                                   panelSize: InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height)),
+                                   log: { priority, text in log(priority.logPriority, "libinput: \(text)") })
+        if let matrix = config.calibration { try context.setCalibration(matrix.map { Float($0) }) }
+        calibration = config.calibration
+    }
+
+    /// The configuration or the panel changed: a new panel size for
+    /// libinput's transformed coordinates, a new calibration matrix if any.
+    func reconfigure(config: InputConfig, rotation: Rotation, panel: PixelSize) {
+        router.reconfigure(rotation: rotation, panelWidth: panel.width, panelHeight: panel.height, input: config)
+        context.panelSize = InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height))
+        guard config.calibration != calibration else { return }
+        do {
+            try context.setCalibration(config.calibration?.map { Float($0) })
+            calibration = config.calibration
+            log(.info, "input: calibration \(calibration.map { $0.map(\.formatted).joined(separator: " ") } ?? "none")")
+        } catch {
+            log(.warning, "input: cannot apply the calibration: \(error)")
+        }
+    }
+
+    /// Everything libinput has, routed; called when its descriptor is readable.
+    func read() -> [RoutedInput] {
+        let events: [InputEvent]
+        do {
+            events = try context.dispatch()
+        } catch {
+            log(.error, "input: \(error)")
+            return []
+        }
+        return events.compactMap { router.route($0) }
+    }
+}

@@ -1,0 +1,177 @@
+import CarouselAlbum
+import CarouselConfig
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+import CarouselInput
+import CarouselRender
+
+// Where rooms meet: configuration values become the types the renderer,
+// the album and the model take.
+
+extension Color {
+    public var pixel: PixelColor { PixelColor(red: red, green: green, blue: blue, alpha: alpha) }
+
+    /// The colour as it shows over a black screen: nothing lies behind the
+    /// background, so its alpha darkens it, the same in gaps and letterbox.
+    public var opaqueOverBlack: PixelColor {
+        func scale(_ c: UInt8) -> UInt8 { UInt8((Int(c) * Int(alpha) + 127) / 255) }
+        return PixelColor(red: scale(red), green: scale(green), blue: scale(blue))
+    }
+}
+
+extension Configuration {
+    public var renderStyle: RenderStyle {
+        var style = RenderStyle()
+        style.background = display.background.opaqueOverBlack
+        style.fit = images.fit
+        var dots = IndicatorStyle()
+        dots.enabled = indicator.enabled
+        dots.position = indicator.position
+        dots.color = indicator.color.pixel
+        dots.currentColor = indicator.currentColor.pixel
+        dots.size = indicator.size
+        dots.spacing = indicator.spacing
+        dots.margin = indicator.margin
+        dots.hidesForSinglePage = indicator.hidesForSinglePage
+        style.indicator = dots
+        return style
+    }
+
+    public var rotation: Rotation { Rotation(rawValue: display.rotation) ?? .none }
+
+    public var cacheBytes: Int { images.cacheMB * 1024 * 1024 }
+
+    /// `[images] order` for the album. The random order's seed is fixed, so a
+    /// restart shows the same sequence (and files added later slot in without
+    /// reshuffling the rest).
+    public var albumOrder: Album.Order {
+        switch images.order {
+        case .name: .name
+        case .mtime: .mtime
+        case .random: .random(seed: 0x6361_726f_7573_656c)  // "carousel"
+        }
+    }
+
+    /// The album as `[images]` says: the folder's pictures, or the files list.
+    /// Throws when the folder cannot be listed at all.
+    public func albumListing() throws(AlbumError) -> AlbumListing {
+        images.files.isEmpty
+            ? try Album.scanListing(folder: images.path, order: albumOrder)
+            : Album.explicit(files: images.files)
+    }
+
+    /// The image files to show, and one log line per file left out.
+    /// Throws when the folder cannot be listed at all.
+    public func imageListing() throws(AlbumError) -> (paths: [String], skipped: [String]) {
+        let listing = try albumListing()
+        return (listing.entries.map(\.path), listing.skipped.map(\.description))
+    }
+
+    /// Where the pictures come from, for log lines.
+    public var albumSource: String { images.files.isEmpty ? images.path : "the [images] files list" }
+
+    /// The display mode `[display] mode` asks for, as the display room takes it.
+    public var displayModeRequest: DisplayModeRequest? { display.mode.map(\.displayModeRequest) }
+}
+
+extension ModeRequest {
+    /// The display room's request for the mode a configuration (or a command line) names.
+    public var displayModeRequest: DisplayModeRequest {
+        DisplayModeRequest(width: width, height: height, refresh: refresh)
+    }
+}
+
+extension PanelOrientation {
+    /// The turn that shows a picture upright on a panel mounted this way
+    /// (as wlroots maps the property: left side up needs a quarter turn back).
+    public var rotation: Rotation {
+        switch self {
+        case .normal: .none
+        case .upsideDown: .upsideDown
+        case .leftSideUp: .clockwise270
+        case .rightSideUp: .clockwise90
+        }
+    }
+}
+
+/// Where the touch slop's density comes from: the touchscreen's own size
+/// (libinput's millimetres) where it reports one, else the display's (EDID).
+public enum TouchDensitySource: Equatable, Sendable {
+    case touchscreen(name: String, size: InputPhysicalSize)
+    case display(PhysicalSize)
+
+    /// Panel pixels per millimetre across the width: the touchscreen covers
+    /// the panel, so its width in mm spans the panel's width in pixels.
+    var millimetresAcross: Double {
+        switch self {
+        case let .touchscreen(_, size): size.width
+        case let .display(size): Double(size.widthMillimetres)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case let .touchscreen(name, size): "touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm"
+        case let .display(size): "display \(size)"
+        }
+    }
+}
+
+/// What the configuration and the panel make of the screen: the turn, the
+/// layout's size, the model's settings (the touch slop scaled to the
+/// panel's density) and the compositor. Computed at start, after a reload,
+/// after a display change and when a touchscreen reports its size.
+public struct Layout: Sendable {
+    public let rotation: Rotation
+    public let size: PixelSize
+    public let viewport: Viewport
+    public let settings: CarouselSettings
+    public let compositor: Compositor
+    /// The slop factor for the panel's density, when its size is known.
+    public let slopScale: Double?
+    public let density: TouchDensitySource?
+
+    /// `touchscreen`: the size a touchscreen reports, preferred over the
+    /// display's for the slop (it is the surface the finger moves on).
+    public init(config: Configuration, backend: DisplayBackend, touchscreen: TouchDensitySource? = nil) {
+        // The panel's own mounting (DRM "panel orientation") and the configured turn add up.
+        rotation = config.rotation.combined(with: backend.panelRotation.rotation)
+        let panel = backend.panelSize
+        let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        size = PixelSize(width: logical.width, height: logical.height)
+        viewport = Viewport(width: Double(size.width), height: Double(size.height))
+        density = touchscreen ?? backend.physicalSize.map(TouchDensitySource.display)
+        slopScale = density.flatMap { source in
+            // Touch coordinates are panel pixels across the panel's own width.
+            let mm = source.millimetresAcross
+            return mm > 0 ? TouchDensity.slopScale(pixels: panel.width, millimetres: Int(mm.rounded())) : nil
+        }
+        var settings = config.carousel
+        if let slopScale { settings.touchSlop *= slopScale }
+        self.settings = settings
+        compositor = Compositor(geometry: Geometry(viewport: viewport, settings: settings), style: config.renderStyle)
+    }
+
+    public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
+        ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
+                           background: config.renderStyle.background, maxPixels: config.images.maxPixels,
+                           budgetBytes: config.cacheBytes)
+    }
+
+    /// One log line about the slop, when it was scaled.
+    public func slopLine(configured: Double) -> String? {
+        guard let slopScale, let density else { return nil }
+        let dpi = (slopScale * TouchDensity.referenceDPI).rounded()
+        return "touch slop \(configured.formatted) px at 160 dpi is \(settings.touchSlop.formatted) px on this "
+            + "\(Int(dpi)) dpi panel (\(density.description))"
+    }
+}
+
+extension Double {
+    /// At most one decimal, no trailing ".0".
+    public var formatted: String {
+        let tenths = (self * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}

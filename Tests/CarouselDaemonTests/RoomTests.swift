@@ -1,0 +1,289 @@
+// The daemon room's pieces as units: frame pacing, album state, input
+// routing on their own, and the daemon itself on the offscreen display with
+// a manual clock (no process, no socket, no signals).
+
+import CarouselAlbum
+import CarouselConfig
+import CarouselControl
+import CarouselCore
+import CarouselDaemon
+import CarouselDisplay
+import CarouselImaging
+import CarouselInput
+import CarouselPlatform
+import Foundation
+import Testing
+
+@Suite("Frame pacing") struct FramePacerTests {
+    @Test func theFirstFrameMayBeDrawnAtOnceThenOnePerPeriod() {
+        var pacer = FramePacer(period: 16_667)
+        #expect(pacer.mayDraw(at: 5))
+        pacer.presented(at: 1_000_000, onScreenLater: false)
+        #expect(!pacer.mayDraw(at: 1_000_000))
+        #expect(!pacer.mayDraw(at: 1_010_000))
+        // Within the 1 ms of slack for timer jitter, the next frame is due.
+        #expect(pacer.mayDraw(at: 1_015_667))
+        #expect(pacer.nextFrame(after: 1_001_000) == 1_015_667)
+        #expect(pacer.nextFrame(after: 1_020_000) == 1_020_000)
+    }
+
+    @Test func aFlipInFlightHoldsTheNextFrameUntilItCompletes() {
+        var pacer = FramePacer(period: 16_667)
+        pacer.presented(at: 0, onScreenLater: true)
+        #expect(pacer.framePending)
+        #expect(!pacer.mayDraw(at: 1_000_000))
+        #expect(pacer.nextFrame(after: 1_000_000) == nil)
+        pacer.flipCompleted()
+        #expect(pacer.mayDraw(at: 1_000_000))
+        pacer.presented(at: 1_000_000, onScreenLater: true)
+        // A re-modeset drops the flip in flight: no event will come for it.
+        pacer.displayReset()
+        #expect(!pacer.framePending)
+    }
+
+    @Test func theSummaryCountsIntervalsWhileMovingOnly() {
+        var pacer = FramePacer(period: 16_667)
+        #expect(pacer.summary == "presented 0 frames")
+        for t in [0, 16_000, 34_000] { pacer.presented(at: Int64(t), onScreenLater: false) }
+        // 500 ms later: a new motion, not a 466 ms frame interval.
+        pacer.presented(at: 534_000, onScreenLater: false)
+        #expect(pacer.framesPresented == 4)
+        #expect(pacer.summary == "presented 4 frames; while moving, one every 17.0 ms on average, the longest gap 18.0 ms")
+    }
+}
+
+private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntry {
+    AlbumEntry(path: "/p/\(name)", name: name, size: size, mtime: FileTime(seconds: 1, nanoseconds: 0), device: 1, inode: inode)
+}
+
+@Suite("Album state") struct AlbumStateTests {
+    let five = AlbumState((0..<5).map { entry("\($0).jpg", inode: UInt64($0 + 1)) })
+
+    @Test func prefetchWantsTheScreenThenTwoAheadInTheDirectionOfTravelAndOneBehind() {
+        #expect(five.wanted(onScreen: [1], current: 1, direction: 1, wrap: false)
+            == ["/p/1.jpg", "/p/2.jpg", "/p/3.jpg", "/p/0.jpg"])
+        #expect(five.wanted(onScreen: [1], current: 1, direction: -1, wrap: false) == ["/p/1.jpg", "/p/0.jpg", "/p/2.jpg"])
+        // Across the seam with wrap.
+        #expect(five.wanted(onScreen: [0, 4], current: 0, direction: -1, wrap: true)
+            == ["/p/0.jpg", "/p/4.jpg", "/p/3.jpg", "/p/1.jpg"])
+        #expect(AlbumState().wanted(onScreen: [0], current: 0, direction: 1, wrap: true).isEmpty)
+    }
+
+    @Test func aNewListingKeepsThePictureOnScreenAndNamesStalePixels() {
+        var album = five
+        var fresh = five.entries
+        fresh.insert(entry("00.jpg", inode: 50), at: 0)
+        fresh[3] = entry("2.jpg", inode: 99)  // replaced by another file under the same name
+        let change = album.replace(with: fresh, current: 2)
+        #expect(change.index == 3)
+        #expect(album.path(change.index) == "/p/2.jpg")
+        #expect(Set(change.stale) == ["/p/2.jpg", "/p/00.jpg"])
+        #expect(album.count == 6)
+        #expect(album.paths == album.entries.map(\.path))
+    }
+
+    @Test func aBrokenFileLeavesAndTheNextPictureTakesItsPlace() {
+        var album = five
+        let change = album.remove(["/p/2.jpg"], current: 2)
+        #expect(album.count == 4)
+        #expect(album.path(change.index) == "/p/3.jpg")
+        #expect(album.path(9) == nil)
+    }
+}
+
+@Suite("Input routing") struct InputRouterTests {
+    @Test func touchIsMappedFromPanelToLayoutThroughTheRotation() {
+        var router = InputRouter(rotation: .clockwise90, panelWidth: 800, panelHeight: 1280, input: InputConfig())
+        let expected = Rotation.clockwise90.logical(Point(x: 100, y: 200), panelWidth: 800, panelHeight: 1280)
+        #expect(router.route(.touchDown(slot: 3, x: 100, y: 200, time: 42)) == .touch(.down(id: 3, at: expected), time: 42))
+        #expect(router.route(.touchUp(slot: 3, time: 50)) == .touch(.up(id: 3), time: 50))
+        #expect(router.route(.touchCancel(slot: 3, time: 51)) == .touch(.cancel(id: 3), time: 51))
+        #expect(router.route(.touchFrame(time: 52)) == nil)
+    }
+
+    @Test func thePointerDragsOnlyWithItsLeftButtonHeld() {
+        var router = InputRouter(rotation: .none, panelWidth: 1000, panelHeight: 500, input: InputConfig())
+        let id = InputRouter.pointerID
+        #expect(router.route(.pointerMotion(dx: 10, dy: 0, time: 1)) == nil)
+        #expect(router.route(.pointerButton(button: 0x111, pressed: true, time: 2)) == nil)  // right button
+        #expect(router.route(.pointerButton(button: 0x110, pressed: true, time: 3))
+            == .touch(.down(id: id, at: Point(x: 510, y: 250)), time: 3))
+        #expect(router.route(.pointerMotion(dx: -2000, dy: 0, time: 4)) == .touch(.move(id: id, to: Point(x: 0, y: 250)), time: 4))
+        #expect(router.route(.pointerButton(button: 0x110, pressed: false, time: 5)) == .touch(.up(id: id), time: 5))
+        var off = InputConfig()
+        off.pointer = false
+        var ignoring = InputRouter(rotation: .none, panelWidth: 1000, panelHeight: 500, input: off)
+        #expect(ignoring.route(.pointerButton(button: 0x110, pressed: true, time: 3)) == nil)
+    }
+
+    @Test func keysBecomeTheCarouselsCommandsOnPressOnly() {
+        var router = InputRouter(rotation: .none, panelWidth: 10, panelHeight: 10, input: InputConfig())
+        #expect(router.route(.key(code: 106, pressed: true, time: 1)) == .command(.next))        // KEY_RIGHT
+        #expect(router.route(.key(code: 106, pressed: false, time: 2)) == nil)
+        #expect(router.route(.key(code: 57, pressed: true, time: 3)) == .command(.togglePause))  // KEY_SPACE
+        #expect(router.route(.key(code: 30, pressed: true, time: 4)) == nil)                     // KEY_A
+        var off = InputConfig()
+        off.keyboard = false
+        router.reconfigure(rotation: .none, panelWidth: 10, panelHeight: 10, input: off)
+        #expect(router.route(.key(code: 106, pressed: true, time: 5)) == nil)
+    }
+
+    @Test func aTouchscreenThatReportsItsSizeIsNamedForTheSlop() {
+        var router = InputRouter(rotation: .none, panelWidth: 10, panelHeight: 10, input: InputConfig())
+        let size = InputPhysicalSize(width: 155, height: 87)
+        let touch = InputDeviceInfo(id: 1, name: "FT5406", sysname: "event3", capabilities: .touch, physicalSize: size)
+        #expect(router.route(.deviceAdded(touch)) == .touchscreenAdded(name: "FT5406", size: size))
+        let keyboard = InputDeviceInfo(id: 2, name: "kbd", sysname: "event4", capabilities: .keyboard)
+        guard case .note(let line) = router.route(.deviceAdded(keyboard)) else {
+            Issue.record("a keyboard is only worth a log line")
+            return
+        }
+        #expect(line.contains("kbd"))
+    }
+}
+
+/// A daemon on an offscreen panel with a manual clock and its own image folder.
+final class OffscreenDaemon {
+    let folder: URL
+    var now: Int64 = 1_000_000_000
+    let backend: OffscreenBackend
+    let daemon: Daemon
+
+    init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
+         physicalSize: PhysicalSize? = nil, ini: String = "") throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
+        for name in images {
+            try FileManager.default.copyItem(at: demoImages.appendingPathComponent(name),
+                                             to: folder.appendingPathComponent("images/\(name)"))
+        }
+        let path = folder.appendingPathComponent("c.ini").path
+        let text = "[images]\npath = \(folder.appendingPathComponent("images").path)\n[autoplay]\nenabled = false\n" + ini
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let config = try readConfiguration(path)
+        backend = OffscreenBackend(size: panel, physicalSize: physicalSize)
+        var options = Daemon.Options()
+        options.input = false
+        options.controlSocket = false
+        options.signals = false
+        options.hotplug = false
+        let clock = Clock()
+        clock.now = now
+        self.clock = clock
+        daemon = try Daemon(config: config, path: path, backend: backend, options: options, clock: { clock.now })
+    }
+
+    final class Clock: @unchecked Sendable { var now: Int64 = 0 }
+    private let clock: Clock
+
+    /// Moves the clock on and runs the loop's pass.
+    func advance(ms: Int64) {
+        now += ms * 1000
+        clock.now = now
+        daemon.step(now: now)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}
+
+@Suite("The daemon on the offscreen display, manual clock") struct DaemonRoomTests {
+    @Test func thePanelsPhysicalSizeReachesTheSlopThroughTheProtocol() throws {
+        // 1920 px across 344 mm: 142 dpi, so the 160-dpi slop shrinks. Read
+        // through `any DisplayBackend`: a size declared only in a protocol
+        // extension would read nil here and leave the slop as configured.
+        let d = try OffscreenDaemon(panel: PixelSize(width: 1920, height: 1080),
+                                    physicalSize: PhysicalSize(widthMillimetres: 344, heightMillimetres: 194))
+        let configured = d.daemon.config.carousel.touchSlop
+        let backend: any DisplayBackend = d.backend
+        #expect(backend.physicalSize == PhysicalSize(widthMillimetres: 344, heightMillimetres: 194))
+        let expected = configured * TouchDensity.slopScale(pixels: 1920, millimetres: 344)!
+        #expect(abs(d.daemon.layout.settings.touchSlop - expected) < 1e-9)
+        #expect(d.daemon.layout.settings.touchSlop < configured)
+    }
+
+    @Test func aTouchscreensOwnMillimetresWinOverTheDisplays() throws {
+        let d = try OffscreenDaemon(panel: PixelSize(width: 1920, height: 1080),
+                                    physicalSize: PhysicalSize(widthMillimetres: 344, heightMillimetres: 194))
+        let configured = d.daemon.config.carousel.touchSlop
+        // A 7" touchscreen over the same pixels: a much denser surface.
+        d.daemon.carryOut(.touchscreenAdded(name: "FT5406", size: InputPhysicalSize(width: 155, height: 87)))
+        let expected = configured * TouchDensity.slopScale(pixels: 1920, millimetres: 155)!
+        #expect(abs(d.daemon.layout.settings.touchSlop - expected) < 1e-9)
+    }
+
+    @Test func framesAreDrawnWhenSomethingChangedAndNeverFasterThanThePanel() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        #expect(d.daemon.pacer.framesPresented == 1)
+        #expect(d.daemon.firstFrameShown)
+        d.daemon.settleDecodes()
+        d.advance(ms: 1)  // the decoded pictures are due, but the panel refreshes every 16.7 ms
+        #expect(d.daemon.pacer.framesPresented == 1)
+        d.advance(ms: 20)
+        #expect(d.daemon.pacer.framesPresented == 2)
+        // At rest nothing is drawn.
+        for _ in 0..<10 { d.advance(ms: 20) }
+        #expect(d.daemon.pacer.framesPresented == 2)
+        // A swipe draws frames while it moves, then stops again.
+        var t = d.now
+        d.daemon.feed(.down(id: 0, at: Point(x: 300, y: 100)), at: t)
+        for k in 1...8 {
+            t += 16_000
+            d.daemon.feed(.move(id: 0, to: Point(x: 300 - Double(k) * 30, y: 100)), at: t)
+        }
+        d.daemon.feed(.up(id: 0), at: t)
+        d.now = t
+        var presented: [Int] = []
+        for _ in 0..<120 {
+            d.advance(ms: 5)
+            presented.append(d.daemon.pacer.framesPresented)
+        }
+        #expect(presented.last! > 2 + 5)
+        // Never two frames within one refresh (5 ms steps: at most one frame in three steps).
+        for i in 3..<presented.count { #expect(presented[i] - presented[i - 3] <= 1) }
+        #expect(d.daemon.model.currentItemIndex(at: Timestamp(microseconds: d.now)) == 1)
+        #expect(!d.daemon.model.isMoving)
+    }
+
+    @Test func requestsAreAnsweredFromTheRunningModel() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        guard case .ok = d.daemon.answer(.goto(index: 2, milliseconds: 0)) else {
+            Issue.record("goto 2 was refused")
+            return
+        }
+        #expect(d.daemon.status()["index"] == .int(2))
+        #expect(d.daemon.status()["image"]?.stringValue?.hasSuffix("04-panels.png") == true)
+        guard case .error(let message) = d.daemon.answer(.goto(index: 7, milliseconds: nil)) else {
+            Issue.record("goto 7 of 3 was accepted")
+            return
+        }
+        #expect(message.contains("out of range"))
+    }
+
+    @Test func aNewPictureInTheFolderKeepsThePictureOnScreen() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        _ = d.daemon.answer(.goto(index: 1, milliseconds: 0))
+        try FileManager.default.copyItem(at: demoImages.appendingPathComponent("05-glow.webp"),
+                                         to: d.folder.appendingPathComponent("images/00-first.webp"))
+        d.daemon.rescanAlbum()
+        #expect(d.daemon.album.count == 4)
+        #expect(d.daemon.status()["index"] == .int(2))
+        #expect(d.daemon.status()["image"]?.stringValue?.hasSuffix("02-sunset.jpg") == true)
+    }
+
+    @Test func aModeChangeBySetLaysTheCarouselOutForTheNewPanel() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        guard case .ok = d.daemon.set("display.mode", "200x300") else {
+            Issue.record("set display.mode was refused")
+            return
+        }
+        #expect(d.backend.panelSize == PixelSize(width: 200, height: 300))
+        #expect(d.daemon.layout.size == PixelSize(width: 200, height: 300))
+        let before = d.daemon.pacer.framesPresented
+        d.advance(ms: 20)
+        #expect(d.daemon.pacer.framesPresented == before + 1)
+    }
+}
