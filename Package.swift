@@ -24,7 +24,7 @@ let package = Package(
         // The INI file: a strict parser and the schema of every key.
         .target(name: "CarouselConfig", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // `carouseld simulate`: script parser and the headless 60 Hz runner.
-        .target(name: "CarouselSimulation", dependencies: ["CarouselCore", "CarouselConfig"]),
+        .target(name: "CarouselSimulation", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform"]),
         // The running carousel: the loop, frame pacing, album state, input
         // routing, the control socket's answers, reload and `set`. Wires the
         // other rooms together; the executable only parses arguments and starts it.
@@ -45,7 +45,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "carouselctl",
-            dependencies: ["CarouselControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarouselControl", "CarouselPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .executableTarget(
             name: "CarouselBenchmarks",
@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
         // The control socket: the line protocol, its JSON, and the non-blocking server.
         .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
-        .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl"]),
+        .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform"]),
         // Tier 3: the daemon on the offscreen display: its pieces as units on a
         // manual clock, and the whole daemon run as a process.
         .testTarget(name: "CarouselDaemonTests", dependencies: [

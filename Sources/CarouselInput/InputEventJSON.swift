@@ -6,71 +6,52 @@ import CarouselPlatform
 ///     {"t":1234567,"type":"deviceAdded","id":1,"name":"...","sysname":"event5",...}
 extension InputEvent {
     /// `now` stands in for the time of device events, which have none.
-    public func jsonLine(now: UInt64) -> String {
-        var fields: [(String, String)] = [("t", String(time ?? now))]
-        func add(_ key: String, _ value: String) { fields.append((key, value)) }
+    public func jsonLine(now: UInt64) -> String { json(now: now).encoded }
+
+    /// The event as a JSON object: its time first, then its type and fields.
+    public func json(now: UInt64) -> JSONValue {
+        var fields = [JSONField("t", .int(Int(time ?? now)))]
+        func add(_ key: String, _ value: JSONValue) { fields.append(JSONField(key, value)) }
         switch self {
         case let .touchDown(slot, x, y, _):
-            add("type", InputJSON.string("touchDown")); add("slot", String(slot))
-            add("x", InputJSON.number(x)); add("y", InputJSON.number(y))
+            add("type", "touchDown"); add("slot", .int(slot)); add("x", .double(x)); add("y", .double(y))
         case let .touchMotion(slot, x, y, _):
-            add("type", InputJSON.string("touchMotion")); add("slot", String(slot))
-            add("x", InputJSON.number(x)); add("y", InputJSON.number(y))
+            add("type", "touchMotion"); add("slot", .int(slot)); add("x", .double(x)); add("y", .double(y))
         case let .touchUp(slot, _):
-            add("type", InputJSON.string("touchUp")); add("slot", String(slot))
+            add("type", "touchUp"); add("slot", .int(slot))
         case let .touchCancel(slot, _):
-            add("type", InputJSON.string("touchCancel")); add("slot", String(slot))
+            add("type", "touchCancel"); add("slot", .int(slot))
         case .touchFrame:
-            add("type", InputJSON.string("touchFrame"))
+            add("type", "touchFrame")
         case let .pointerMotion(dx, dy, _):
-            add("type", InputJSON.string("pointerMotion")); add("dx", InputJSON.number(dx)); add("dy", InputJSON.number(dy))
+            add("type", "pointerMotion"); add("dx", .double(dx)); add("dy", .double(dy))
         case let .pointerMotionAbsolute(x, y, _):
-            add("type", InputJSON.string("pointerMotionAbsolute")); add("x", InputJSON.number(x)); add("y", InputJSON.number(y))
+            add("type", "pointerMotionAbsolute"); add("x", .double(x)); add("y", .double(y))
         case let .pointerButton(button, pressed, _):
-            add("type", InputJSON.string("pointerButton")); add("button", String(button)); add("pressed", String(pressed))
+            add("type", "pointerButton"); add("button", .int(Int(button))); add("pressed", .bool(pressed))
         case let .key(code, pressed, _):
-            add("type", InputJSON.string("key")); add("code", String(code)); add("pressed", String(pressed))
+            add("type", "key"); add("code", .int(Int(code))); add("pressed", .bool(pressed))
         case let .deviceAdded(info):
-            add("type", InputJSON.string("deviceAdded")); fields += info.jsonFields
+            add("type", "deviceAdded"); fields += info.jsonFields
         case let .deviceRemoved(info):
-            add("type", InputJSON.string("deviceRemoved")); fields += info.jsonFields
+            add("type", "deviceRemoved"); fields += info.jsonFields
         }
-        return InputJSON.object(fields)
+        return .fields(fields)
     }
 }
 
 extension InputDeviceInfo {
-    var jsonFields: [(String, String)] {
-        var fields: [(String, String)] = [
-            ("id", String(id)), ("name", InputJSON.string(name)), ("sysname", InputJSON.string(sysname)),
-        ]
-        if let devnode { fields.append(("devnode", InputJSON.string(devnode))) }
-        fields.append(("capabilities", "[" + capabilities.names.map(InputJSON.string).joined(separator: ",") + "]"))
+    var jsonFields: [JSONField] {
+        var fields = [JSONField("id", .int(id)), JSONField("name", .string(name)), JSONField("sysname", .string(sysname))]
+        if let devnode { fields.append(JSONField("devnode", .string(devnode))) }
+        fields.append(JSONField("capabilities", .array(capabilities.names.map { .string($0) })))
         if let size = physicalSize {
-            fields.append(("width_mm", InputJSON.number(size.width)))
-            fields.append(("height_mm", InputJSON.number(size.height)))
+            fields.append(JSONField("width_mm", .double(size.width)))
+            fields.append(JSONField("height_mm", .double(size.height)))
         }
         return fields
     }
 
     /// The device as one JSON object (the fields of its device events).
-    public var jsonObject: String { InputJSON.object(jsonFields) }
-}
-
-/// Just enough JSON writing for flat objects (the input-test lines).
-public enum InputJSON {
-    /// `{"key":value,...}` from keys and already-encoded values.
-    public static func object(_ fields: [(String, String)]) -> String {
-        "{" + fields.map { string($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
-    }
-
-    /// A finite number in the shortest form that reads back the same;
-    /// `null` for NaN and infinities, which JSON cannot carry.
-    public static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
-    }
-
-    public static func string(_ text: String) -> String { JSONText.quoted(text) }
+    public var jsonObject: String { JSONValue.fields(jsonFields).encoded }
 }

@@ -47,18 +47,21 @@ public enum Log {
 public func log(_ priority: LogPriority, _ line: String) { Log.write(priority, line) }
 
 /// Writes all of `text` to file descriptor `fd` (1 stdout, 2 stderr),
-/// retrying on EINTR; gives up quietly when the descriptor is gone.
-public func writeAll(_ fd: Int32, _ text: String) {
+/// retrying on EINTR. Returns false, having given up, when the descriptor
+/// takes no more (its reader went away, SIGPIPE ignored).
+@discardableResult
+public func writeAll(_ fd: Int32, _ text: String) -> Bool {
     var text = text
-    text.withUTF8 { bytes in
+    return text.withUTF8 { bytes in
         var offset = 0
         while offset < bytes.count {
             // try? flattens "failed" and "would block" into nil: either way, give up.
             guard let written = try? attemptSystemCall("write", {
                 Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            }), written > 0 else { return }
+            }), written > 0 else { return false }
             offset += written
         }
+        return true
     }
 }
 

@@ -1,5 +1,6 @@
 import CarouselConfig
 import CarouselCore
+import CarouselPlatform
 
 /// Runs a script on a virtual clock ticking at 60 Hz and writes one JSON
 /// object a line: every model event, and the state at each `probe`.
@@ -79,46 +80,39 @@ public struct SimulationRunner {
     }
 }
 
-/// The JSON lines of `carouseld simulate`, written by hand: a few fixed
-/// shapes, no dependency and a stable key order.
+/// The JSON lines of `carouseld simulate`: a few fixed shapes with a stable
+/// key order (the time first), written with the one `JSONValue`.
 public enum JSONLine {
     public static func event(_ e: CarouselEvent) -> String {
-        var s = "{\"t\":\(time(e.time)),\"event\":\"\(e.kind.name)\""
+        var fields = [JSONField("t", .double(milliseconds(e.time))), JSONField("event", .string(e.kind.name))]
         switch e.kind {
-        case .didScroll(let offset): s += ",\"offset\":\(number(offset))"
-        case .didEndDragging(let willDecelerate): s += ",\"willDecelerate\":\(willDecelerate)"
+        case .didScroll(let offset): fields.append(JSONField("offset", .double(offset)))
+        case .didEndDragging(let willDecelerate): fields.append(JSONField("willDecelerate", .bool(willDecelerate)))
         default: break
         }
-        if let index = e.kind.index { s += ",\"index\":\(index)" }
-        return s + "}"
+        if let index = e.kind.index { fields.append(JSONField("index", .int(index))) }
+        return JSONValue.fields(fields).encoded
     }
 
     public static func probe(_ p: CarouselSnapshot, at t: Timestamp) -> String {
-        let reasons = p.autoplay.pausedBy.map { "\"\($0.rawValue)\"" }.joined(separator: ",")
-        let next = p.autoplay.next.map(time) ?? "null"
-        return "{\"t\":\(time(t)),\"probe\":{\"offset\":\(number(p.offset)),\"index\":\(p.index),\"page\":\(p.page),"
-            + "\"state\":\"\(p.state.rawValue)\",\"autoplay\":{\"running\":\(p.autoplay.running),"
-            + "\"paused_by\":[\(reasons)],\"next_ms\":\(next)}}}"
+        let autoplay: JSONValue = .fields([
+            JSONField("running", .bool(p.autoplay.running)),
+            JSONField("paused_by", .array(p.autoplay.pausedBy.map { .string($0.rawValue) })),
+            JSONField("next_ms", p.autoplay.next.map { .double(milliseconds($0)) } ?? .null),
+        ])
+        let probe: JSONValue = .fields([
+            JSONField("offset", .double(p.offset)), JSONField("index", .int(p.index)), JSONField("page", .int(p.page)),
+            JSONField("state", .string(p.state.rawValue)), JSONField("autoplay", autoplay),
+        ])
+        return JSONValue.fields([JSONField("t", .double(milliseconds(t))), JSONField("probe", probe)]).encoded
     }
+
+    /// The model's microseconds as milliseconds (up to three decimals).
+    static func milliseconds(_ t: Timestamp) -> Double { Double(t.microseconds) / 1000 }
 
     /// Milliseconds with up to three decimals (the model counts microseconds).
-    public static func time(_ t: Timestamp) -> String {
-        let us = t.microseconds
-        let whole = us / 1000
-        let frac = abs(us % 1000)
-        if frac == 0 { return String(whole) }
-        var digits = String(frac)
-        while digits.count < 3 { digits = "0" + digits }
-        while digits.hasSuffix("0") { digits.removeLast() }
-        return (us < 0 && whole == 0 ? "-" : "") + "\(whole).\(digits)"
-    }
+    public static func time(_ t: Timestamp) -> String { JSONValue.number(milliseconds(t)) }
 
-    /// A JSON number: rounded to 1e-9 so that float noise (2.9999999999999996) reads as 3.
-    public static func number(_ x: Double) -> String {
-        guard x.isFinite else { return "null" }
-        var r = (x * 1e9).rounded() / 1e9
-        if r == 0 { r = 0 }  // no "-0.0"
-        if r == r.rounded(), abs(r) < 1e15 { return String(Int64(r)) }
-        return String(r)
-    }
+    /// A JSON number (`JSONValue.number`): float noise (2.9999999999999996) reads as 3.
+    public static func number(_ x: Double) -> String { JSONValue.number(x) }
 }

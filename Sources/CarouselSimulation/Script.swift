@@ -1,4 +1,5 @@
 import CarouselConfig
+import CarouselControl
 import CarouselCore
 
 /// A `carouseld simulate` script: set-up lines and a timeline.
@@ -137,20 +138,20 @@ public struct SimulationScript: Sendable {
         return script
     }
 
+    /// A command in the control socket's own words (`next`, `prev`,
+    /// `goto INDEX [MS]`, `pause`, `resume`): one grammar for the socket and
+    /// scripts, mapped to the model's commands in one place.
     private static func command(_ args: [String], line: Int, gotos: inout [(index: Int, line: Int)]) throws(ScriptError) -> CarouselCommand {
-        let usage = "expected 'command next|prev|goto INDEX|pause|resume'"
-        guard let name = args.first else { throw ScriptError(line: line, message: usage) }
-        switch (name, args.count) {
-        case ("next", 1): return .next
-        case ("prev", 1): return .previous
-        case ("pause", 1): return .pause
-        case ("resume", 1): return .resume
-        case ("goto", 2):
-            guard let i = Int(args[1]), i >= 0 else { throw ScriptError(line: line, message: "goto needs an item index >= 0, got '\(args[1])'") }
-            gotos.append((i, line))
-            return .goto(index: i, duration: nil)
-        default:
-            throw ScriptError(line: line, message: usage)
+        let usage = "expected 'command next|prev|goto INDEX [MS]|pause|resume'"
+        switch ControlRequest.parse(line: args.joined(separator: " ")) {
+        case .success(let request):
+            guard let command = request.command else {
+                throw ScriptError(line: line, message: "'\(request.line)' is not a carousel command; \(usage)")
+            }
+            if case let .goto(index, _) = command { gotos.append((index, line)) }
+            return command
+        case .failure(let error):
+            throw ScriptError(line: line, message: "\(error.message); \(usage)")
         }
     }
 

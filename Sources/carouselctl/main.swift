@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarouselControl
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,13 +30,13 @@ struct Carouselctl: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let failure as Failure {
-            if let message = failure.message { printError(message) }
+            if let message = failure.message { printFailure(message) }
             Glibc.exit(failure.status.rawValue)
         } catch {
             // ArgumentParser's own status for a bad command line is EX_USAGE (64);
             // ours is 2, like most Unix tools.
             if exitCode(for: error) == .validationFailure {
-                printError(fullMessage(for: error))
+                printFailure(fullMessage(for: error))
                 Glibc.exit(ExitStatus.usage.rawValue)
             }
             exit(withError: error)
@@ -53,29 +54,19 @@ struct Failure: Error {
     let message: String?
 }
 
-func printError(_ message: String) {
+func printFailure(_ message: String) {
     var line = message.hasPrefix("carouselctl") || message.hasPrefix("Error:") || message.hasPrefix("Usage:")
         ? message : "carouselctl: \(message)"
     if !line.hasSuffix("\n") { line += "\n" }
     write(line, to: STDERR_FILENO)
 }
 
-/// Writes straight to the descriptor: no stdio buffer to flush, so
-/// `carouselctl watch | grep` sees each event the moment it arrives.
-/// Returns false when the descriptor takes no more (the reader went away
-/// and SIGPIPE is ignored, as systemd does for services by default).
+/// Writes straight to the descriptor (the platform's `writeAll`): no stdio
+/// buffer to flush, so `carouselctl watch | grep` sees each event the moment
+/// it arrives. Returns false when the descriptor takes no more (the reader
+/// went away and SIGPIPE is ignored, as systemd does for services by default).
 @discardableResult
-func write(_ text: String, to fd: Int32) -> Bool {
-    let bytes = Array(text.utf8)
-    var done = 0
-    while done < bytes.count {
-        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
-        if n < 0 && errno == EINTR { continue }
-        guard n > 0 else { return false }
-        done += n
-    }
-    return true
-}
+func write(_ text: String, to fd: Int32) -> Bool { writeAll(fd, text) }
 
 /// Options every subcommand takes.
 struct Connection: ParsableArguments {
@@ -179,13 +170,12 @@ func scalarText(_ value: JSONValue) -> String {
     case let .int(i): return String(i)
     case let .double(d):
         // Offsets are in items: a thousandth of an item is below a pixel on any panel.
-        let rounded = (d * 1000).rounded() / 1000
-        guard rounded.isFinite else { return "-" }
-        return rounded == rounded.rounded() && abs(rounded) < 1e15 ? String(Int64(rounded)) : String(rounded)
+        guard d.isFinite else { return "-" }
+        return JSONValue.number((d * 1000).rounded() / 1000)
     case let .bool(b): return b ? "yes" : "no"
     case .null: return "-"
     case let .array(elements): return elements.isEmpty ? "(none)" : elements.map(scalarText).joined(separator: ", ")
-    case .object: return value.encoded
+    case .object, .fields: return value.encoded
     }
 }
 

@@ -159,27 +159,27 @@ struct DRMTest: ParsableCommand {
         if afterRestoreMilliseconds > 0 { sleep(milliseconds: afterRestoreMilliseconds) }
 
         func mean(_ v: [Double]) -> Double { v.isEmpty ? 0 : v.reduce(0, +) / Double(v.count) }
-        let fields: [(String, String)] = [
-            ("frames", "\(frames)"),
-            ("api", quoted(backend.api.rawValue)),
-            ("device", quoted(backend.devicePath)),
-            ("driver", quoted(backend.driverName)),
-            ("connector", quoted(backend.connectorName)),
-            ("mode", quoted(backend.modeName)),
-            ("panel_orientation", quoted(backend.panelRotation.rawValue)),
-            ("flip_interval_ms_mean", fixed(mean(intervals))),
-            ("flip_interval_ms_max", fixed(intervals.max() ?? 0)),
-            ("flip_latency_ms_mean", fixed(mean(latencies))),
-            ("flip_latency_ms_max", fixed(latencies.max() ?? 0)),
-            ("draw_ms_mean", fixed(mean(drawTimes))),
-            ("elapsed_s", fixed(elapsed)),
-            ("flips_completed", "\(backend.flipsCompleted)"),
+        /// Milliseconds (or seconds) with three decimals.
+        func fixed(_ x: Double) -> JSONValue { .double((x * 1000).rounded() / 1000) }
+        var fields: [JSONField] = [
+            JSONField("frames", .int(frames)),
+            JSONField("api", .string(backend.api.rawValue)),
+            JSONField("device", .string(backend.devicePath)),
+            JSONField("driver", .string(backend.driverName)),
+            JSONField("connector", .string(backend.connectorName)),
+            JSONField("mode", .string(backend.modeName)),
+            JSONField("panel_orientation", .string(backend.panelRotation.rawValue)),
+            JSONField("flip_interval_ms_mean", fixed(mean(intervals))),
+            JSONField("flip_interval_ms_max", fixed(intervals.max() ?? 0)),
+            JSONField("flip_latency_ms_mean", fixed(mean(latencies))),
+            JSONField("flip_latency_ms_max", fixed(latencies.max() ?? 0)),
+            JSONField("draw_ms_mean", fixed(mean(drawTimes))),
+            JSONField("elapsed_s", fixed(elapsed)),
+            JSONField("flips_completed", .int(Int(backend.flipsCompleted))),
         ]
-        var extra: [(String, String)] = []
-        if let switched { extra.append(("switch_remodeset", "\(switched)")) }
-        if let reprobed { extra.append(("reprobe_remodeset", "\(reprobed)")) }
-        let all = fields + extra
-        print("{" + all.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+        if let switched { fields.append(JSONField("switch_remodeset", .bool(switched))) }
+        if let reprobed { fields.append(JSONField("reprobe_remodeset", .bool(reprobed))) }
+        print(JSONValue.fields(fields).encoded)
     }
 
     private func openBackend() throws(DisplayError) -> DRMBackend {
@@ -253,26 +253,4 @@ struct BarPainter {
 
 private func sleep(milliseconds: Int) {
     _ = try? systemCall("poll") { poll(nil, 0, Int32(clamping: milliseconds)) }
-}
-
-private func quoted(_ s: String) -> String {
-    var out = "\""
-    for c in s.unicodeScalars {
-        switch c {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case _ where c.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(c.value, radix: 16).count) + String(c.value, radix: 16)
-        default: out.unicodeScalars.append(c)
-        }
-    }
-    return out + "\""
-}
-
-/// `x` with three decimals, as JSON.
-private func fixed(_ x: Double) -> String {
-    let m = Int((x * 1000).rounded())
-    let sign = m < 0 ? "-" : ""
-    let a = abs(m)
-    let frac = String(a % 1000)
-    return "\(sign)\(a / 1000).\(String(repeating: "0", count: 3 - frac.count))\(frac)"
 }

@@ -81,7 +81,8 @@ struct InputTest: ParsableCommand {
                 ready = true
                 let count = context.currentDevices.count
                 if count == 0 { log(.warning, InputProbe.emptySeatHint(seat: seat)) }
-                out += "{\"t\":\(now),\"type\":\"ready\",\"seat\":\(InputJSON.string(seat)),\"devices\":\(count)}\n"
+                out += JSONValue.fields([JSONField("t", .int(Int(now))), JSONField("type", "ready"), JSONField("seat", .string(seat)),
+                                         JSONField("devices", .int(count))]).encoded + "\n"
             }
             if !out.isEmpty { writeAll(1, out) }
             guard now < deadline else { break }

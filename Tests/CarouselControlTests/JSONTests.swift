@@ -1,3 +1,4 @@
+import CarouselPlatform
 import Testing
 @testable import CarouselControl
 

@@ -3,6 +3,7 @@
 
 import CarouselControl
 import Foundation
+import CarouselPlatform
 import Testing
 
 /// The `carouselctl` executable built next to this test bundle, or `$CAROUSELCTL_BIN`.

@@ -3,6 +3,7 @@
 
 import CarouselControl
 import Foundation
+import CarouselPlatform
 import Testing
 
 @Suite("control socket", .enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))

@@ -3,6 +3,7 @@
 
 import CarouselControl
 import Foundation
+import CarouselPlatform
 import Testing
 
 /// A daemon with its control socket and a client, and its configuration file at hand.

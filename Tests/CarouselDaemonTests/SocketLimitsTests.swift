@@ -4,6 +4,7 @@
 
 import CarouselControl
 import Foundation
+import CarouselPlatform
 import Testing
 
 @Suite("control socket limits (offscreen)", .enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
