@@ -84,8 +84,8 @@ let package = Package(
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
         // The album: which image files to show, in what order; the folder watch.
-        .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform"]),
-        .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum"]),
+        .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform", "CarouselImaging"]),
+        .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum", "CarouselImaging"]),
         // The control socket: the line protocol, its JSON, and the non-blocking server.
         .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
         .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform"]),

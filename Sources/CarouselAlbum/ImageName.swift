@@ -1,9 +1,14 @@
+import CarouselImaging
+
 /// Which names in the image folder are images to show, decided on the name's
 /// bytes alone so that neither the scan nor the watcher needs a `String` or a
 /// `stat` for the many names it rejects.
 enum ImageName {
-    /// Lower case; compared case-insensitively (cameras write `IMG_0001.JPG`).
-    static let extensions: [[UInt8]] = ["jpg", "jpeg", "png", "webp"].map { Array($0.utf8) }
+    /// The extensions of the formats the decoders read, as the decoders
+    /// declare them (`ImageFormat.fileExtensions`): a new format is added in
+    /// one place. Lower case; compared case-insensitively (cameras write
+    /// `IMG_0001.JPG`).
+    static let extensions: [[UInt8]] = ImageFormat.allCases.flatMap(\.fileExtensions).map { Array($0.utf8) }
 
     /// Suffixes of files still being written or left behind by editors,
     /// downloaders and sync tools (`photo.jpg.part`, `photo.jpg.tmp`, vim's

@@ -14,6 +14,17 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// The file name extensions of this format, lower case, without the dot:
+    /// the album shows files with these names (and the decoder still trusts
+    /// only the leading bytes).
+    public var fileExtensions: [String] {
+        switch self {
+        case .jpeg: ["jpg", "jpeg"]
+        case .png: ["png"]
+        case .webp: ["webp"]
+        }
+    }
+
     /// What the first bytes of a file say it is.
     enum Sniffed: Equatable {
         case supported(ImageFormat)
