@@ -12,6 +12,8 @@ public final class FramePainter {
     public let cache: ItemCache
     private let logical: Frame
     private let settings: CarouselSettings
+    private let fit: FitMode
+    private let maxPixels: Int
 
     /// `panel` is the output size; the carousel is laid out in the logical
     /// orientation `rotation` gives and written turned.
@@ -21,6 +23,8 @@ public final class FramePainter {
         self.rotation = rotation
         self.paths = paths
         self.settings = settings
+        fit = style.fit
+        self.maxPixels = maxPixels
         let size = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         let geometry = Geometry(viewport: Viewport(width: Double(size.width), height: Double(size.height)), settings: settings)
         compositor = Compositor(geometry: geometry, style: style)
@@ -28,6 +32,24 @@ public final class FramePainter {
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
                                                        budgetBytes: budgetBytes))
+    }
+
+    /// Decodes every file once (at the item size, then lets the pixels go)
+    /// and leaves out those that fail, in list order. After this, item `i`
+    /// is the `i`-th picture that shows, as on the running carousel once it
+    /// has met every file; before, an offset counted broken files it had
+    /// not decoded yet (and `render` named only the broken files it met).
+    public func removeUndecodable() -> [ItemCache.Failure] {
+        var failures: [ItemCache.Failure] = []
+        for path in paths {
+            do {
+                _ = try ImageDecoder.decode(path: path, targetSize: compositor.itemPixelSize, fit: fit, maxPixels: maxPixels)
+            } catch {
+                failures.append(ItemCache.Failure(path: path, message: error.description))
+            }
+        }
+        remove(failures.map(\.path))
+        return failures
     }
 
     /// Leaves `failed` out of the list (files that could not be decoded are skipped).

@@ -11,8 +11,9 @@ struct Render: ParsableCommand {
         abstract: "Render one frame of the carousel at a scroll offset and write it as a PNG.",
         discussion: """
         Lays the carousel out as the configuration says (rotation included: the
-        PNG is what the panel shows), waits for the images the frame needs, and
-        writes it. Files that cannot be decoded are skipped with one log line each.
+        PNG is what the panel shows), decodes the images, and writes the frame.
+        Files that cannot be decoded are skipped with one log line each, before
+        the offset is counted: --offset 1 is the second picture that shows.
         """
     )
 
@@ -48,8 +49,11 @@ struct Render: ParsableCommand {
                                    style: configuration.renderStyle, paths: paths,
                                    maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes)
         if paths.isEmpty { log(.info, "no images to show in \(configuration.images.path)") }
-        // Files that fail are skipped, which changes what is at this offset:
-        // paint again until every item on screen decoded (at most once per file).
+        // Every file is tried first: the offset counts pictures that show,
+        // and every broken file is named once, whether on screen or not.
+        for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
+        // A file that changed since (or fails only at the frame's size) is
+        // skipped as met: paint again until every item on screen decoded.
         while true {
             let count = painter.paths.count
             let lattice = PageLattice(count: count, settings: configuration.carousel)
