@@ -4,20 +4,28 @@ import CPlatform
 import Glibc
 #endif
 
-/// Who is on the other end of a control connection, from SO_PEERCRED: the
-/// kernel's word, not the client's.
+/// Who is on the other end of a control connection, from SO_PEERCRED and
+/// SO_PEERGROUPS: the kernel's word, not the client's.
 public struct ControlPeer: Equatable, Sendable, CustomStringConvertible {
     public let pid: Int32
     public let uid: UInt32
+    /// The primary group.
     public let gid: UInt32
+    /// The supplementary groups (`usermod -aG`, `id -G` minus the primary
+    /// one, which the list may or may not repeat), as of connect().
+    public let groups: [UInt32]
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
-    public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
+    public var description: String {
+        let base = "pid \(pid), uid \(uid), gid \(gid)"
+        return groups.isEmpty ? base : base + ", groups " + groups.map(String.init).joined(separator: ",")
+    }
 }
 
 /// Syslog priorities, so the daemon can prefix `<N>` for journald.
@@ -393,7 +401,11 @@ public final class ControlServer {
     private func allowed(_ peer: ControlPeer) -> Bool {
         if allowUIDs == nil && allowGIDs == nil { return true }
         // Root is not special: list uid 0 to let it in, so the list means what it says.
-        return allowUIDs?.contains(peer.uid) == true || allowGIDs?.contains(peer.gid) == true
+        if allowUIDs?.contains(peer.uid) == true { return true }
+        guard let allowGIDs else { return false }
+        // A user added with `usermod -aG` has the group as a supplementary one:
+        // group membership is the primary gid or any of those.
+        return allowGIDs.contains(peer.gid) || peer.groups.contains(where: allowGIDs.contains)
     }
 
     /// Sends one reply on a fresh connection and closes it. A fresh socket's
@@ -414,7 +426,78 @@ public final class ControlServer {
             // Unknown credentials match no allow-list entry: refused if there is a list.
             raw = (0, UInt32.max, UInt32.max)
         }
-        return ControlPeer(pid: raw.0, uid: raw.1, gid: raw.2)
+        let known = raw.1 != UInt32.max
+        return ControlPeer(pid: raw.0, uid: raw.1, gid: raw.2,
+                           groups: known ? supplementaryGroups(of: fd, pid: raw.0, uid: raw.1, gid: raw.2) : [])
+    }
+
+    /// The peer's supplementary groups as they were at connect(). The
+    /// corresponding C function is `getsockopt(SO_PEERGROUPS)` (Linux 4.13);
+    /// on older kernels (ENOPROTOOPT) the `Groups:` line of
+    /// /proc/PID/status, and failing that the group database (`getgrouplist`),
+    /// which misses a `newgrp` or a login that predates a group change but is
+    /// better than refusing every supplementary member.
+    static func supplementaryGroups(of fd: Int32, pid: Int32, uid: UInt32, gid: UInt32) -> [UInt32] {
+        var capacity = 32
+        // ERANGE says the list is longer and sets the length it needs; a
+        // process may hold up to NGROUPS_MAX (65536) groups, hence the loop.
+        for _ in 0..<4 {
+            var list = [UInt32](repeating: 0, count: capacity)
+            var length = socklen_t(capacity * MemoryLayout<UInt32>.size)
+            let result = list.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length) }
+            if result == 0 { return Array(list.prefix(Int(length) / MemoryLayout<UInt32>.size)) }
+            let code = errno
+            if code == ERANGE {
+                capacity = max(capacity * 2, Int(length) / MemoryLayout<UInt32>.size)
+                continue
+            }
+            if code != ENOPROTOOPT { return [] }
+            break
+        }
+        return processGroups(pid: pid, uid: uid) ?? databaseGroups(uid: uid, gid: gid)
+    }
+
+    /// The `Groups:` line of /proc/PID/status, if that process still runs as `uid`
+    /// (a client that connected and exited may have handed its pid on).
+    static func processGroups(pid: Int32, uid: UInt32) -> [UInt32]? {
+        guard pid > 0, let file = fopen("/proc/\(pid)/status", "re") else { return nil }
+        defer { fclose(file) }
+        var groups: [UInt32]?
+        var uidMatches = false
+        var line: UnsafeMutablePointer<CChar>?
+        var size = 0
+        defer { free(line) }
+        while getline(&line, &size, file) >= 0, let line {
+            let text = String(cString: line)
+            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+            guard let key = fields.first else { continue }
+            if key == "Uid:" {
+                // Real, effective, saved, filesystem: the effective one made the connection.
+                uidMatches = fields.count > 2 && UInt32(fields[2]) == uid
+            } else if key == "Groups:" {
+                groups = fields.dropFirst().compactMap { UInt32($0) }
+            }
+        }
+        return uidMatches ? groups : nil
+    }
+
+    /// The groups the group database gives `uid`'s user name (`getgrouplist`).
+    static func databaseGroups(uid: UInt32, gid: UInt32) -> [UInt32] {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+            return []
+        }
+        var count: Int32 = 64
+        for _ in 0..<4 {
+            var list = [gid_t](repeating: 0, count: Int(count))
+            var found = count
+            if getgrouplist(name, gid, &list, &found) >= 0 { return Array(list.prefix(Int(found))) }
+            // -1: too small; `found` now holds the number needed.
+            count = max(found, count * 2)
+        }
+        return []
     }
 
     /// Replies waiting past this many bytes stop the server from reading the
