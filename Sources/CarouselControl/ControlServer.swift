@@ -110,6 +110,32 @@ public final class ControlServer {
     private var registered: [Int32: ControlPollEntry] = [:]
     private var acceptFailureLogged = false
 
+    // Running out of descriptors (EMFILE/ENFILE). accept() then fails and
+    // leaves the connection queued, so the level-triggered listener stays
+    // readable and the loop would spin at 100% CPU. Two remedies, as event
+    // loops do (libev, libuv, nginx): first the reserve descriptor: one
+    // spare descriptor is kept open; on EMFILE it is closed, the connection
+    // accepted into the freed slot, told why and closed, and the spare
+    // reopened. That refuses cleanly (the client gets a reason instead of
+    // hanging in the backlog) and needs nothing from the daemon. It fails
+    // when another thread (the decoder) takes the freed slot first or the
+    // whole system is out (ENFILE): then the listener leaves `pollSet`
+    // until `nextDeadline`, and `tick(now:)` (or any later call into the
+    // server after that time) brings it back.
+
+    /// A descriptor on /dev/null held only to be given up for one accept(); -1 if none.
+    /// Not private: tests take it away to reach the pause.
+    var spare: Int32 = -1
+    /// While set, the listener is out of `pollSet` (µs, CLOCK_MONOTONIC).
+    private var listenerPausedUntil: Int64?
+    /// Descriptor shortage log lines: at most one per interval, with a count of the rest.
+    private var descriptorShortageLoggedAt: Int64?
+    private var descriptorShortageRefusals = 0
+    /// How long the listener stays out of the poll set when even the spare did not help (µs).
+    public var acceptBackoffMicroseconds: Int64 = 1_000_000
+    /// At most one log line about running out of descriptors per this long (µs).
+    public var descriptorShortageLogInterval: Int64 = 60_000_000
+
     private final class Client {
         let fd: FileDescriptor
         let peer: ControlPeer
@@ -197,6 +223,7 @@ public final class ControlServer {
             close()
             throw ControlServerError("cannot set up the control socket \(path): \(error)\(Self.permissionHint(error.errno))")
         }
+        spare = Self.openSpare()
         lastPollSet = pollSet
     }
 
@@ -225,6 +252,7 @@ public final class ControlServer {
         let flags = fcntl(descriptor, F_GETFL)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        spare = Self.openSpare()
         lastPollSet = pollSet
     }
 
@@ -251,6 +279,8 @@ public final class ControlServer {
         for client in clients.values { client.closed = true; client.fd.close() }
         clients.removeAll()
         registered.removeAll()
+        if spare >= 0 { Glibc.close(spare); spare = -1 }
+        listenerPausedUntil = nil
         guard listener.raw >= 0 else { return }
         listener.close()
         if let path, let owned = ownedFile {
@@ -277,7 +307,9 @@ public final class ControlServer {
     /// wake the loop). Errors and hang-ups are always reported by epoll.
     public var pollSet: [ControlPollEntry] {
         guard listener.raw >= 0 else { return [] }
-        var entries = [ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)]
+        var entries: [ControlPollEntry] = []
+        // Out while paused for lack of descriptors (see `nextDeadline`).
+        if listenerPausedUntil == nil { entries.append(ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)) }
         for client in clients.values.sorted(by: { $0.serial < $1.serial }) {
             var events: UInt32 = 0
             if !client.readClosed && !backpressured(client) && !client.awaiting { events |= Self.readable }
@@ -294,6 +326,11 @@ public final class ControlServer {
     /// descriptor to the daemon's epoll token (e.g. `controlBase + UInt64(fd)`).
     public func synchronize(with epoll: Epoll, token: (Int32) -> UInt64) throws(SystemCallError) {
         let wanted = Dictionary(pollSet.map { ($0.fd, $0) }, uniquingKeysWith: { $1 })
+        if listener.raw >= 0, registered[listener.raw] != nil, wanted[listener.raw] == nil {
+            // The listener stays open while paused: the kernel keeps it registered until told.
+            epoll.remove(listener.raw)
+            registered[listener.raw] = nil
+        }
         for (fd, entry) in registered where wanted[fd]?.serial != entry.serial {
             // A connection that is gone: the kernel dropped its registration when
             // drop() closed it, so only our record of it goes.
@@ -309,10 +346,31 @@ public final class ControlServer {
         }
     }
 
+    /// When the server next needs `tick(now:)` (µs, CLOCK_MONOTONIC), or nil:
+    /// the end of a pause of the listener after accept() ran out of
+    /// descriptors. The daemon includes it in its timer.
+    public var nextDeadline: Int64? { listenerPausedUntil }
+
+    /// Does what is due at `now` (µs, CLOCK_MONOTONIC): puts a paused
+    /// listener back into `pollSet`. Call `synchronize` afterwards, as after `handle`.
+    public func tick(now: Int64 = MonotonicClock.now()) {
+        defer { notifyIfChanged() }
+        resumeListenerIfDue(now: now)
+    }
+
+    private func resumeListenerIfDue(now: Int64) {
+        guard let until = listenerPausedUntil, now >= until else { return }
+        listenerPausedUntil = nil
+        // The descriptors that were missing may be back: try for a spare again.
+        if spare < 0 { spare = Self.openSpare() }
+    }
+
     /// Does the work a ready descriptor asks for: accepts on the listener;
     /// reads, answers and writes on a client. Unknown descriptors are ignored.
     public func handle(readyDescriptor fd: Int32, events: UInt32) {
         defer { notifyIfChanged() }
+        // A daemon that does not call tick() still gets its listener back on its next wake-up.
+        if listenerPausedUntil != nil { resumeListenerIfDue(now: MonotonicClock.now()) }
         if fd == listener.raw, fd >= 0 {
             acceptClients()
             return
@@ -336,6 +394,7 @@ public final class ControlServer {
     /// `maximumQueuedBytes` is dropped: the display never waits for a reader.
     public func broadcast(line: String) {
         defer { notifyIfChanged() }
+        if listenerPausedUntil != nil { resumeListenerIfDue(now: MonotonicClock.now()) }
         let bytes = Array(line.utf8) + [0x0A]
         let now = MonotonicClock.now()
         for client in clients.values where client.subscriber && !client.closed {
@@ -370,8 +429,11 @@ public final class ControlServer {
                 acceptFailureLogged = false
             } catch {
                 if error.errno == ECONNABORTED { continue }
-                // FIXME: on EMFILE the listener stays readable and the loop spins until
-                // a descriptor frees up; a reserved spare descriptor would let us refuse cleanly.
+                if error.errno == EMFILE || error.errno == ENFILE {
+                    // See `spare`: refuse this connection through the reserve, or pause the listener.
+                    if refuseWithSpare(error) { continue }
+                    return
+                }
                 if !acceptFailureLogged {
                     log(.error, "control: cannot accept a connection: \(error) (too many open files? raise LimitNOFILE or lower control clients)")
                     acceptFailureLogged = true
@@ -396,6 +458,49 @@ public final class ControlServer {
             clients[fd] = client
             log(.debug, "control: client connected (\(peer))")
         }
+    }
+
+    /// accept() failed for lack of descriptors: gives up the spare for one
+    /// accept and refuses that connection with a reason. Returns false when
+    /// that was impossible and the listener is paused instead (see `spare`).
+    private func refuseWithSpare(_ error: SystemCallError) -> Bool {
+        let now = MonotonicClock.now()
+        var refused = false
+        if spare >= 0 {
+            Glibc.close(spare)
+            spare = -1
+            let fd = accept(listener.raw, nil, nil)
+            let code = errno
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                refuse(FileDescriptor(fd), ControlReply.error(
+                    "carouseld has too many open files and cannot take this connection now; try again later"))
+                refused = true
+            }
+            spare = Self.openSpare()
+            // The client gave up meanwhile: nothing waits, nothing to pause for.
+            if fd < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == ECONNABORTED) { return true }
+        }
+        if refused {
+            descriptorShortageRefusals += 1
+        } else {
+            listenerPausedUntil = now + acceptBackoffMicroseconds
+        }
+        if let last = descriptorShortageLoggedAt, now - last < descriptorShortageLogInterval { return refused }
+        let count = descriptorShortageRefusals
+        descriptorShortageLoggedAt = now
+        descriptorShortageRefusals = 0
+        let what = refused
+            ? "refused \(count) connection\(count == 1 ? "" : "s") since the last such line, with a reply saying why"
+            : "not accepting connections for \(acceptBackoffMicroseconds / 1000) ms"
+        log(.error, "control: cannot accept a connection: \(error); \(what)"
+            + " (too many open files: raise LimitNOFILE, or lower [control] max_clients)")
+        return refused
+    }
+
+    /// The spare descriptor (see `spare`), or -1 when none can be had now.
+    private static func openSpare() -> Int32 {
+        open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
 
     private func allowed(_ peer: ControlPeer) -> Bool {
