@@ -26,10 +26,20 @@ import Musl
 /// - FIXME: a file linked in with `O_TMPFILE` + `linkat` produces only
 ///   `IN_CREATE` and a link count of 1, so it is taken for a file still being
 ///   written; it appears at the folder's next change.
-/// - FIXME: after `folderVanished` the kernel has dropped the watch and this
-///   object hears nothing more; the daemon has to create a new watcher when the
-///   folder is back (for example by retrying on a timer). Watching the parent
-///   folder for its re-creation is not done here.
+/// The folder's parent is watched too, for the folder's name only: sync
+/// tools publish a new version with `mv new.tmp pictures`, and people delete
+/// and re-create folders. When the folder is deleted or moved away the
+/// change says `folderVanished`; when a folder of that name appears again
+/// (created, moved in, or put in place of the old one) the watch moves to
+/// the new folder and the change says `folderReplaced`. Both ask for a
+/// rescan; `fileDescriptor` stays the same throughout.
+///
+/// - FIXME: if the parent itself is deleted or moved, or cannot be watched
+///   (no read permission on it), a vanished folder is not followed back;
+///   the daemon has to create a new watcher. Nor is a file system mounted
+///   on the folder after an unmount: mounting makes no inotify event.
+/// - Note: every entry created or removed in the parent wakes the descriptor
+///   (inotify cannot watch one name); `drain()` then returns an empty change.
 public final class FolderWatcher {
     /// What happened in the folder since the last `drain()`, restricted to
     /// names that `scan` would show (hidden and temporary files, other
@@ -48,16 +58,22 @@ public final class FolderWatcher {
         /// The folder's own metadata changed (`chmod`, `chown`): whether it can
         /// still be read may have changed.
         public var folderAttributesChanged = false
-        /// The folder itself was deleted, moved away or unmounted; the watch is
-        /// gone and no further events will come.
+        /// The folder was deleted, moved away or unmounted, and no folder of
+        /// that name has come back yet: the path shows nothing. Events resume
+        /// (with `folderReplaced`) when one does.
         public var folderVanished = false
+        /// The path names another folder than before: the old one was deleted
+        /// or moved away and a new one created or moved in (`mv new pictures`).
+        /// Events now come from the new folder; what it holds is for a rescan
+        /// to tell (files put in it before the watch was moved make no events).
+        public var folderReplaced = false
 
         public init() {}
 
         /// Whether the album may differ from the last scan.
         public var needsRescan: Bool {
             !appeared.isEmpty || !removed.isEmpty || !modified.isEmpty
-                || overflowed || folderAttributesChanged || folderVanished
+                || overflowed || folderAttributesChanged || folderVanished || folderReplaced
         }
 
         /// Nothing relevant happened.
@@ -68,6 +84,15 @@ public final class FolderWatcher {
     public let folder: String
     private var descriptor: Int32
     private let buffer: UnsafeMutableRawPointer
+    /// The watch on the folder now at `folder`; nil while there is none.
+    /// Events of older watches (a folder moved away, whose `IN_IGNORED` is
+    /// still queued) are not about `folder` and are skipped.
+    private var folderWatch: Int32?
+    /// The watch on the folder's parent, for the folder's name; nil if the
+    /// parent cannot be watched.
+    private var parentWatch: Int32?
+    /// The folder's last path component, as the parent's events name it.
+    private let name: [UInt8]
 
     /// Room for many events per read; a single one needs at most
     /// sizeof(struct inotify_event) + NAME_MAX + 1 bytes.
@@ -86,6 +111,12 @@ public final class FolderWatcher {
         // a program still has open and closes later): they are not in it.
         | UInt32(IN_EXCL_UNLINK)
 
+    /// On the parent: the folder's name coming and going. The folder may be a
+    /// directory or a symbolic link to one; the folder's own watch (with
+    /// IN_ONLYDIR) refuses anything else of that name.
+    private static let parentMask: UInt32 = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE)
+        | UInt32(IN_MOVED_FROM) | UInt32(IN_ONLYDIR)
+
     /// Starts watching `folder` (following a symbolic link to it). The
     /// descriptor is non-blocking and close-on-exec.
     ///
@@ -101,14 +132,29 @@ public final class FolderWatcher {
         } catch {
             throw AlbumError(path: folder, subject: .folder, failure: error)
         }
+        let watch: Int32
         do {
-            try systemCall("inotify_add_watch") { inotify_add_watch(fd, folder, Self.mask) }
+            watch = try systemCall("inotify_add_watch") { inotify_add_watch(fd, folder, Self.mask) }
         } catch {
             closeDescriptor(fd)
             throw AlbumError(path: folder, subject: .folder, failure: error)
         }
+        let (parent, name) = Self.split(folder)
         self.folder = folder
         self.descriptor = fd
+        self.folderWatch = watch
+        self.name = name
+        // Without it the folder's re-creation goes unnoticed (see the FIXME),
+        // but the folder itself is still watched: not a reason to fail.
+        let parentWatch = inotify_add_watch(fd, parent, Self.parentMask)
+        if parentWatch == watch {
+            // The same directory (a folder given as "x/."): one inode has one
+            // watch, and adding the parent's mask replaced the folder's. Put it back.
+            _ = inotify_add_watch(fd, folder, Self.mask)
+            self.parentWatch = nil
+        } else {
+            self.parentWatch = parentWatch >= 0 ? parentWatch : nil
+        }
         self.buffer = UnsafeMutableRawPointer.allocate(
             byteCount: Self.bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
     }
@@ -148,7 +194,45 @@ public final class FolderWatcher {
             guard let count, count > 0 else { break }
             parse(UnsafeRawBufferPointer(start: buffer, count: count), into: &change)
         }
+        if change.overflowed {
+            // Lost events may have included the folder's replacement: look again.
+            rewatch(&change)
+        }
+        // Gone and back within one drain: the path shows a folder again.
+        if folderWatch != nil { change.folderVanished = false }
         return change
+    }
+
+    /// `folder`'s parent directory and last component ("/a/b/" -> "/a", "b").
+    static func split(_ folder: String) -> (parent: String, name: [UInt8]) {
+        var path = Array(folder.utf8)
+        while path.count > 1, path.last == UInt8(ascii: "/") { path.removeLast() }
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return (".", path) }
+        let parent = slash == 0 ? "/" : String(decoding: path[..<slash], as: UTF8.self)
+        return (parent, Array(path[(slash + 1)...]))
+    }
+
+    /// Points the folder watch at whatever directory `folder` names now.
+    /// inotify_add_watch returns the same watch for the same inode, so a
+    /// different one means a different folder.
+    private func rewatch(_ change: inout Change) {
+        let watch = inotify_add_watch(descriptor, folder, Self.mask)
+        guard watch >= 0 else {
+            // Nothing of that name, or not a directory: wait for the parent's next event.
+            if let old = folderWatch { stopWatching(old); change.folderVanished = true }
+            return
+        }
+        guard watch != folderWatch else { return }
+        if let old = folderWatch { stopWatching(old) }
+        folderWatch = watch
+        change.folderReplaced = true
+    }
+
+    /// Drops the folder watch `watch` (its IN_IGNORED comes later and is skipped).
+    private func stopWatching(_ watch: Int32) {
+        // Fails with EINVAL when the kernel removed it already (a deleted folder).
+        _ = inotify_rm_watch(descriptor, watch)
+        if folderWatch == watch { folderWatch = nil }
     }
 
     private func parse(_ events: UnsafeRawBufferPointer, into change: inout Change) {
@@ -156,6 +240,7 @@ public final class FolderWatcher {
         var offset = 0
         while offset + header <= events.count {
             // struct inotify_event { int wd; uint32_t mask; uint32_t cookie; uint32_t len; char name[]; }
+            let watch = events.loadUnaligned(fromByteOffset: offset, as: Int32.self)
             let mask = events.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
             let length = Int(events.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
             let nameStart = offset + header
@@ -166,9 +251,17 @@ public final class FolderWatcher {
                 change.overflowed = true
                 continue
             }
-            // IN_IGNORED: the kernel removed the watch (it follows the
-            // folder's deletion or unmount; this object never removes it).
+            if watch == parentWatch, watch != folderWatch {
+                parentEvent(mask: mask, name: events, at: nameStart, length: length, into: &change)
+                continue
+            }
+            // A folder watched before: moved away (its events follow it) or replaced.
+            guard watch == folderWatch else { continue }
+            // IN_IGNORED: the kernel removed the watch (after the folder's
+            // deletion or unmount). A folder moved away is still watched where
+            // it went, which is no longer `folder`: stop that.
             if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_UNMOUNT) | UInt32(IN_IGNORED)) != 0 {
+                stopWatching(watch)
                 change.folderVanished = true
                 continue
             }
@@ -191,6 +284,28 @@ public final class FolderWatcher {
             if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { change.removed.insert(name) }
             if mask & UInt32(IN_ATTRIB) != 0 { change.modified.insert(name) }
             if mask & UInt32(IN_CREATE) != 0, isCompleteOnCreation(name) { change.appeared.insert(name) }
+        }
+    }
+
+    /// An event on the parent: only the folder's own name matters. Created or
+    /// moved in: watch the new folder. Deleted or moved out: the path shows
+    /// nothing now (the folder's own IN_DELETE_SELF or IN_MOVE_SELF may
+    /// come before or after this, in the same read or the next).
+    private func parentEvent(mask: UInt32, name events: UnsafeRawBufferPointer, at start: Int, length: Int,
+                             into change: inout Change) {
+        guard length > 0 else {
+            // The parent itself went: its IN_IGNORED follows. See the FIXME.
+            if mask & UInt32(IN_IGNORED) != 0 { parentWatch = nil }
+            return
+        }
+        let padded = UnsafeBufferPointer(
+            start: events.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), count: length)
+        guard padded[..<(padded.firstIndex(of: 0) ?? length)].elementsEqual(name) else { return }
+        if mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0 {
+            rewatch(&change)
+        } else if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0, let old = folderWatch {
+            stopWatching(old)
+            change.folderVanished = true
         }
     }
 

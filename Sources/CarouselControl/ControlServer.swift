@@ -4,20 +4,28 @@ import CPlatform
 import Glibc
 #endif
 
-/// Who is on the other end of a control connection, from SO_PEERCRED: the
-/// kernel's word, not the client's.
+/// Who is on the other end of a control connection, from SO_PEERCRED and
+/// SO_PEERGROUPS: the kernel's word, not the client's.
 public struct ControlPeer: Equatable, Sendable, CustomStringConvertible {
     public let pid: Int32
     public let uid: UInt32
+    /// The primary group.
     public let gid: UInt32
+    /// The supplementary groups (`usermod -aG`, `id -G` minus the primary
+    /// one, which the list may or may not repeat), as of connect().
+    public let groups: [UInt32]
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
 
-    public var description: String { "pid \(pid), uid \(uid), gid \(gid)" }
+    public var description: String {
+        let base = "pid \(pid), uid \(uid), gid \(gid)"
+        return groups.isEmpty ? base : base + ", groups " + groups.map(String.init).joined(separator: ",")
+    }
 }
 
 /// The server's log lines carry the platform's priorities.
@@ -99,6 +107,32 @@ public final class ControlServer {
     /// What `synchronize` has put into the daemon's epoll set.
     private var registered: [Int32: ControlPollEntry] = [:]
     private var acceptFailureLogged = false
+
+    // Running out of descriptors (EMFILE/ENFILE). accept() then fails and
+    // leaves the connection queued, so the level-triggered listener stays
+    // readable and the loop would spin at 100% CPU. Two remedies, as event
+    // loops do (libev, libuv, nginx): first the reserve descriptor: one
+    // spare descriptor is kept open; on EMFILE it is closed, the connection
+    // accepted into the freed slot, told why and closed, and the spare
+    // reopened. That refuses cleanly (the client gets a reason instead of
+    // hanging in the backlog) and needs nothing from the daemon. It fails
+    // when another thread (the decoder) takes the freed slot first or the
+    // whole system is out (ENFILE): then the listener leaves `pollSet`
+    // until `nextDeadline`, and `tick(now:)` (or any later call into the
+    // server after that time) brings it back.
+
+    /// A descriptor on /dev/null held only to be given up for one accept(); -1 if none.
+    /// Not private: tests take it away to reach the pause.
+    var spare: Int32 = -1
+    /// While set, the listener is out of `pollSet` (µs, CLOCK_MONOTONIC).
+    private var listenerPausedUntil: Int64?
+    /// Descriptor shortage log lines: at most one per interval, with a count of the rest.
+    private var descriptorShortageLoggedAt: Int64?
+    private var descriptorShortageRefusals = 0
+    /// How long the listener stays out of the poll set when even the spare did not help (µs).
+    public var acceptBackoffMicroseconds: Int64 = 1_000_000
+    /// At most one log line about running out of descriptors per this long (µs).
+    public var descriptorShortageLogInterval: Int64 = 60_000_000
 
     private final class Client {
         let fd: FileDescriptor
@@ -187,6 +221,7 @@ public final class ControlServer {
             close()
             throw ControlServerError("cannot set up the control socket \(path): \(error)\(Self.permissionHint(error.errno))")
         }
+        spare = Self.openSpare()
         lastPollSet = pollSet
     }
 
@@ -215,6 +250,7 @@ public final class ControlServer {
         let flags = fcntl(descriptor, F_GETFL)
         _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        spare = Self.openSpare()
         lastPollSet = pollSet
     }
 
@@ -241,6 +277,8 @@ public final class ControlServer {
         for client in clients.values { client.closed = true; client.fd.close() }
         clients.removeAll()
         registered.removeAll()
+        if spare >= 0 { Glibc.close(spare); spare = -1 }
+        listenerPausedUntil = nil
         guard listener.raw >= 0 else { return }
         listener.close()
         if let path, let owned = ownedFile {
@@ -267,7 +305,9 @@ public final class ControlServer {
     /// wake the loop). Errors and hang-ups are always reported by epoll.
     public var pollSet: [ControlPollEntry] {
         guard listener.raw >= 0 else { return [] }
-        var entries = [ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)]
+        var entries: [ControlPollEntry] = []
+        // Out while paused for lack of descriptors (see `nextDeadline`).
+        if listenerPausedUntil == nil { entries.append(ControlPollEntry(fd: listener.raw, events: Self.readable, serial: 0)) }
         for client in clients.values.sorted(by: { $0.serial < $1.serial }) {
             var events: UInt32 = 0
             if !client.readClosed && !backpressured(client) && !client.awaiting { events |= Self.readable }
@@ -284,6 +324,11 @@ public final class ControlServer {
     /// descriptor to the daemon's epoll token (e.g. `controlBase + UInt64(fd)`).
     public func synchronize(with epoll: Epoll, token: (Int32) -> UInt64) throws(SystemCallError) {
         let wanted = Dictionary(pollSet.map { ($0.fd, $0) }, uniquingKeysWith: { $1 })
+        if listener.raw >= 0, registered[listener.raw] != nil, wanted[listener.raw] == nil {
+            // The listener stays open while paused: the kernel keeps it registered until told.
+            epoll.remove(listener.raw)
+            registered[listener.raw] = nil
+        }
         for (fd, entry) in registered where wanted[fd]?.serial != entry.serial {
             // A connection that is gone: the kernel dropped its registration when
             // drop() closed it, so only our record of it goes.
@@ -299,10 +344,31 @@ public final class ControlServer {
         }
     }
 
+    /// When the server next needs `tick(now:)` (µs, CLOCK_MONOTONIC), or nil:
+    /// the end of a pause of the listener after accept() ran out of
+    /// descriptors. The daemon includes it in its timer.
+    public var nextDeadline: Int64? { listenerPausedUntil }
+
+    /// Does what is due at `now` (µs, CLOCK_MONOTONIC): puts a paused
+    /// listener back into `pollSet`. Call `synchronize` afterwards, as after `handle`.
+    public func tick(now: Int64 = MonotonicClock.now()) {
+        defer { notifyIfChanged() }
+        resumeListenerIfDue(now: now)
+    }
+
+    private func resumeListenerIfDue(now: Int64) {
+        guard let until = listenerPausedUntil, now >= until else { return }
+        listenerPausedUntil = nil
+        // The descriptors that were missing may be back: try for a spare again.
+        if spare < 0 { spare = Self.openSpare() }
+    }
+
     /// Does the work a ready descriptor asks for: accepts on the listener;
     /// reads, answers and writes on a client. Unknown descriptors are ignored.
     public func handle(readyDescriptor fd: Int32, events: UInt32) {
         defer { notifyIfChanged() }
+        // A daemon that does not call tick() still gets its listener back on its next wake-up.
+        if listenerPausedUntil != nil { resumeListenerIfDue(now: MonotonicClock.now()) }
         if fd == listener.raw, fd >= 0 {
             acceptClients()
             return
@@ -326,6 +392,7 @@ public final class ControlServer {
     /// `maximumQueuedBytes` is dropped: the display never waits for a reader.
     public func broadcast(line: String) {
         defer { notifyIfChanged() }
+        if listenerPausedUntil != nil { resumeListenerIfDue(now: MonotonicClock.now()) }
         let bytes = Array(line.utf8) + [0x0A]
         let now = MonotonicClock.now()
         for client in clients.values where client.subscriber && !client.closed {
@@ -360,8 +427,11 @@ public final class ControlServer {
                 acceptFailureLogged = false
             } catch {
                 if error.errno == ECONNABORTED { continue }
-                // FIXME: on EMFILE the listener stays readable and the loop spins until
-                // a descriptor frees up; a reserved spare descriptor would let us refuse cleanly.
+                if error.errno == EMFILE || error.errno == ENFILE {
+                    // See `spare`: refuse this connection through the reserve, or pause the listener.
+                    if refuseWithSpare(error) { continue }
+                    return
+                }
                 if !acceptFailureLogged {
                     log(.error, "control: cannot accept a connection: \(error) (too many open files? raise LimitNOFILE or lower control clients)")
                     acceptFailureLogged = true
@@ -388,10 +458,57 @@ public final class ControlServer {
         }
     }
 
+    /// accept() failed for lack of descriptors: gives up the spare for one
+    /// accept and refuses that connection with a reason. Returns false when
+    /// that was impossible and the listener is paused instead (see `spare`).
+    private func refuseWithSpare(_ error: SystemCallError) -> Bool {
+        let now = MonotonicClock.now()
+        var refused = false
+        if spare >= 0 {
+            Glibc.close(spare)
+            spare = -1
+            let fd = accept(listener.raw, nil, nil)
+            let code = errno
+            if fd >= 0 {
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                refuse(FileDescriptor(fd), ControlReply.error(
+                    "carouseld has too many open files and cannot take this connection now; try again later"))
+                refused = true
+            }
+            spare = Self.openSpare()
+            // The client gave up meanwhile: nothing waits, nothing to pause for.
+            if fd < 0 && (code == EAGAIN || code == EWOULDBLOCK || code == ECONNABORTED) { return true }
+        }
+        if refused {
+            descriptorShortageRefusals += 1
+        } else {
+            listenerPausedUntil = now + acceptBackoffMicroseconds
+        }
+        if let last = descriptorShortageLoggedAt, now - last < descriptorShortageLogInterval { return refused }
+        let count = descriptorShortageRefusals
+        descriptorShortageLoggedAt = now
+        descriptorShortageRefusals = 0
+        let what = refused
+            ? "refused \(count) connection\(count == 1 ? "" : "s") since the last such line, with a reply saying why"
+            : "not accepting connections for \(acceptBackoffMicroseconds / 1000) ms"
+        log(.error, "control: cannot accept a connection: \(error); \(what)"
+            + " (too many open files: raise LimitNOFILE, or lower [control] max_clients)")
+        return refused
+    }
+
+    /// The spare descriptor (see `spare`), or -1 when none can be had now.
+    private static func openSpare() -> Int32 {
+        open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
     private func allowed(_ peer: ControlPeer) -> Bool {
         if allowUIDs == nil && allowGIDs == nil { return true }
         // Root is not special: list uid 0 to let it in, so the list means what it says.
-        return allowUIDs?.contains(peer.uid) == true || allowGIDs?.contains(peer.gid) == true
+        if allowUIDs?.contains(peer.uid) == true { return true }
+        guard let allowGIDs else { return false }
+        // A user added with `usermod -aG` has the group as a supplementary one:
+        // group membership is the primary gid or any of those.
+        return allowGIDs.contains(peer.gid) || peer.groups.contains(where: allowGIDs.contains)
     }
 
     /// Sends one reply on a fresh connection and closes it. A fresh socket's
@@ -412,7 +529,78 @@ public final class ControlServer {
             // Unknown credentials match no allow-list entry: refused if there is a list.
             raw = (0, UInt32.max, UInt32.max)
         }
-        return ControlPeer(pid: raw.0, uid: raw.1, gid: raw.2)
+        let known = raw.1 != UInt32.max
+        return ControlPeer(pid: raw.0, uid: raw.1, gid: raw.2,
+                           groups: known ? supplementaryGroups(of: fd, pid: raw.0, uid: raw.1, gid: raw.2) : [])
+    }
+
+    /// The peer's supplementary groups as they were at connect(). The
+    /// corresponding C function is `getsockopt(SO_PEERGROUPS)` (Linux 4.13);
+    /// on older kernels (ENOPROTOOPT) the `Groups:` line of
+    /// /proc/PID/status, and failing that the group database (`getgrouplist`),
+    /// which misses a `newgrp` or a login that predates a group change but is
+    /// better than refusing every supplementary member.
+    static func supplementaryGroups(of fd: Int32, pid: Int32, uid: UInt32, gid: UInt32) -> [UInt32] {
+        var capacity = 32
+        // ERANGE says the list is longer and sets the length it needs; a
+        // process may hold up to NGROUPS_MAX (65536) groups, hence the loop.
+        for _ in 0..<4 {
+            var list = [UInt32](repeating: 0, count: capacity)
+            var length = socklen_t(capacity * MemoryLayout<UInt32>.size)
+            let result = list.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, $0.baseAddress, &length) }
+            if result == 0 { return Array(list.prefix(Int(length) / MemoryLayout<UInt32>.size)) }
+            let code = errno
+            if code == ERANGE {
+                capacity = max(capacity * 2, Int(length) / MemoryLayout<UInt32>.size)
+                continue
+            }
+            if code != ENOPROTOOPT { return [] }
+            break
+        }
+        return processGroups(pid: pid, uid: uid) ?? databaseGroups(uid: uid, gid: gid)
+    }
+
+    /// The `Groups:` line of /proc/PID/status, if that process still runs as `uid`
+    /// (a client that connected and exited may have handed its pid on).
+    static func processGroups(pid: Int32, uid: UInt32) -> [UInt32]? {
+        guard pid > 0, let file = fopen("/proc/\(pid)/status", "re") else { return nil }
+        defer { fclose(file) }
+        var groups: [UInt32]?
+        var uidMatches = false
+        var line: UnsafeMutablePointer<CChar>?
+        var size = 0
+        defer { free(line) }
+        while getline(&line, &size, file) >= 0, let line {
+            let text = String(cString: line)
+            let fields = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+            guard let key = fields.first else { continue }
+            if key == "Uid:" {
+                // Real, effective, saved, filesystem: the effective one made the connection.
+                uidMatches = fields.count > 2 && UInt32(fields[2]) == uid
+            } else if key == "Groups:" {
+                groups = fields.dropFirst().compactMap { UInt32($0) }
+            }
+        }
+        return uidMatches ? groups : nil
+    }
+
+    /// The groups the group database gives `uid`'s user name (`getgrouplist`).
+    static func databaseGroups(uid: UInt32, gid: UInt32) -> [UInt32] {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16 * 1024)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.pw_name else {
+            return []
+        }
+        var count: Int32 = 64
+        for _ in 0..<4 {
+            var list = [gid_t](repeating: 0, count: Int(count))
+            var found = count
+            if getgrouplist(name, gid, &list, &found) >= 0 { return Array(list.prefix(Int(found))) }
+            // -1: too small; `found` now holds the number needed.
+            count = max(found, count * 2)
+        }
+        return []
     }
 
     /// Replies waiting past this many bytes stop the server from reading the

@@ -409,7 +409,10 @@ public final class DRMBackend: DisplayBackend {
     /// daemon then logs once and retries on the next udev "drm" event (or
     /// with `waitForConnector`) instead of exiting into a restart loop.
     public static func isWorthWaiting(_ error: DisplayError) -> Bool {
-        error.hint == DRMErrors.noDeviceHint || error.hint == DRMErrors.notConnectedHint
+        switch error.reason {
+        case .noDevice, .notConnected: return true
+        case .permission, .busy, .other: return false
+        }
     }
 
     /// Blocks until a display is connected (to `device`/`connector` if

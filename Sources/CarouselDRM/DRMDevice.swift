@@ -24,8 +24,10 @@ final class DRMDevice {
         } catch {
             if error.errno == ENOENT {
                 let cards = DRMDevice.cardPaths()
-                throw DisplayError("no DRM device \(path)",
-                                   hint: cards.isEmpty ? DRMErrors.noDeviceHint : "cards there are: \(cards.joined(separator: ", "))")
+                // With other cards there, the path is more likely a typo than a driver still loading.
+                throw cards.isEmpty
+                    ? DisplayError("no DRM device \(path)", hint: DRMErrors.noDeviceHint, reason: .noDevice)
+                    : DisplayError("no DRM device \(path)", hint: "cards there are: \(cards.joined(separator: ", "))")
             }
             throw DRMErrors.failed(error, device: path)
         }

@@ -7,23 +7,23 @@ import Glibc
 /// The DRM room's errors: what failed, on what, and what to do about it.
 enum DRMErrors {
     /// Hints of the failures that waiting can cure (a driver still loading
-    /// at boot, a monitor not plugged in yet): `DRMBackend.isWorthWaiting`
-    /// recognises errors by them.
+    /// at boot, a monitor not plugged in yet). Text for people only:
+    /// `DRMBackend.isWorthWaiting` decides on `DisplayError.reason`.
     static let noDeviceHint = "is the display driver loaded? e.g. modprobe vc4, or bochs in QEMU"
     static let notConnectedHint = "connect a display; carouseld waits for one"
     static let masterHint = "another program owns the display (a desktop, X, another kiosk): stop it"
 
     static func noDevice(_ directory: String) -> DisplayError {
-        DisplayError("no DRM device in \(directory)", hint: noDeviceHint)
+        DisplayError("no DRM device in \(directory)", hint: noDeviceHint, reason: .noDevice)
     }
 
     static func noDisplayConnected(_ where_: String, connectors: [String]) -> DisplayError {
         let listing = connectors.isEmpty ? "" : " (connectors: \(connectors.joined(separator: ", ")))"
-        return DisplayError("no display connected to \(where_)\(listing)", hint: notConnectedHint)
+        return DisplayError("no display connected to \(where_)\(listing)", hint: notConnectedHint, reason: .notConnected)
     }
 
     static func notMaster(_ path: String) -> DisplayError {
-        DisplayError("cannot become DRM master of \(path)", hint: masterHint)
+        DisplayError("cannot become DRM master of \(path)", hint: masterHint, reason: .busy)
     }
 
     /// A failed system or libdrm call: "drmModeSetCrtc (CRTC 38 to Virtual-1)
@@ -31,7 +31,16 @@ enum DRMErrors {
     static func failed(_ error: SystemCallError, what: String? = nil, device: String) -> DisplayError {
         let subject = what.map { "\(error.call) (\($0))" } ?? error.call
         return DisplayError("\(subject) on \(device): \(errnoDescription(error.errno))",
-                            hint: hint(errno: error.errno, call: error.call))
+                            hint: hint(errno: error.errno, call: error.call), reason: reason(errno: error.errno))
+    }
+
+    /// The kind of failure `errno` means, for code that acts on it.
+    static func reason(errno code: Int32) -> DisplayError.Reason {
+        switch code {
+        case EACCES, EPERM: return .permission
+        case EBUSY: return .busy
+        default: return .other
+        }
     }
 
     /// What a user can do about `errno` from `call`.

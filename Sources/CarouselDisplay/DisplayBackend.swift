@@ -111,11 +111,29 @@ public enum PanelOrientation: String, Sendable {
 
 /// Why the display failed: what, on what, and what to do about it.
 public struct DisplayError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What kind of failure this is, for code that decides what to do about
+    /// it (wait for a display, or exit). The message and hint are for people
+    /// and may be reworded at any time; decide on this, never on their text.
+    public enum Reason: Equatable, Sendable {
+        /// No display device exists yet (the driver loads later at boot).
+        case noDevice
+        /// A device exists but no display is plugged into it.
+        case notConnected
+        /// The device cannot be opened or driven for lack of rights (EACCES, EPERM).
+        case permission
+        /// Another program owns the display (not DRM master, EBUSY).
+        case busy
+        /// Anything else.
+        case other
+    }
+
     public var message: String
     public var hint: String?
-    public init(_ message: String, hint: String? = nil) {
+    public var reason: Reason
+    public init(_ message: String, hint: String? = nil, reason: Reason = .other) {
         self.message = message
         self.hint = hint
+        self.reason = reason
     }
     public var description: String { hint.map { "\(message) (\($0))" } ?? message }
 }

@@ -6,8 +6,11 @@ import Testing
 struct FolderWatcherTests {
     @Test("nothing happened: drain reports nothing")
     func quiet() throws {
-        let folder = try ScratchFolder()
-        let watcher = try FolderWatcher(folder: folder.path)
+        // In a parent of its own: the parent is watched for the folder's name,
+        // and other tests create and delete entries in the temporary directory.
+        let parent = try ScratchFolder()
+        try parent.mkdir("images")
+        let watcher = try FolderWatcher(folder: parent.url("images"))
         #expect(watcher.fileDescriptor >= 0)
         #expect(!becomesReadable(watcher, timeout: 50))
         #expect(try watcher.drain().isEmpty)
@@ -119,6 +122,103 @@ struct FolderWatcherTests {
         let moving = try FolderWatcher(folder: parent.url("moved"))
         #expect(rename(parent.url("moved"), parent.url("moved-away")) == 0)
         #expect(try collect(moving) { $0.folderVanished }.folderVanished)
+    }
+
+    @Test("the folder deleted and created again: the watch follows it to the new folder")
+    func deletedAndRecreated() throws {
+        let parent = try ScratchFolder()
+        try parent.mkdir("images")
+        try parent.write("images/a.jpg")
+        let watcher = try FolderWatcher(folder: parent.url("images"))
+        let descriptor = watcher.fileDescriptor
+        #expect(unlink(parent.url("images/a.jpg")) == 0)
+        #expect(rmdir(parent.url("images")) == 0)
+        var change = try collect(watcher, timeout: .seconds(3)) { $0.folderVanished }
+        #expect(change.folderVanished)
+        #expect(!change.folderReplaced)
+
+        try parent.mkdir("images")
+        change = try collect(watcher, timeout: .seconds(3)) { $0.folderReplaced }
+        #expect(change.folderReplaced, "a folder of that name is back: rescan")
+        #expect(change.needsRescan && !change.isEmpty)
+        #expect(!change.folderVanished)
+
+        try parent.write("images/new.jpg", bytes: 3)
+        change = try collect(watcher, timeout: .seconds(3)) { !$0.appeared.isEmpty }
+        #expect(change.appeared == ["new.jpg"], "files in the new folder are seen")
+        #expect(watcher.fileDescriptor == descriptor, "the daemon's epoll set keeps the same descriptor")
+
+        // Both within one drain: the path shows a folder again, so nothing has vanished.
+        #expect(unlink(parent.url("images/new.jpg")) == 0)
+        #expect(rmdir(parent.url("images")) == 0)
+        try parent.mkdir("images")
+        change = try collect(watcher, timeout: .seconds(3)) { $0.folderReplaced }
+        #expect(change.folderReplaced)
+        #expect(!change.folderVanished)
+        try parent.write("images/again.jpg", bytes: 3)
+        #expect(try collect(watcher, timeout: .seconds(3)) { !$0.appeared.isEmpty }.appeared == ["again.jpg"])
+    }
+
+    @Test("a new folder moved in place of the old one (mv new.tmp images): later files in it are seen, the old one's are not")
+    func replacedByRename() throws {
+        let parent = try ScratchFolder()
+        try parent.mkdir("images")
+        try parent.write("images/a.jpg")
+        try parent.mkdir("images.tmp")
+        try parent.write("images.tmp/b.jpg")
+        let watcher = try FolderWatcher(folder: parent.url("images"))
+        #expect(rename(parent.url("images"), parent.url("images.old")) == 0)
+        #expect(rename(parent.url("images.tmp"), parent.url("images")) == 0)
+        var change = try collect(watcher, timeout: .seconds(3)) { $0.folderReplaced }
+        #expect(change.folderReplaced)
+        #expect(change.needsRescan)
+        #expect(!change.folderVanished)
+
+        // The old folder, wherever it went, is not the album any more.
+        try parent.write("images.old/old.jpg", bytes: 3)
+        try parent.write("images/c.jpg", bytes: 3)
+        change = try collect(watcher, timeout: .seconds(3)) { !$0.appeared.isEmpty }
+        #expect(change.appeared == ["c.jpg"])
+
+        // rename(2) over an empty folder (mv -T): the old inode is deleted in the same call.
+        let descriptor = watcher.fileDescriptor
+        try parent.mkdir("empty")
+        let emptyWatcher = try FolderWatcher(folder: parent.url("empty"))
+        try parent.mkdir("fresh")
+        #expect(rename(parent.url("fresh"), parent.url("empty")) == 0)
+        change = try collect(emptyWatcher, timeout: .seconds(3)) { $0.folderReplaced }
+        #expect(change.folderReplaced)
+        #expect(!change.folderVanished)
+        try parent.write("empty/d.png", bytes: 3)
+        #expect(try collect(emptyWatcher, timeout: .seconds(3)) { !$0.appeared.isEmpty }.appeared == ["d.png"])
+        #expect(watcher.fileDescriptor == descriptor)
+    }
+
+    @Test("other entries coming and going in the parent are no change")
+    func parentNoise() throws {
+        let parent = try ScratchFolder()
+        try parent.mkdir("images")
+        let watcher = try FolderWatcher(folder: parent.url("images"))
+        try parent.mkdir("images2")
+        try parent.mkdir("image")
+        try parent.write("images.jpg", bytes: 3)
+        #expect(rename(parent.url("images2"), parent.url("other")) == 0)
+        #expect(rmdir(parent.url("other")) == 0)
+        #expect(unlink(parent.url("images.jpg")) == 0)
+        _ = becomesReadable(watcher, timeout: 200)
+        let change = try watcher.drain()
+        #expect(change.isEmpty)
+        #expect(change == FolderWatcher.Change())
+        try parent.write("images/x.jpg", bytes: 3)
+        #expect(try collect(watcher, timeout: .seconds(3)) { !$0.appeared.isEmpty }.appeared == ["x.jpg"])
+    }
+
+    @Test("the parent and name of the folder")
+    func split() {
+        #expect(FolderWatcher.split("/srv/pictures").parent == "/srv")
+        #expect(FolderWatcher.split("/srv/pictures/").name == Array("pictures".utf8))
+        #expect(FolderWatcher.split("/pictures").parent == "/")
+        #expect(FolderWatcher.split("pictures").parent == ".")
     }
 
     @Test("a queue overflow asks for a full rescan")

@@ -70,6 +70,7 @@ extension FolderWatcher.Change {
         overflowed = overflowed || other.overflowed
         folderAttributesChanged = folderAttributesChanged || other.folderAttributesChanged
         folderVanished = folderVanished || other.folderVanished
+        folderReplaced = folderReplaced || other.folderReplaced
     }
 }
 

@@ -32,9 +32,11 @@ final class Harness {
     var requests: [ControlRequest] = []
     var socketPath: String { directory.path + "/control.sock" }
 
-    init(maxClients: Int = 16, allowUIDs: Set<UInt32>? = nil, maximumQueuedBytes: Int = ControlServer.defaultMaximumQueuedBytes) throws {
+    init(maxClients: Int = 16, allowUIDs: Set<UInt32>? = nil, allowGIDs: Set<UInt32>? = nil,
+         maximumQueuedBytes: Int = ControlServer.defaultMaximumQueuedBytes) throws {
         server = try ControlServer(
-            path: socketPath, allowUIDs: allowUIDs, maxClients: maxClients, maximumQueuedBytes: maximumQueuedBytes,
+            path: socketPath, allowUIDs: allowUIDs, allowGIDs: allowGIDs, maxClients: maxClients,
+            maximumQueuedBytes: maximumQueuedBytes,
             log: { [unowned self] level, line in self.logs.append((level, line)) })
         server.onRequest = { [unowned self] request, _ in
             self.requests.append(request)
