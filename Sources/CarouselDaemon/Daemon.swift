@@ -235,6 +235,11 @@ public final class Daemon {
             notifier.watchdog()
             nextWatchdog = now + interval / 2
         }
+        if let due = control?.nextDeadline, now >= due {
+            // The listener paused for lack of descriptors takes clients again.
+            control?.tick(now: now)
+            try? synchronizeControl()
+        }
         deliver(model.advance(to: Timestamp(microseconds: now)))
         drawIfNeeded(now: now)
     }
@@ -243,7 +248,7 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        if let due = nextWatchdog { wake = min(wake ?? due, due) }
+        for due in [nextWatchdog, control?.nextDeadline].compactMap({ $0 }) { wake = min(wake ?? due, due) }
         if holding(now), !model.isMoving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
@@ -410,12 +415,14 @@ public final class Daemon {
         albumChanged(change)
     }
 
-    /// The watched folder changed: list it again.
-    func folderChanged() {
+    /// The watched folder changed (its descriptor is readable): list it again.
+    public func folderChanged() {
         guard let w = watcher else { return }
         do {
             let change = try w.drain()
-            if change.folderVanished {
+            if change.folderReplaced {
+                log(.info, "\(config.images.path) is a new folder now (re-created or moved in); watching it")
+            } else if change.folderVanished {
                 log(.warning, "\(config.images.path) was removed; showing nothing until it is back")
             }
             guard !change.isEmpty else { return }

@@ -287,3 +287,41 @@ final class OffscreenDaemon {
         #expect(d.daemon.pacer.framesPresented == before + 1)
     }
 }
+
+@Suite("The daemon follows its pictures folder") struct FolderFollowingTests {
+    @Test func aFolderSwappedInWithMvIsWatchedAgain() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        let fm = FileManager.default
+        let images = d.folder.appendingPathComponent("images")
+        let fresh = d.folder.appendingPathComponent("images.new")
+        try fm.createDirectory(at: fresh, withIntermediateDirectories: true)
+        for name in ["02-sunset.jpg", "05-glow.webp"] {
+            try fm.copyItem(at: demoImages.appendingPathComponent(name), to: fresh.appendingPathComponent(name))
+        }
+        // How sync tools publish: the old folder goes, the new one is renamed in.
+        try fm.moveItem(at: images, to: d.folder.appendingPathComponent("images.old"))
+        #expect(rename(fresh.path, images.path) == 0)
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.count == 2)
+        // Changes inside the new folder are seen.
+        try fm.copyItem(at: demoImages.appendingPathComponent("04-panels.png"), to: images.appendingPathComponent("04-panels.png"))
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.count == 3)
+    }
+
+    @Test func aFolderDeletedAndCreatedAgainIsWatchedAgain() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        let fm = FileManager.default
+        let images = d.folder.appendingPathComponent("images")
+        try fm.removeItem(at: images)
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.count == 0)
+        try fm.createDirectory(at: images, withIntermediateDirectories: true)
+        d.daemon.folderChanged()
+        try fm.copyItem(at: demoImages.appendingPathComponent("05-glow.webp"), to: images.appendingPathComponent("05-glow.webp"))
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.count == 1)
+    }
+}
