@@ -29,7 +29,7 @@ struct Simulate: ParsableCommand {
         SCRIPT has one command a line ('#' starts a comment, times in ms from start):
           size WIDTHxHEIGHT        set KEY VALUE        images COUNT
           at MS down X Y | move X Y | up | cancel | probe
-          at MS command next|prev|goto I|pause|resume
+          at MS command next|prev|goto I [MS]|pause|resume
           until MS
         Output: one JSON object a line, in time order. A bad line exits 2 with 'line N: ...'.
         """
