@@ -13,6 +13,12 @@
 /// instants exposed by `nextDeadline`, so a daemon arms one timer for them
 /// and a test steps a manual clock.
 ///
+/// Two views of what happened come out. Each entry point returns its
+/// delegate-style events, with their exact times (for subscribers and
+/// tests). The model also accumulates effects for the display loop (draw a
+/// frame, keep drawing, decode ahead, report an index or a selection),
+/// which `takeEffects()` hands over and clears: see `CarouselEffects`.
+///
 /// Offsets are in items (SwipeView's `scrollOffset`); pixels appear only
 /// through `geometry`, for input and physics. With wrap the stored offset is
 /// unwrapped while anything moves (so motion is continuous across the seam)
@@ -26,11 +32,21 @@ public struct Carousel: Sendable {
     /// The instant of the latest call: time never runs backwards in the model.
     public private(set) var clock: Timestamp
 
-    private var motion: Motion
+    private var motion: Motion {
+        // Where a motion is heading is known the moment it starts: that is
+        // when the daemon should start decoding what will be on screen there.
+        didSet {
+            if let heading = motion.heading, heading != oldValue.heading {
+                outbox.prefetch = items(visibleAt: heading)
+            }
+        }
+    }
     /// Recognises what the fingers mean; the model acts on its intents.
     private var gesture: Gesture
     /// The finger holding the carousel, as far as the model is concerned.
     private var hold: Hold?
+    /// Effects accumulated since the last `takeEffects()`.
+    private var outbox: Outbox
     /// `willBeginDecelerating` was emitted and `didEndDecelerating` is owed.
     private var decelerating = false
     /// A finger or a command touched the carousel since it last rested: the
@@ -58,6 +74,16 @@ public struct Carousel: Sendable {
         case bounce(SpringMotion)
         /// A programmatic scroll; `autoplay` marks automatic advances.
         case animation(EaseMotion, autoplay: Bool)
+
+        /// The offset the motion comes to rest on, when it is known.
+        var heading: Double? {
+            switch self {
+            case .settle(let s), .bounce(let s): s.target
+            case .momentum(let m): m.offset(at: m.end)
+            case .animation(let e, _): e.to
+            case .rest, .held, .drift: nil
+            }
+        }
     }
 
     /// What the model keeps of a touch: the gesture keeps the finger itself
@@ -75,6 +101,18 @@ public struct Carousel: Sendable {
         let anchorRaw: Double
         /// The page the drag began on (unwrapped page number).
         let startPage: Int
+    }
+
+    /// What `takeEffects()` reports: accumulated parts, and what the last
+    /// report said, to report the differences.
+    private struct Outbox: Sendable {
+        var layoutChanged = true
+        var selected: Int?
+        var longPressed: Int?
+        var prefetch: [Int] = []
+        var reportedShownOffset: Double?
+        var reportedMoving = false
+        var reportedIndex: Int
     }
 
     /// What brought the carousel to rest, for the autoplay deadline.
@@ -100,6 +138,7 @@ public struct Carousel: Sendable {
         gesture = Gesture(vertical: settings.vertical, touchSlop: settings.touchSlop, at: now)
         reportedOffset = start
         reportedIndex = lattice.itemIndex(at: start)
+        outbox = Outbox(reportedIndex: reportedIndex)
         enterRest(at: now, cause: .start)
     }
 
@@ -437,12 +476,14 @@ public struct Carousel: Sendable {
                 if let i = geometry.item(at: point, offset: offset(at: now), count: lattice.count,
                                          wrap: settings.wrap) {
                     events.append(CarouselEvent(time: now, kind: .didSelectItem(index: i)))
+                    outbox.selected = i
                 }
             case .longPressed(let point):
                 guard let h = hold else { break }
                 if let i = geometry.item(at: point, offset: h.touchOffset, count: lattice.count,
                                          wrap: settings.wrap) {
                     events.append(CarouselEvent(time: now, kind: .longPress(index: i)))
+                    outbox.longPressed = i
                 }
             case .touchEnded:
                 guard let h = hold else { break }
@@ -779,6 +820,7 @@ public struct Carousel: Sendable {
             }
         }
         gesture.reset()
+        outbox.layoutChanged = true
         if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
         endDeceleration(at: now, into: &events)
         lattice = PageLattice(count: count, settings: settings)
@@ -840,4 +882,44 @@ public struct Carousel: Sendable {
     }
 
     private func clampSpeed(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
+
+    // MARK: - Effects
+
+    /// What the daemon must do because of everything the model did since the
+    /// previous call (input, commands, time, new items or settings), and
+    /// empties the outbox. See `CarouselEffects` for how to carry them out.
+    ///
+    /// The entry points keep returning their events; effects are a second,
+    /// coarser view of the same happenings for the display loop, so a caller
+    /// that only needs events never has to take them.
+    public mutating func takeEffects() -> CarouselEffects {
+        let shown = displayOffset(offset(at: clock))
+        let moving = isMoving
+        var effects = CarouselEffects()
+        if moving != outbox.reportedMoving { effects.moving = moving }
+        effects.needsFrame = outbox.layoutChanged || shown != outbox.reportedShownOffset || effects.moving != nil
+        if reportedIndex != outbox.reportedIndex { effects.indexChanged = reportedIndex }
+        effects.selected = outbox.selected
+        effects.longPressed = outbox.longPressed
+        effects.prefetch = outbox.prefetch
+        outbox = Outbox(reportedShownOffset: shown, reportedMoving: moving, reportedIndex: reportedIndex)
+        outbox.layoutChanged = false
+        return effects
+    }
+
+    /// The items drawn when the carousel shows `offset`, each once, leading first.
+    private func items(visibleAt offset: Double) -> [Int] {
+        guard let slots = geometry.visibleSlots(offset: offset, count: lattice.count, wrap: settings.wrap) else {
+            return []
+        }
+        var items: [Int] = []
+        var seen = Set<Int>()
+        for slot in slots {
+            guard let i = Geometry.index(ofSlot: slot, count: lattice.count, wrap: settings.wrap) else { continue }
+            if seen.insert(i).inserted { items.append(i) }
+            // With wrap and few items every item is already there.
+            if items.count == lattice.count { break }
+        }
+        return items
+    }
 }
