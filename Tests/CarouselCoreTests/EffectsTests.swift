@@ -67,6 +67,20 @@ import CarouselCore
         #expect(reports[(stop + 1)...].allSatisfy { $0 == CarouselEffects() })
     }
 
+    @Test func aCatchStopsTheMotionWithAFrame() {
+        var rig = idleRig()
+        rig.swipe(from: 700, to: 600, ms: 40)
+        rig.run(for: 50)
+        #expect(rig.model.takeEffects().moving == true)
+        // The daemon drew frames at its own vblank times, maybe past the
+        // model's clock: where the finger stopped it must be drawn, even
+        // though the offset at the clock did not change since the last take.
+        rig.down(500, 300)
+        let e = rig.model.takeEffects()
+        #expect(e.moving == false)
+        #expect(e.needsFrame)
+    }
+
     @Test func nextPrefetchesTheNextPage() {
         var rig = idleRig { $0.startIndex = 4 }
         rig.command(.next)                      // wraps to item 0
