@@ -1,11 +1,23 @@
-/// The carousel: gestures, paging physics and autoplay as one value with no
-/// I/O and no clock (SPEC.md sections 2, 3, 4 and 7).
+/// The carousel: paging physics and autoplay as one value with no I/O and
+/// no clock (SPEC.md sections 2, 3, 4 and 7).
+///
+/// Touch input goes through a stored `Gesture` first, which recognises what
+/// the finger means (touch down, drag, release, tap, long press); the model
+/// carries out those intents with what needs geometry and motion: catching,
+/// following the finger (anchor, rubber band), release and paging, tap and
+/// long-press hit-testing.
 ///
 /// Every mutating call takes the current instant and returns the events that
 /// happened up to it, stamped with their own times. Deadlines (a settle
 /// coming to rest, a long press, the next automatic advance) are exact
 /// instants exposed by `nextDeadline`, so a daemon arms one timer for them
 /// and a test steps a manual clock.
+///
+/// Two views of what happened come out. Each entry point returns its
+/// delegate-style events, with their exact times (for subscribers and
+/// tests). The model also accumulates effects for the display loop (draw a
+/// frame, keep drawing, decode ahead, report an index or a selection),
+/// which `takeEffects()` hands over and clears: see `CarouselEffects`.
 ///
 /// Offsets are in items (SwipeView's `scrollOffset`); pixels appear only
 /// through `geometry`, for input and physics. With wrap the stored offset is
@@ -20,8 +32,21 @@ public struct Carousel: Sendable {
     /// The instant of the latest call: time never runs backwards in the model.
     public private(set) var clock: Timestamp
 
-    private var motion: Motion
-    private var touch: Touch?
+    private var motion: Motion {
+        // Where a motion is heading is known the moment it starts: that is
+        // when the daemon should start decoding what will be on screen there.
+        didSet {
+            if let heading = motion.heading, heading != oldValue.heading {
+                outbox.prefetch = items(visibleAt: heading)
+            }
+        }
+    }
+    /// Recognises what the fingers mean; the model acts on its intents.
+    private var gesture: Gesture
+    /// The finger holding the carousel, as far as the model is concerned.
+    private var hold: Hold?
+    /// Effects accumulated since the last `takeEffects()`.
+    private var outbox: Outbox
     /// `willBeginDecelerating` was emitted and `didEndDecelerating` is owed.
     private var decelerating = false
     /// A finger or a command touched the carousel since it last rested: the
@@ -49,26 +74,45 @@ public struct Carousel: Sendable {
         case bounce(SpringMotion)
         /// A programmatic scroll; `autoplay` marks automatic advances.
         case animation(EaseMotion, autoplay: Bool)
+
+        /// The offset the motion comes to rest on, when it is known.
+        var heading: Double? {
+            switch self {
+            case .settle(let s), .bounce(let s): s.target
+            case .momentum(let m): m.offset(at: m.end)
+            case .animation(let e, _): e.to
+            case .rest, .held, .drift: nil
+            }
+        }
     }
 
-    private struct Touch: Sendable {
-        enum Phase { case tracking, dragging, rejected }
-        let id: Int
-        let downPoint: Point
-        let downTime: Timestamp
-        /// Touch down stopped a moving carousel: never a tap or long press.
+    /// What the model keeps of a touch: the gesture keeps the finger itself
+    /// (slop, phase, velocity), the model what the touch did to the carousel.
+    private struct Hold: Sendable {
+        /// Touch down stopped a moving carousel: on lift it settles on a page.
         let caught: Bool
-        var phase = Phase.tracking
-        var leftSlop = false
-        var longPressDeadline: Timestamp?
-        var longPressed = false
-        var lastAxis: Double
-        var tracker = VelocityTracker()
-        /// Finger axis position and unbounded offset where the drag began.
-        var anchorAxis = 0.0
-        var anchorRaw = 0.0
+        /// The offset when the finger came down (long press looks up the item there).
+        let touchOffset: Double
+        var drag: Drag?
+    }
+
+    private struct Drag: Sendable {
+        /// The unbounded offset where the drag began.
+        let anchorRaw: Double
         /// The page the drag began on (unwrapped page number).
-        var startPage = 0
+        let startPage: Int
+    }
+
+    /// What `takeEffects()` reports: accumulated parts, and what the last
+    /// report said, to report the differences.
+    private struct Outbox: Sendable {
+        var layoutChanged = true
+        var selected: Int?
+        var longPressed: Int?
+        var prefetch: [Int] = []
+        var reportedShownOffset: Double?
+        var reportedMoving = false
+        var reportedIndex: Int
     }
 
     /// What brought the carousel to rest, for the autoplay deadline.
@@ -91,8 +135,10 @@ public struct Carousel: Sendable {
         clock = now
         let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
         motion = .rest(start)
+        gesture = Gesture(vertical: settings.vertical, touchSlop: settings.touchSlop, at: now)
         reportedOffset = start
         reportedIndex = lattice.itemIndex(at: start)
+        outbox = Outbox(reportedIndex: reportedIndex)
         enterRest(at: now, cause: .start)
     }
 
@@ -118,7 +164,7 @@ public struct Carousel: Sendable {
 
     public var numberOfItems: Int { lattice.count }
     public var numberOfPages: Int { lattice.pageCount }
-    public var isDragging: Bool { touch?.phase == .dragging }
+    public var isDragging: Bool { hold?.drag != nil }
     public var isDecelerating: Bool {
         switch motion {
         case .settle, .momentum, .bounce: true
@@ -174,7 +220,7 @@ public struct Carousel: Sendable {
     }
 
     public var motionState: MotionState {
-        if let touch { return touch.phase == .dragging ? .dragging : .tracking }
+        if let hold { return hold.drag != nil ? .dragging : .tracking }
         switch motion {
         case .rest, .held, .drift: return .idle
         case .settle, .bounce: return .settling
@@ -185,7 +231,7 @@ public struct Carousel: Sendable {
 
     public var pausedBy: [PauseReason] {
         var reasons: [PauseReason] = []
-        if touch != nil { reasons.append(.touch) }
+        if hold != nil { reasons.append(.touch) }
         if pausedByCommand { reasons.append(.command) }
         if zoomed { reasons.append(.zoom) }
         if lattice.count == 0 { reasons.append(.noImages) }
@@ -220,7 +266,7 @@ public struct Carousel: Sendable {
     /// needs frames (`isMoving`) but no deadline.
     public var nextDeadline: Timestamp? {
         var earliest = motionEnd
-        if let lp = touch?.longPressDeadline { earliest = min(earliest ?? lp, lp) }
+        if let lp = gesture.nextDeadline { earliest = min(earliest ?? lp, lp) }
         if let ap = autoplayDeadline { earliest = min(earliest ?? ap, ap) }
         return earliest
     }
@@ -251,14 +297,15 @@ public struct Carousel: Sendable {
             fire(deadline, into: &events)
         }
         clock = now
+        apply(gesture.advance(to: now), at: now, into: &events)
         reportScroll(at: now, into: &events)
     }
 
     private mutating func fire(_ deadline: Timestamp, into events: inout [CarouselEvent]) {
         if let end = motionEnd, end == deadline {
             finishMotion(at: deadline, into: &events)
-        } else if let lp = touch?.longPressDeadline, lp == deadline {
-            fireLongPress(at: deadline, into: &events)
+        } else if let lp = gesture.nextDeadline, lp == deadline {
+            apply(gesture.advance(to: deadline), at: deadline, into: &events)
         } else if let ap = autoplayDeadline, ap == deadline {
             autoplayDeadline = nil
             fireAutoplay(at: deadline, into: &events)
@@ -307,7 +354,7 @@ public struct Carousel: Sendable {
         if settings.wrap { x = displayOffset(x) }
         motion = .rest(x)
         reportedOffset = x
-        guard touch == nil else { return }
+        guard hold == nil else { return }
         startDriftIfNeeded(from: x, at: time)
         scheduleAutoplay(after: interacted ? .interaction : cause, at: time)
         interacted = false
@@ -350,23 +397,10 @@ public struct Carousel: Sendable {
     }
 
     private mutating func fireAutoplay(at time: Timestamp, into events: inout [CarouselEvent]) {
-        guard autoplayStatus.running, touch == nil, case .rest(let x) = motion,
+        guard autoplayStatus.running, hold == nil, case .rest(let x) = motion,
               let target = autoplayTarget(from: x) else { return }
         scroll(toOffset: lattice.offset(ofPage: target), duration: autoplaySettings.transition,
                autoplay: true, at: time, into: &events)
-    }
-
-    private mutating func fireLongPress(at time: Timestamp, into events: inout [CarouselEvent]) {
-        guard var t = touch else { return }
-        t.longPressDeadline = nil
-        if t.phase == .tracking, !t.leftSlop, !t.caught {
-            t.longPressed = true
-            if let i = geometry.item(at: t.downPoint, offset: offset(at: t.downTime),
-                                     count: lattice.count, wrap: settings.wrap) {
-                events.append(CarouselEvent(time: time, kind: .longPress(index: i)))
-            }
-        }
-        touch = t
     }
 
     private mutating func endDeceleration(at time: Timestamp, into events: inout [CarouselEvent]) {
@@ -396,32 +430,82 @@ public struct Carousel: Sendable {
 
     /// Feeds one touch event. `time` is the event's own timestamp (libinput's
     /// µs clock): velocity uses it as is, state changes never go back before `clock`.
+    ///
+    /// The gesture stage recognises what the finger means; the model then
+    /// carries out its intents (`apply`).
     public mutating func handle(_ input: TouchInput, at time: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: time, into: &events)
-        let now = clock
-        switch input {
-        case .down(let id, let point):
-            touchDown(id: id, point: point, sampleTime: time, now: now, into: &events)
-        case .move(let id, let point):
-            guard touch?.id == id else { break }
-            touchMove(point, sampleTime: time, now: now, into: &events)
-        case .up(let id):
-            guard touch?.id == id else { break }
-            touchUp(cancelled: false, liftTime: time, now: now, into: &events)
-        case .cancel(let id):
-            guard touch?.id == id else { break }
-            touchUp(cancelled: true, liftTime: time, now: now, into: &events)
-        }
+        let target = TouchTarget(isMoving: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0)
+        apply(gesture.handle(input, at: time, target: target), at: clock, into: &events)
         return events
     }
 
-    private mutating func touchDown(id: Int, point: Point, sampleTime: Timestamp, now: Timestamp,
-                                    into events: inout [CarouselEvent]) {
-        // The first finger owns the gesture; later fingers are ignored by paging.
-        guard touch == nil else { return }
+    /// A finger coming down now stops the motion (a catch: not a tap).
+    private var catchable: Bool {
+        switch motion {
+        case .settle, .momentum, .bounce, .animation: settings.scrollEnabled
+        case .rest, .held, .drift: false
+        }
+    }
+
+    private mutating func apply(_ intents: [GestureIntent], at now: Timestamp, into events: inout [CarouselEvent]) {
+        for intent in intents {
+            switch intent {
+            case .touchBegan:
+                touchBegan(at: now, into: &events)
+            case .dragBegan:
+                guard var h = hold else { break }
+                // The drag starts here: content follows the finger from this
+                // point on, so the slop distance is not jumped over.
+                let x = offset(at: now)
+                h.drag = Drag(anchorRaw: unbounded(x), startPage: lattice.nearestPage(to: x))
+                hold = h
+                events.append(CarouselEvent(time: now, kind: .willBeginDragging))
+            case .dragMoved(let translation):
+                guard let drag = hold?.drag else { break }
+                let raw = drag.anchorRaw - translation / geometry.pitch
+                motion = .held(bounded(raw))
+                reportScroll(at: now, into: &events)
+            case .released(let velocity, let travel, _):
+                guard let h = hold, let drag = h.drag else { break }
+                hold = nil
+                release(from: offset(at: now), fingerVelocity: velocity, travel: travel, startPage: drag.startPage,
+                        at: now, into: &events)
+            case .tapped(let point):
+                if let i = geometry.item(at: point, offset: offset(at: now), count: lattice.count,
+                                         wrap: settings.wrap) {
+                    events.append(CarouselEvent(time: now, kind: .didSelectItem(index: i)))
+                    outbox.selected = i
+                }
+            case .longPressed(let point):
+                guard let h = hold else { break }
+                if let i = geometry.item(at: point, offset: h.touchOffset, count: lattice.count,
+                                         wrap: settings.wrap) {
+                    events.append(CarouselEvent(time: now, kind: .longPress(index: i)))
+                    outbox.longPressed = i
+                }
+            case .touchEnded:
+                guard let h = hold else { break }
+                hold = nil
+                let x = offset(at: now)
+                if h.caught {
+                    // A caught carousel may have stopped between pages: settle it,
+                    // quietly (no drag happened, so no deceleration events).
+                    settleQuietly(from: x, at: now, into: &events)
+                } else if !isMoving {
+                    motion = .rest(x)
+                    enterRest(at: now, cause: .interaction)
+                }
+                // Otherwise a programmatic scroll the finger could not catch
+                // (scrolling disabled) goes on; its end schedules autoplay.
+            }
+        }
+    }
+
+    private mutating func touchBegan(at now: Timestamp, into events: inout [CarouselEvent]) {
         let x = offset(at: now)
-        var caught = false
+        let caught = catchable
         switch motion {
         case .rest, .held:
             break
@@ -429,9 +513,8 @@ public struct Carousel: Sendable {
             // Autoscroll stops while touched; a touch on it can still be a tap.
             motion = .held(x)
         case .settle, .momentum, .bounce, .animation:
-            guard settings.scrollEnabled else { break }
+            guard caught else { break }
             // Catch the moving carousel: it stops where it is and the touch is not a tap.
-            caught = true
             if case .animation = motion {
                 events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation))
             }
@@ -440,84 +523,14 @@ public struct Carousel: Sendable {
         }
         if case .rest = motion { motion = .held(x) }
         interacted = true
-        var t = Touch(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: geometry.axis(point))
-        t.tracker.add(geometry.axis(point), at: sampleTime)
-        if !caught { t.longPressDeadline = now.adding(seconds: Physics.tapTimeout) }
-        touch = t
+        hold = Hold(caught: caught, touchOffset: x)
         autoplayDeadline = nil
-    }
-
-    private mutating func touchMove(_ point: Point, sampleTime: Timestamp, now: Timestamp,
-                                    into events: inout [CarouselEvent]) {
-        guard var t = touch else { return }
-        let axis = geometry.axis(point)
-        t.tracker.add(axis, at: sampleTime)
-        t.lastAxis = axis
-        let along = abs(axis - geometry.axis(t.downPoint))
-        let across = abs(geometry.cross(point) - geometry.cross(t.downPoint))
-        let slop = settings.touchSlop
-        if (along * along + across * across) > slop * slop { t.leftSlop = true }
-        if t.leftSlop { t.longPressDeadline = nil }
-
-        if t.phase == .tracking {
-            if along > slop, along > 2 * across {
-                if settings.scrollEnabled, lattice.count > 0 {
-                    // The drag starts here: content follows the finger from this
-                    // point on, so the slop distance is not jumped over.
-                    let x = offset(at: now)
-                    t.phase = .dragging
-                    t.anchorAxis = axis
-                    t.anchorRaw = unbounded(x)
-                    t.startPage = lattice.nearestPage(to: x)
-                    events.append(CarouselEvent(time: now, kind: .willBeginDragging))
-                } else {
-                    t.phase = .rejected
-                }
-            } else if across > slop {
-                // Moved across the axis first: not a drag, and no longer a tap.
-                t.phase = .rejected
-            }
-        } else if t.phase == .dragging {
-            let raw = t.anchorRaw - (axis - t.anchorAxis) / geometry.pitch
-            motion = .held(bounded(raw))
-        }
-        touch = t
-        reportScroll(at: now, into: &events)
-    }
-
-    private mutating func touchUp(cancelled: Bool, liftTime: Timestamp, now: Timestamp,
-                                  into events: inout [CarouselEvent]) {
-        guard let t = touch else { return }
-        touch = nil
-        let x = offset(at: now)
-        switch t.phase {
-        case .dragging:
-            let fingerVelocity = cancelled ? 0 : t.tracker.velocity(liftedAt: liftTime)
-            let travel = abs(t.lastAxis - geometry.axis(t.downPoint))
-            release(from: x, fingerVelocity: fingerVelocity, travel: travel, touch: t, at: now, into: &events)
-        case .tracking, .rejected:
-            if t.phase == .tracking, !cancelled, !t.caught, !t.leftSlop, !t.longPressed,
-               now.seconds(since: t.downTime) < Physics.tapTimeout,
-               let i = geometry.item(at: t.downPoint, offset: x, count: lattice.count, wrap: settings.wrap) {
-                events.append(CarouselEvent(time: now, kind: .didSelectItem(index: i)))
-            }
-            if t.caught {
-                // A caught carousel may have stopped between pages: settle it,
-                // quietly (no drag happened, so no deceleration events).
-                settleQuietly(from: x, at: now, into: &events)
-            } else if !isMoving {
-                motion = .rest(x)
-                enterRest(at: now, cause: .interaction)
-            }
-            // Otherwise a programmatic scroll the finger could not catch
-            // (scrolling disabled) goes on; its end schedules autoplay.
-        }
     }
 
     /// Paging: spring to the fling target or the nearest page, never more than
     /// one page from where the drag began. Without paging: momentum, then
     /// bounce back if past an end.
-    private mutating func release(from x: Double, fingerVelocity: Double, travel: Double, touch t: Touch,
+    private mutating func release(from x: Double, fingerVelocity: Double, travel: Double, startPage: Int,
                                   at now: Timestamp, into events: inout [CarouselEvent]) {
         let pitch = geometry.pitch
         // Content moves against the finger: a finger moving right scrolls back.
@@ -540,9 +553,9 @@ public struct Carousel: Sendable {
         if settings.paging {
             var target: Int
             if abs(fingerVelocity) >= Physics.flingSpeed, travel >= settings.touchSlop {
-                target = t.startPage + (velocity > 0 ? 1 : -1)
+                target = startPage + (velocity > 0 ? 1 : -1)
             } else {
-                target = min(max(lattice.nearestPage(to: x), t.startPage - 1), t.startPage + 1)
+                target = min(max(lattice.nearestPage(to: x), startPage - 1), startPage + 1)
             }
             target = lattice.clampPage(target)
             let spring = SpringMotion(from: x, velocity: velocity, target: lattice.offset(ofPage: target),
@@ -638,7 +651,7 @@ public struct Carousel: Sendable {
         default:
             break
         }
-        guard touch == nil else { return .failure(.touchInProgress) }
+        guard hold == nil else { return .failure(.touchInProgress) }
         guard lattice.count > 0 else { return .failure(.noItems) }
         interacted = true
         let duration = autoplaySettings.transition
@@ -709,7 +722,7 @@ public struct Carousel: Sendable {
     public mutating func scrollToItem(_ index: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
-        guard touch == nil, lattice.count > 0 else { return events }
+        guard hold == nil, lattice.count > 0 else { return events }
         scrollToItem(min(max(index, 0), lattice.count - 1), duration: duration, at: clock, into: &events)
         return events
     }
@@ -718,7 +731,7 @@ public struct Carousel: Sendable {
     public mutating func scrollToPage(_ page: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
-        guard touch == nil, lattice.pageCount > 0 else { return events }
+        guard hold == nil, lattice.pageCount > 0 else { return events }
         let p = min(max(page, 0), lattice.pageCount - 1)
         let target = lattice.nearestCopy(of: lattice.offset(ofCyclePage: p), to: offset(at: clock))
         scroll(toOffset: target, duration: duration, autoplay: false, at: clock, into: &events)
@@ -729,7 +742,7 @@ public struct Carousel: Sendable {
     public mutating func scrollByItems(_ count: Int, duration: Double, at now: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
-        guard touch == nil, lattice.count > 0 else { return events }
+        guard hold == nil, lattice.count > 0 else { return events }
         var target = restingTarget(at: clock).rounded() + Double(count)
         if let range = lattice.range { target = min(max(target, range.lowerBound), range.upperBound) }
         scroll(toOffset: target, duration: duration, autoplay: false, at: clock, into: &events)
@@ -740,7 +753,7 @@ public struct Carousel: Sendable {
     public mutating func scrollToOffset(_ offset: Double, duration: Double, at now: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
-        guard touch == nil, lattice.count > 0 else { return events }
+        guard hold == nil, lattice.count > 0 else { return events }
         var target = offset
         if let range = lattice.range { target = min(max(target, range.lowerBound), range.upperBound) }
         target = lattice.nearestCopy(of: target, to: self.offset(at: clock))
@@ -800,12 +813,14 @@ public struct Carousel: Sendable {
     /// on item `index`.
     private mutating func stopAndShow(item index: Int, of count: Int, at now: Timestamp,
                                       into events: inout [CarouselEvent]) {
-        if let t = touch {
-            touch = nil
-            if t.phase == .dragging {
+        if let h = hold {
+            hold = nil
+            if h.drag != nil {
                 events.append(CarouselEvent(time: now, kind: .didEndDragging(willDecelerate: false)))
             }
         }
+        gesture.reset()
+        outbox.layoutChanged = true
         if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
         endDeceleration(at: now, into: &events)
         lattice = PageLattice(count: count, settings: settings)
@@ -848,13 +863,15 @@ public struct Carousel: Sendable {
             || index != lattice.itemIndex(at: offset(at: now))
         settings = new
         autoplaySettings = autoplay
+        gesture.touchSlop = new.touchSlop
+        gesture.vertical = new.vertical
         if relayout {
             geometry = Geometry(viewport: viewport, settings: new)
             stopAndShow(item: index, of: count, at: now, into: &events)
             enterRest(at: now, cause: .advance)
-        } else if touch == nil, case .rest = motion {
+        } else if hold == nil, case .rest = motion {
             scheduleAutoplay(after: .advance, at: now)
-        } else if touch == nil, case .drift = motion {
+        } else if hold == nil, case .drift = motion {
             scheduleAutoplay(after: .advance, at: now)
         }
         // A schedule that would run the same way is kept as it was.
@@ -865,4 +882,44 @@ public struct Carousel: Sendable {
     }
 
     private func clampSpeed(_ v: Double, _ limit: Double) -> Double { min(max(v, -limit), limit) }
+
+    // MARK: - Effects
+
+    /// What the daemon must do because of everything the model did since the
+    /// previous call (input, commands, time, new items or settings), and
+    /// empties the outbox. See `CarouselEffects` for how to carry them out.
+    ///
+    /// The entry points keep returning their events; effects are a second,
+    /// coarser view of the same happenings for the display loop, so a caller
+    /// that only needs events never has to take them.
+    public mutating func takeEffects() -> CarouselEffects {
+        let shown = displayOffset(offset(at: clock))
+        let moving = isMoving
+        var effects = CarouselEffects()
+        if moving != outbox.reportedMoving { effects.moving = moving }
+        effects.needsFrame = outbox.layoutChanged || shown != outbox.reportedShownOffset || effects.moving != nil
+        if reportedIndex != outbox.reportedIndex { effects.indexChanged = reportedIndex }
+        effects.selected = outbox.selected
+        effects.longPressed = outbox.longPressed
+        effects.prefetch = outbox.prefetch
+        outbox = Outbox(reportedShownOffset: shown, reportedMoving: moving, reportedIndex: reportedIndex)
+        outbox.layoutChanged = false
+        return effects
+    }
+
+    /// The items drawn when the carousel shows `offset`, each once, leading first.
+    private func items(visibleAt offset: Double) -> [Int] {
+        guard let slots = geometry.visibleSlots(offset: offset, count: lattice.count, wrap: settings.wrap) else {
+            return []
+        }
+        var items: [Int] = []
+        var seen = Set<Int>()
+        for slot in slots {
+            guard let i = Geometry.index(ofSlot: slot, count: lattice.count, wrap: settings.wrap) else { continue }
+            if seen.insert(i).inserted { items.append(i) }
+            // With wrap and few items every item is already there.
+            if items.count == lattice.count { break }
+        }
+        return items
+    }
 }

@@ -135,3 +135,51 @@ public struct CarouselSnapshot: Equatable, Sendable {
         self.autoplay = autoplay
     }
 }
+
+/// What the daemon must do after the model changed, as `Carousel.takeEffects()`
+/// reports it (STYLE.md: results go out as effects). Each field describes the
+/// changes since the previous `takeEffects()`.
+///
+/// How a display loop carries them out, after every call into the model
+/// (input, command, timer, new items, reload):
+///
+/// 1. `let e = model.takeEffects()`;
+/// 2. start decoding `e.prefetch` (not on the loop);
+/// 3. `e.moving == true`: draw every vblank until an update says
+///    `moving == false`; `e.needsFrame`: draw one frame (it is also set when
+///    motion starts or stops, so the last frame shows where it stopped);
+/// 4. report `indexChanged`, `selected`, `longPressed` where they go (the
+///    events carry the same, with their exact times, for subscribers);
+/// 5. arm the timer for `model.nextDeadline` and call `advance(to:)` when
+///    it fires, then take effects again.
+public struct CarouselEffects: Equatable, Sendable {
+    /// What is on screen is stale: the shown offset changed, the items or the
+    /// layout changed, or motion started or stopped. Draw a frame.
+    public var needsFrame = false
+    /// `true` when the offset started changing with time (a settle,
+    /// momentum, bounce, programmatic animation or drift is in flight: keep
+    /// drawing frames), `false` when it stopped, `nil` when neither happened
+    /// since the last take.
+    public var moving: Bool?
+    /// The current item index, when it changed since the last take (the
+    /// index of the latest `currentItemIndexDidChange`).
+    public var indexChanged: Int?
+    /// The item a tap selected (the latest `didSelectItem`), if any.
+    public var selected: Int?
+    /// The item a long press landed on (the latest `longPress`), if any.
+    public var longPressed: Int?
+    /// The items visible where a motion that started is heading (the target
+    /// page of a settle or an animation, where momentum or a bounce comes to
+    /// rest), leading first: decode them ahead. Empty when no motion started.
+    public var prefetch: [Int] = []
+
+    public init(needsFrame: Bool = false, moving: Bool? = nil, indexChanged: Int? = nil, selected: Int? = nil,
+                longPressed: Int? = nil, prefetch: [Int] = []) {
+        self.needsFrame = needsFrame
+        self.moving = moving
+        self.indexChanged = indexChanged
+        self.selected = selected
+        self.longPressed = longPressed
+        self.prefetch = prefetch
+    }
+}

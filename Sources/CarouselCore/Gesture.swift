@@ -1,0 +1,219 @@
+/// What a finger means to the carousel, as the gesture stage recognises it
+/// (SPEC.md sections 3 and 7). The model turns intents into motion: the
+/// gesture knows nothing of offsets, springs or pages.
+///
+/// A touch that owns the gesture produces, in order:
+///
+/// * `touchBegan`, then either
+/// * `dragBegan`, `dragMoved`*, `released` (a drag), or
+/// * `longPressed`? then `tapped`? then `touchEnded` (a lift without a drag;
+///   a long press and a tap never both happen).
+public enum GestureIntent: Equatable, Sendable {
+    /// The finger that owns the gesture came down at `point`: hold the
+    /// carousel (and stop it, if it was moving and catchable).
+    case touchBegan(at: Point)
+    /// The finger left the touch slop along the scroll axis (directional
+    /// lock passed) and the target scrolls: a drag starts here, at the
+    /// finger's current position (no jump by the slop distance).
+    case dragBegan
+    /// The dragging finger is `translation` pixels along the scroll axis from
+    /// where the drag began (positive: right or down).
+    case dragMoved(translation: Double)
+    /// The dragging finger lifted (or was cancelled: `velocity` is then 0).
+    /// `velocity` is the finger's, px/s along the axis (positive: right or
+    /// down); `travel` is how far it moved along the axis from touch down, px.
+    case released(velocity: Double, travel: Double, cancelled: Bool)
+    /// A tap: lift inside the slop within the tap timeout, not cancelled, not
+    /// a caught carousel, not after a long press. `point` is where the finger
+    /// came down. Always followed by `touchEnded`.
+    case tapped(at: Point)
+    /// The finger stayed inside the slop until the long-press deadline
+    /// (not on a caught carousel). `point` is where it came down.
+    case longPressed(at: Point)
+    /// The finger lifted (or was cancelled) without having dragged.
+    case touchEnded
+}
+
+/// What the gesture needs to know about the thing under the finger, at the
+/// moment of an input. The model says it; the gesture never reads the model.
+public struct TouchTarget: Equatable, Sendable {
+    /// The target moves and a finger coming down now stops it: that touch is
+    /// a catch, never a tap nor a long press.
+    public var isMoving: Bool
+    /// A drag along the axis would move the target (scrolling is enabled and
+    /// there is something to scroll). When false, a finger passing the slop
+    /// is simply not a drag.
+    public var isScrollable: Bool
+
+    public init(isMoving: Bool = false, isScrollable: Bool = true) {
+        self.isMoving = isMoving
+        self.isScrollable = isScrollable
+    }
+}
+
+/// The gesture stage: turns touch input into `GestureIntent`s.
+///
+/// It owns the touch slop, the directional lock, tap and long-press
+/// recognition (with the long-press deadline, exposed as `nextDeadline` and
+/// fired by `advance(to:)`), which finger owns the gesture, and the velocity
+/// tracker. Like the model it is a value with a manual clock: time comes in
+/// as arguments and never runs backwards.
+///
+/// The first finger down owns the gesture until it lifts; other fingers'
+/// input is ignored here. A second recogniser (pinch, double tap) would see
+/// those inputs in `handle` and add intents of its own.
+public struct Gesture: Sendable {
+    /// A lift within this many seconds of touch down (inside the slop) is a tap.
+    public static let tapTimeout = 0.5
+    /// A finger still inside the slop this many seconds after touch down is a long press.
+    public static let longPressTimeout = 0.5
+
+    /// Distance in layout pixels a finger must travel before a drag starts.
+    public var touchSlop: Double
+    /// The scroll axis is vertical (y) instead of horizontal (x).
+    public var vertical: Bool
+    /// The instant of the latest input or advance.
+    public private(set) var clock: Timestamp
+
+    private var owner: Finger?
+
+    private struct Finger: Sendable {
+        enum Phase { case tracking, dragging, rejected }
+        let id: Int
+        let downPoint: Point
+        let downTime: Timestamp
+        /// Touch down stopped a moving target: never a tap or long press.
+        let caught: Bool
+        var phase = Phase.tracking
+        var leftSlop = false
+        var longPressDeadline: Timestamp?
+        var longPressed = false
+        var lastAxis: Double
+        var tracker = VelocityTracker()
+        /// The finger's axis position where the drag began.
+        var anchorAxis = 0.0
+    }
+
+    public init(vertical: Bool = false, touchSlop: Double = 10, at now: Timestamp = .zero) {
+        self.vertical = vertical
+        self.touchSlop = touchSlop
+        clock = now
+    }
+
+    /// A finger owns the gesture (down and not yet lifted, cancelled or reset).
+    public var isTouching: Bool { owner != nil }
+    /// The owning finger is dragging.
+    public var isDragging: Bool { owner?.phase == .dragging }
+    /// The id of the finger that owns the gesture.
+    public var ownerID: Int? { owner?.id }
+
+    /// The long-press deadline of the owning finger, if one is pending.
+    public var nextDeadline: Timestamp? { owner?.longPressDeadline }
+
+    private func axis(_ p: Point) -> Double { vertical ? p.y : p.x }
+    private func cross(_ p: Point) -> Double { vertical ? p.x : p.y }
+
+    /// Fires what is due up to `now` (the long press) and moves the clock there.
+    public mutating func advance(to now: Timestamp) -> [GestureIntent] {
+        var intents: [GestureIntent] = []
+        if var f = owner, let deadline = f.longPressDeadline, deadline <= now {
+            f.longPressDeadline = nil
+            if f.phase == .tracking, !f.leftSlop, !f.caught {
+                f.longPressed = true
+                intents.append(.longPressed(at: f.downPoint))
+            }
+            owner = f
+        }
+        clock = max(clock, now)
+        return intents
+    }
+
+    /// Feeds one touch input. `time` is the event's own timestamp: the
+    /// velocity tracker uses it as is; state changes (tap timeout, long-press
+    /// deadline) use the clock, which never goes back.
+    public mutating func handle(_ input: TouchInput, at time: Timestamp, target: TouchTarget) -> [GestureIntent] {
+        var intents = advance(to: time)
+        let now = clock
+        switch input {
+        case .down(let id, let point):
+            // The first finger owns the gesture; later fingers are ignored.
+            guard owner == nil else { break }
+            let caught = target.isMoving
+            var f = Finger(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: axis(point))
+            f.tracker.add(axis(point), at: time)
+            if !caught { f.longPressDeadline = now.adding(seconds: Self.longPressTimeout) }
+            owner = f
+            intents.append(.touchBegan(at: point))
+        case .move(let id, let point):
+            guard owner?.id == id else { break }
+            move(to: point, at: time, target: target, into: &intents)
+        case .up(let id):
+            guard owner?.id == id else { break }
+            lift(cancelled: false, at: time, into: &intents)
+        case .cancel(let id):
+            guard owner?.id == id else { break }
+            lift(cancelled: true, at: time, into: &intents)
+        }
+        return intents
+    }
+
+    /// Forgets the owning finger without an intent: the model stopped
+    /// listening to it (new items, new layout). It must lift and touch again;
+    /// until then its input is ignored.
+    public mutating func reset() {
+        owner = nil
+    }
+
+    private mutating func move(to point: Point, at time: Timestamp, target: TouchTarget,
+                               into intents: inout [GestureIntent]) {
+        guard var f = owner else { return }
+        let a = axis(point)
+        f.tracker.add(a, at: time)
+        f.lastAxis = a
+        let along = abs(a - axis(f.downPoint))
+        let across = abs(cross(point) - cross(f.downPoint))
+        let slop = touchSlop
+        if (along * along + across * across) > slop * slop { f.leftSlop = true }
+        if f.leftSlop { f.longPressDeadline = nil }
+
+        switch f.phase {
+        case .tracking:
+            // Directional lock (Android ViewPager): along the axis past the
+            // slop and twice the cross travel starts a drag; across the axis
+            // past the slop first means "not a drag", for good.
+            if along > slop, along > 2 * across {
+                if target.isScrollable {
+                    f.phase = .dragging
+                    f.anchorAxis = a
+                    intents.append(.dragBegan)
+                } else {
+                    f.phase = .rejected
+                }
+            } else if across > slop {
+                f.phase = .rejected
+            }
+        case .dragging:
+            intents.append(.dragMoved(translation: a - f.anchorAxis))
+        case .rejected:
+            break
+        }
+        owner = f
+    }
+
+    private mutating func lift(cancelled: Bool, at time: Timestamp, into intents: inout [GestureIntent]) {
+        guard let f = owner else { return }
+        owner = nil
+        if f.phase == .dragging {
+            // A cancel settles as if lifted with zero velocity.
+            let velocity = cancelled ? 0 : f.tracker.velocity(liftedAt: time)
+            let travel = abs(f.lastAxis - axis(f.downPoint))
+            intents.append(.released(velocity: velocity, travel: travel, cancelled: cancelled))
+            return
+        }
+        if f.phase == .tracking, !cancelled, !f.caught, !f.leftSlop, !f.longPressed,
+           clock.seconds(since: f.downTime) < Self.tapTimeout {
+            intents.append(.tapped(at: f.downPoint))
+        }
+        intents.append(.touchEnded)
+    }
+}
