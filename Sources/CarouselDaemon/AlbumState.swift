@@ -47,11 +47,14 @@ public struct AlbumState: Sendable {
     }
 
     /// What the decode cache should hold, most wanted first: the items on
-    /// screen, then the neighbours of `current`: two ahead in the direction
-    /// of travel (`direction` +1 forward, -1 back) and one behind.
-    public func wanted(onScreen: [Int], current: Int, direction: Int, wrap: Bool) -> [String] {
+    /// screen, the items where a motion in flight comes to rest (`heading`,
+    /// the model's prefetch effect), then the neighbours of `current`: two
+    /// ahead in the direction of travel (`direction` +1 forward, -1 back) and
+    /// one behind.
+    public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool) -> [String] {
         guard !paths.isEmpty else { return [] }
-        var indices = onScreen.filter { paths.indices.contains($0) }
+        var indices: [Int] = []
+        for i in onScreen + heading where paths.indices.contains(i) && !indices.contains(i) { indices.append(i) }
         let n = paths.count
         let step = direction < 0 ? -1 : 1
         for offset in [step, 2 * step, -step] {

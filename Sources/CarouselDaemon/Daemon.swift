@@ -83,8 +83,15 @@ public final class Daemon {
     /// The touchscreen's size, once one reported it (the slop follows it).
     var touchscreen: TouchDensitySource?
     private var hotplug: HotplugMonitor?
-    /// The picture changed without motion (a decode finished, the album changed).
+    /// What is on screen is stale (the model said so, a decode finished,
+    /// the album or the layout changed): draw one frame.
     var needsFrame = true
+    /// The content moves with time (a settle, momentum, an animation, a
+    /// drift), as the model's effects said: draw every frame until it stops.
+    private(set) var moving = false
+    /// The items where the motion in flight comes to rest (the model's
+    /// prefetch effect): decoded ahead of the frames that will show them.
+    private var heading: [Int] = []
     /// The offset of the frame on screen (NaN before the first).
     private var lastDrawnOffset = Double.nan
     /// Which way the content last moved: +1 forward, -1 back (prefetch
@@ -249,11 +256,11 @@ public final class Daemon {
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
         for due in [nextWatchdog, control?.nextDeadline].compactMap({ $0 }) { wake = min(wake ?? due, due) }
-        if holding(now), !model.isMoving {
+        if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
         }
-        if model.isMoving || needsFrame, let frame = pacer.nextFrame(after: now) {
+        if moving || needsFrame, let frame = pacer.nextFrame(after: now) {
             wake = min(wake ?? frame, frame)
         }
         return wake
@@ -317,19 +324,20 @@ public final class Daemon {
 
     // MARK: - Drawing
 
+    /// Draws a frame if the model's effects asked for one (or for every
+    /// frame while moving) and the panel can take one now. The last frame of
+    /// a motion is drawn where it came to rest: the model says `moving` is
+    /// over, with `needsFrame`, at the instant a settle ends on its page.
     func drawIfNeeded(now: Int64) {
+        guard moving || needsFrame, pacer.mayDraw(at: now) else { return }
         let t = Timestamp(microseconds: now)
         let x = model.offset(at: t)
-        // The last frame of a motion is drawn where it came to rest: a settle
-        // ends between two frames, exactly on the page.
-        if !needsFrame, x != lastDrawnOffset { needsFrame = true }
-        guard model.isMoving || needsFrame, pacer.mayDraw(at: now) else { return }
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
         if lastDrawnOffset.isFinite, x != lastDrawnOffset { travel = x > lastDrawnOffset ? 1 : -1 }
-        cache.want(album.wanted(onScreen: placed.map(\.index), current: snapshot.index, direction: travel,
-                                wrap: config.carousel.wrap))
-        if holding(now), !model.isMoving,
+        cache.want(album.wanted(onScreen: placed.map(\.index), heading: heading, current: snapshot.index,
+                                direction: travel, wrap: config.carousel.wrap))
+        if holding(now), !moving,
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
         }
@@ -452,21 +460,38 @@ public final class Daemon {
 
     // MARK: - Into the model, and what comes back
 
-    /// Carries out the model's events: the log, the subscribers, systemd's status.
+    /// Carries out what the model returned: its events (the log, the
+    /// subscribers, each at its exact model time), then its effects (a
+    /// frame, frames while moving, decoding ahead, systemd's status).
     func deliver(_ events: [CarouselEvent]) {
         for e in events {
             switch e.kind {
             case .didScroll: break
             case .didSelectItem(let i): log(.info, "select \(i)")
             case .longPress(let i): log(.info, "long press \(i)")
-            case .currentItemIndexDidChange(let i):
-                if Log.enabled(.debug) { log(.debug, "event currentItemIndexDidChange \(i)") }
-                if firstFrameShown { notifier.status(statusLine) }
             default:
-                if Log.enabled(.debug) { log(.debug, "event \(e.kind.name)") }
+                if Log.enabled(.debug) { log(.debug, "event \(e.kind.name)\(e.kind.index.map { " \($0)" } ?? "")") }
             }
             broadcast(e)
         }
+        carryOut(model.takeEffects())
+    }
+
+    private func carryOut(_ effects: CarouselEffects) {
+        if effects.needsFrame { needsFrame = true }
+        if let started = effects.moving {
+            moving = started
+            if !started { heading = [] }
+        }
+        if !effects.prefetch.isEmpty {
+            heading = effects.prefetch
+            // Ask now: the frame that would ask may wait for the panel.
+            let t = Timestamp(microseconds: clock())
+            let placed = compositor.placements(offset: model.offset(at: t), count: album.count, wrap: config.carousel.wrap)
+            cache.want(album.wanted(onScreen: placed.map(\.index), heading: heading,
+                                    current: model.currentItemIndex(at: t), direction: travel, wrap: config.carousel.wrap))
+        }
+        if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
     }
 
     /// Carries out one routed input event.
