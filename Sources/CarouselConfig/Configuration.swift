@@ -1,41 +1,6 @@
 import CarouselCore
 import CarouselPlatform
 
-/// An RGBA colour from `#RRGGBB` or `#RRGGBBAA`.
-public struct Color: Equatable, Sendable, CustomStringConvertible {
-    public var red: UInt8
-    public var green: UInt8
-    public var blue: UInt8
-    public var alpha: UInt8
-
-    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.alpha = alpha
-    }
-
-    public init?(hex: String) {
-        guard hex.hasPrefix("#"), hex.count == 7 || hex.count == 9 else { return nil }
-        var bytes: [UInt8] = []
-        var s = hex.dropFirst()
-        while !s.isEmpty {
-            guard let b = UInt8(s.prefix(2), radix: 16) else { return nil }
-            bytes.append(b)
-            s = s.dropFirst(2)
-        }
-        self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
-    }
-
-    public var description: String {
-        let digits = [red, green, blue] + (alpha == 255 ? [] : [alpha])
-        return "#" + digits.map { b in
-            let h = String(b, radix: 16, uppercase: true)
-            return h.count == 1 ? "0" + h : h
-        }.joined()
-    }
-}
-
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
 public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
 
@@ -70,7 +35,7 @@ public struct DisplayConfig: Equatable, Sendable {
     public var mode: ModeRequest? = nil
     public var rotation = 0
     public var api = DisplayAPI.auto
-    public var background = Color(red: 0, green: 0, blue: 0)
+    public var background = PixelColor(red: 0, green: 0, blue: 0)
     public init() {}
 }
 
@@ -97,8 +62,8 @@ public struct ImagesConfig: Equatable, Sendable {
 public struct IndicatorConfig: Equatable, Sendable {
     public var enabled = true
     public var position = IndicatorPosition.bottom
-    public var color = Color(red: 255, green: 255, blue: 255, alpha: 0x80)
-    public var currentColor = Color(red: 255, green: 255, blue: 255)
+    public var color = PixelColor(red: 255, green: 255, blue: 255, alpha: 0x80)
+    public var currentColor = PixelColor(red: 255, green: 255, blue: 255)
     public var size = 10.0
     public var spacing = 12.0
     public var margin = 24.0

@@ -85,8 +85,8 @@ public enum Schema {
         return p
     }
 
-    static func color(_ v: String) throws(ValueError) -> Color {
-        guard let c = Color(hex: v) else { throw ValueError("expected a colour #RRGGBB or #RRGGBBAA") }
+    static func color(_ v: String) throws(ValueError) -> PixelColor {
+        guard let c = PixelColor(hex: v) else { throw ValueError("expected a colour #RRGGBB or #RRGGBBAA") }
         return c
     }
 

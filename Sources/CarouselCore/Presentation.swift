@@ -15,3 +15,43 @@ public enum FitMode: String, Sendable, CaseIterable {
 public enum IndicatorPosition: String, Sendable, CaseIterable {
     case bottom, top, left, right
 }
+
+/// A colour with straight (not premultiplied) 8-bit channels: the
+/// configuration's colours (`#RRGGBB` or `#RRGGBBAA`) and the renderer's.
+public struct PixelColor: Hashable, Sendable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+    public var alpha: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    public static let black = PixelColor(red: 0, green: 0, blue: 0)
+
+    /// From `#RRGGBB` or `#RRGGBBAA` (either case); nil for anything else.
+    public init?(hex: String) {
+        guard hex.hasPrefix("#"), hex.count == 7 || hex.count == 9 else { return nil }
+        var bytes: [UInt8] = []
+        var s = hex.dropFirst()
+        while !s.isEmpty {
+            guard let b = UInt8(s.prefix(2), radix: 16) else { return nil }
+            bytes.append(b)
+            s = s.dropFirst(2)
+        }
+        self.init(red: bytes[0], green: bytes[1], blue: bytes[2], alpha: bytes.count == 4 ? bytes[3] : 255)
+    }
+
+    /// `#RRGGBB`, or `#RRGGBBAA` when not opaque.
+    public var description: String {
+        let digits = [red, green, blue] + (alpha == 255 ? [] : [alpha])
+        return "#" + digits.map { b in
+            let h = String(b, radix: 16, uppercase: true)
+            return h.count == 1 ? "0" + h : h
+        }.joined()
+    }
+}

@@ -9,9 +9,7 @@ import CarouselRender
 // Where rooms meet: configuration values become the types the renderer,
 // the album and the model take.
 
-extension Color {
-    public var pixel: PixelColor { PixelColor(red: red, green: green, blue: blue, alpha: alpha) }
-
+extension PixelColor {
     /// The colour as it shows over a black screen: nothing lies behind the
     /// background, so its alpha darkens it, the same in gaps and letterbox.
     public var opaqueOverBlack: PixelColor {
@@ -28,8 +26,8 @@ extension Configuration {
         var dots = IndicatorStyle()
         dots.enabled = indicator.enabled
         dots.position = indicator.position
-        dots.color = indicator.color.pixel
-        dots.currentColor = indicator.currentColor.pixel
+        dots.color = indicator.color
+        dots.currentColor = indicator.currentColor
         dots.size = indicator.size
         dots.spacing = indicator.spacing
         dots.margin = indicator.margin

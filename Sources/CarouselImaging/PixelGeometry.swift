@@ -1,3 +1,5 @@
+import CarouselCore
+
 /// A size in pixels. This room depends on no other carouseld target, so it
 /// keeps its own small geometry types.
 public struct PixelSize: Hashable, Sendable, CustomStringConvertible {
@@ -47,27 +49,12 @@ public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
 
-/// A colour with straight (not premultiplied) 8-bit channels.
-public struct PixelColor: Hashable, Sendable {
-    public var red: UInt8
-    public var green: UInt8
-    public var blue: UInt8
-    public var alpha: UInt8
-
-    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.alpha = alpha
-    }
-
+extension PixelColor {
     /// From a 0xAARRGGBB value, the layout of the pixels in a `DecodedImage`.
     public init(argb: UInt32) {
         self.init(red: UInt8(truncatingIfNeeded: argb >> 16), green: UInt8(truncatingIfNeeded: argb >> 8),
                   blue: UInt8(truncatingIfNeeded: argb), alpha: UInt8(truncatingIfNeeded: argb >> 24))
     }
-
-    public static let black = PixelColor(red: 0, green: 0, blue: 0)
 
     /// 0xAARRGGBB with the colour channels premultiplied by alpha, as pixman stores it.
     public var premultipliedARGB: UInt32 {

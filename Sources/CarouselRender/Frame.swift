@@ -1,3 +1,4 @@
+import CarouselCore
 import CarouselImaging
 #if canImport(Glibc)
 import Glibc

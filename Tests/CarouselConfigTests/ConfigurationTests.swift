@@ -130,7 +130,7 @@ import CarouselCore
         #expect(c.display.mode?.description == "800x480")
         #expect(c.display.rotation == 270)
         #expect(c.display.api == .legacy)
-        #expect(c.display.background == Color(red: 0x11, green: 0x22, blue: 0x33, alpha: 0x44))
+        #expect(c.display.background == PixelColor(red: 0x11, green: 0x22, blue: 0x33, alpha: 0x44))
         #expect(c.input.seat == "seat1")
         #expect(c.carousel.touchSlop == 16)
         #expect(c.input.calibration == [0, 1, 0, -1, 0, 1])
@@ -211,11 +211,11 @@ import CarouselCore
     }
 
     @Test func colourRoundTrip() {
-        #expect(Color(hex: "#FFFFFF80")?.description == "#FFFFFF80")
-        #expect(Color(hex: "#0a0B0c")?.description == "#0A0B0C")
-        #expect(Color(hex: "#12345") == nil)
-        #expect(Color(hex: "123456") == nil)
-        #expect(Color(hex: "#GG0000") == nil)
+        #expect(PixelColor(hex: "#FFFFFF80")?.description == "#FFFFFF80")
+        #expect(PixelColor(hex: "#0a0B0c")?.description == "#0A0B0C")
+        #expect(PixelColor(hex: "#12345") == nil)
+        #expect(PixelColor(hex: "123456") == nil)
+        #expect(PixelColor(hex: "#GG0000") == nil)
     }
 }
 
