@@ -19,36 +19,12 @@ struct DescriptorShortageTests {
             guard waiting.allSatisfy({ $0 >= 0 }) else { fail(1, "socket") }
             let open = openDescriptors()
 
-            var saved = rlimit()
-            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(2, "getrlimit") }
-            var lowered = saved
-            lowered.rlim_cur = rlim_t(open.max()! + 1)
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0 else { fail(3, "setrlimit") }
-            // Fill the holes below the limit: now no descriptor can be had at all.
-            var fillers: [Int32] = []
-            fillers.reserveCapacity(open.count + 16)
-            while true {
-                let fd = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-                if fd < 0 { break }
-                fillers.append(fd)
-            }
-            let exhausted = errno == EMFILE
+            let (saved, fillers, exhausted) = exhaustDescriptors(above: open)
 
             for fd in waiting { connectSocket(fd, h.socketPath) }
             // The daemon's loop with a zero timeout: how often is the listener ready?
-            var listenerReady = 0
-            var turns = 0
-            var fds = [pollfd](repeating: pollfd(), count: 64)
-            for _ in 0..<200 {
-                turns += 1
-                let entries = h.server.pollSet
-                for (i, e) in entries.enumerated() { fds[i] = pollfd(fd: e.fd, events: Int16(truncatingIfNeeded: e.events), revents: 0) }
-                guard poll(&fds, nfds_t(entries.count), 0) > 0 else { continue }
-                for p in fds[0..<entries.count] where p.revents != 0 {
-                    if p.fd == h.server.listenerDescriptor { listenerReady += 1 }
-                    h.server.handle(readyDescriptor: p.fd, events: UInt32(UInt16(bitPattern: p.revents)))
-                }
-            }
+            let turns = 200
+            let listenerReady = spinLoop(h.server, turns: turns)
             var replies: [String] = []
             var buffer = [UInt8](repeating: 0, count: 512)
             for fd in waiting {
@@ -56,8 +32,7 @@ struct DescriptorShortageTests {
                 replies.append(n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : "")
             }
 
-            for fd in fillers { close(fd) }
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(4, "restoring the limit") }
+            restoreDescriptors(saved, fillers)
             for fd in waiting { close(fd) }
 
             guard exhausted else { fail(5, "the descriptor table did not fill up") }
@@ -85,38 +60,15 @@ struct DescriptorShortageTests {
             let waiting = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
             guard waiting >= 0 else { fail(1, "socket") }
             let open = openDescriptors()
-            var saved = rlimit()
-            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(2, "getrlimit") }
-            var lowered = saved
-            lowered.rlim_cur = rlim_t(open.max()! + 1)
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0 else { fail(3, "setrlimit") }
-            var fillers: [Int32] = []
-            fillers.reserveCapacity(open.count + 16)
-            while true {
-                let fd = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-                if fd < 0 { break }
-                fillers.append(fd)
-            }
-            let exhausted = errno == EMFILE
+            let (saved, fillers, exhausted) = exhaustDescriptors(above: open)
             connectSocket(waiting, h.socketPath)
             _ = Glibc.send(waiting, "status\n", 7, Int32(MSG_NOSIGNAL))
 
-            var listenerReady = 0
-            var fds = [pollfd](repeating: pollfd(), count: 64)
-            for _ in 0..<200 {
-                let entries = h.server.pollSet
-                for (i, e) in entries.enumerated() { fds[i] = pollfd(fd: e.fd, events: Int16(truncatingIfNeeded: e.events), revents: 0) }
-                guard poll(&fds, nfds_t(entries.count), 0) > 0 else { continue }
-                for p in fds[0..<entries.count] where p.revents != 0 {
-                    if p.fd == h.server.listenerDescriptor { listenerReady += 1 }
-                    h.server.handle(readyDescriptor: p.fd, events: UInt32(UInt16(bitPattern: p.revents)))
-                }
-            }
+            let listenerReady = spinLoop(h.server, turns: 200)
             let deadline = h.server.nextDeadline
             let listenerPolled = h.server.pollSet.contains { $0.fd == h.server.listenerDescriptor }
 
-            for fd in fillers { close(fd) }
-            guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(4, "restoring the limit") }
+            restoreDescriptors(saved, fillers)
 
             guard exhausted else { fail(5, "the descriptor table did not fill up") }
             guard listenerReady == 1 else { fail(6, "the listener was ready in \(listenerReady) of 200 turns") }
@@ -144,6 +96,47 @@ struct DescriptorShortageTests {
             close(waiting)
         }
     }
+}
+
+/// Lowers RLIMIT_NOFILE to just above `open` and fills every free slot
+/// below it: no descriptor can be had at all. Returns the limit to restore,
+/// the fillers to close, and whether the table really ran full.
+func exhaustDescriptors(above open: [Int32]) -> (saved: rlimit, fillers: [Int32], exhausted: Bool) {
+    var saved = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(2, "getrlimit") }
+    var lowered = saved
+    lowered.rlim_cur = rlim_t(open.max()! + 1)
+    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered) == 0 else { fail(3, "setrlimit") }
+    var fillers: [Int32] = []
+    fillers.reserveCapacity(open.count + 16)
+    while true {
+        let fd = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if fd < 0 { break }
+        fillers.append(fd)
+    }
+    return (saved, fillers, errno == EMFILE)
+}
+
+func restoreDescriptors(_ saved: rlimit, _ fillers: [Int32]) {
+    for fd in fillers { close(fd) }
+    var saved = saved
+    guard setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) == 0 else { fail(4, "restoring the limit") }
+}
+
+/// The daemon's loop with a zero timeout, `turns` times: how often was the listener ready?
+func spinLoop(_ server: ControlServer, turns: Int) -> Int {
+    var listenerReady = 0
+    var fds = [pollfd](repeating: pollfd(), count: 64)
+    for _ in 0..<turns {
+        let entries = server.pollSet
+        for (i, e) in entries.enumerated() { fds[i] = pollfd(fd: e.fd, events: Int16(truncatingIfNeeded: e.events), revents: 0) }
+        guard poll(&fds, nfds_t(entries.count), 0) > 0 else { continue }
+        for p in fds[0..<entries.count] where p.revents != 0 {
+            if p.fd == server.listenerDescriptor { listenerReady += 1 }
+            server.handle(readyDescriptor: p.fd, events: UInt32(UInt16(bitPattern: p.revents)))
+        }
+    }
+    return listenerReady
 }
 
 /// The descriptors open in this process now.
