@@ -429,4 +429,24 @@ public final class DRMBackend: DisplayBackend {
         }
         return nil
     }
+
+    /// Waits (blocking, for tools) for the frame in flight as the daemon's
+    /// loop would: poll the descriptor, then `dispatch` until it reports the flip.
+    public func waitForFlip(timeoutMilliseconds: Int32) throws(DisplayError) {
+        guard let fd = fileDescriptor else { return }
+        while true {
+            var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready: Int32
+            do {
+                ready = try systemCall("poll") { poll(&request, 1, timeoutMilliseconds) }
+            } catch {
+                throw DisplayError("waiting for a page flip on \(devicePath): \(error)")
+            }
+            guard ready > 0 else {
+                throw DisplayError("no page-flip event within \(timeoutMilliseconds) ms on \(devicePath)",
+                                   hint: "the driver did not complete the flip; try --api legacy")
+            }
+            if try dispatch() { return }
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CarouselDaemon
 import CarouselInput
 import CarouselPlatform
 #if canImport(Glibc)
@@ -104,13 +105,7 @@ private func waitReadable(_ fd: Int32, microseconds: UInt64) throws {
 }
 
 /// libinput's messages as daemon log lines.
-private func logLibinput(_ priority: InputLogPriority, _ text: String) {
-    switch priority {
-    case .error: log(.error, "libinput: \(text)")
-    case .info: log(.info, "libinput: \(text)")
-    case .debug: log(.debug, "libinput: \(text)")
-    }
-}
+private func logLibinput(_ priority: InputLogPriority, _ text: String) { log(priority.logPriority, "libinput: \(text)") }
 
 /// The input part of `carouseld probe`: the devices libinput takes on
 /// `seat`, one a line, or why there are none.
@@ -127,14 +122,9 @@ func printInputDevices(seat: String = "seat0") {
     for device in devices {
         var line = "  \(device.sysname)  \(device.capabilities.names.joined(separator: "+"))  \"\(device.name)\""
         if let size = device.physicalSize {
-            line += "  \(formatMillimetres(size.width))x\(formatMillimetres(size.height)) mm"
+            line += "  \(size.width.formatted)x\(size.height.formatted) mm"
         }
         if let node = device.devnode { line += "  \(node)" }
         print(line)
     }
-}
-
-private func formatMillimetres(_ value: Double) -> String {
-    let tenths = (value * 10).rounded()
-    return tenths.truncatingRemainder(dividingBy: 10) == 0 ? String(Int(tenths / 10)) : String(tenths / 10)
 }

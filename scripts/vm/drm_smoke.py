@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vmlib import REPO, VM, VMError, write_png  # noqa: E402
 
 W, H = 1280, 800
-# What drm-test draws (Sources/carouseld/DRMTest.swift, BarPainter): four
+# What drm-test draws (Sources/CarouselDisplay/TestPattern.swift, BarPainter): four
 # bands, top to bottom, and a bar sweeping 60 frames per screen width.
 BANDS = [(0x40, 0, 0), (0, 0x40, 0), (0, 0, 0x40), (0x40, 0x40, 0x40)]
 CONSOLE = (0xff, 0x80, 0x00)  # the colour the console's framebuffer is filled with before
