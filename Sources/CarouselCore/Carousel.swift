@@ -7,8 +7,8 @@
 /// following the finger (anchor, rubber band), release and paging, tap and
 /// long-press hit-testing.
 ///
-/// Every mutating call takes the current instant and returns the events that
-/// happened up to it, stamped with their own times. Deadlines (a settle
+/// Every mutating call but `takeEffects()` takes the current instant and
+/// returns the events that happened up to it, stamped with their own times. Deadlines (a settle
 /// coming to rest, a long press, the next automatic advance) are exact
 /// instants exposed by `nextDeadline`, so a daemon arms one timer for them
 /// and a test steps a manual clock.
@@ -263,7 +263,7 @@ public struct Carousel: Sendable {
 
     /// The earliest instant at which the model changes by itself: a motion
     /// ending, a long press, the next automatic advance. Motion in between
-    /// needs frames (`isMoving`) but no deadline.
+    /// needs frames (`CarouselEffects.moving`) but no deadline.
     public var nextDeadline: Timestamp? {
         var earliest = motionEnd
         if let lp = gesture.nextDeadline { earliest = min(earliest ?? lp, lp) }
@@ -436,7 +436,7 @@ public struct Carousel: Sendable {
     public mutating func handle(_ input: TouchInput, at time: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: time, into: &events)
-        let target = TouchTarget(isMoving: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0)
+        let target = TouchTarget(isCatchable: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0)
         apply(gesture.handle(input, at: time, target: target), at: clock, into: &events)
         return events
     }

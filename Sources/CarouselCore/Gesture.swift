@@ -39,14 +39,14 @@ public enum GestureIntent: Equatable, Sendable {
 public struct TouchTarget: Equatable, Sendable {
     /// The target moves and a finger coming down now stops it: that touch is
     /// a catch, never a tap nor a long press.
-    public var isMoving: Bool
+    public var isCatchable: Bool
     /// A drag along the axis would move the target (scrolling is enabled and
     /// there is something to scroll). When false, a finger passing the slop
     /// is simply not a drag.
     public var isScrollable: Bool
 
-    public init(isMoving: Bool = false, isScrollable: Bool = true) {
-        self.isMoving = isMoving
+    public init(isCatchable: Bool = false, isScrollable: Bool = true) {
+        self.isCatchable = isCatchable
         self.isScrollable = isScrollable
     }
 }
@@ -138,7 +138,7 @@ public struct Gesture: Sendable {
         case .down(let id, let point):
             // The first finger owns the gesture; later fingers are ignored.
             guard owner == nil else { break }
-            let caught = target.isMoving
+            let caught = target.isCatchable
             var f = Finger(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: axis(point))
             f.tracker.add(axis(point), at: time)
             if !caught { f.longPressDeadline = now.adding(seconds: Self.longPressTimeout) }

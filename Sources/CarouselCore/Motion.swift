@@ -18,8 +18,6 @@ public enum Physics {
     public static let flingSpeed = 300.0
     /// UIScrollView's rubber-band coefficient.
     public static let rubberBand = 0.55
-    /// Tap and long-press timeout, seconds (the gesture stage's).
-    public static let tapTimeout = Gesture.tapTimeout
 }
 
 /// A critically damped spring toward `target`: d(t) = (A + Bt)·e^(−ωt), with

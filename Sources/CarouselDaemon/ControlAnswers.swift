@@ -44,13 +44,11 @@ extension Daemon {
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
     public func answer(_ request: ControlRequest) -> ControlReply {
-        if let command = request.command {
-            if let error = perform(command) { return .error(error.description) }
-            return .ok(status())
-        }
         switch request {
         case .next, .prev, .goto, .pause, .resume:
-            return .error("\(request.line) is not a carousel command")  // unreachable: `command` covers them
+            // `command` is the one mapping of these words to the model's commands.
+            if let error = request.command.flatMap(perform) { return .error(error.description) }
+            return .ok(status())
         case .status, .subscribe:
             return .ok(status())
         case .list:

@@ -91,12 +91,14 @@ public final class Daemon {
     private(set) var moving = false
     /// The items where the motion in flight comes to rest (the model's
     /// prefetch effect): decoded ahead of the frames that will show them.
-    private var heading: [Int] = []
+    private var prefetchTarget: [Int] = []
+    /// Presenting failed this many times in a row (logged once, then now and then).
+    private var presentFailures = 0
     /// The offset of the frame on screen (NaN before the first).
     private var lastDrawnOffset = Double.nan
     /// Which way the content last moved: +1 forward, -1 back (prefetch
     /// looks ahead that way); the autoplay direction until something moved.
-    private(set) var travel = 1
+    public private(set) var travel = 1
     private var running = true
     public private(set) var firstFrameShown = false
     private var pictureShown = false
@@ -334,8 +336,8 @@ public final class Daemon {
         let x = model.offset(at: t)
         let snapshot = model.snapshot(at: t)
         let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
-        if lastDrawnOffset.isFinite, x != lastDrawnOffset { travel = x > lastDrawnOffset ? 1 : -1 }
-        cache.want(album.wanted(onScreen: placed.map(\.index), heading: heading, current: snapshot.index,
+        noteTravel(to: x)
+        cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget, current: snapshot.index,
                                 direction: travel, wrap: config.carousel.wrap))
         if holding(now), !moving,
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
@@ -356,8 +358,18 @@ public final class Daemon {
         do {
             try backend.present(buffer)
         } catch {
-            log(.error, "display: \(error)")
+            // The frame stays due; try again a while later rather than on
+            // every pass of the loop (which would spin and flood the log).
+            presentFailures += 1
+            if presentFailures == 1 || presentFailures % 60 == 0 {
+                log(.error, "display: \(error)\(presentFailures > 1 ? " (\(presentFailures) times in a row)" : "")")
+            }
+            pacer.presentFailed(at: now)
             return
+        }
+        if presentFailures > 0 {
+            log(.info, "display: presenting works again after \(presentFailures) failure\(presentFailures == 1 ? "" : "s")")
+            presentFailures = 0
         }
         needsFrame = false
         pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
@@ -367,6 +379,20 @@ public final class Daemon {
             pictureShown = true
             log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
         }
+    }
+
+    /// Which way the content moves, from the offset of the last frame to
+    /// `x`: only while it moves or follows a finger (a carousel coming to
+    /// rest past the wrap seam folds its offset back, which is no motion),
+    /// and the shorter way round with wrap.
+    private func noteTravel(to x: Double) {
+        guard lastDrawnOffset.isFinite, moving || model.isDragging else { return }
+        var d = x - lastDrawnOffset
+        if config.carousel.wrap, album.count > 0 {
+            let n = Double(album.count)
+            d -= n * (d / n).rounded()
+        }
+        if d != 0 { travel = d > 0 ? 1 : -1 }
     }
 
     /// The display was set up anew (a hotplug, a new mode): a flip in flight
@@ -474,21 +500,21 @@ public final class Daemon {
             }
             broadcast(e)
         }
-        carryOut(model.takeEffects())
+        apply(model.takeEffects())
     }
 
-    private func carryOut(_ effects: CarouselEffects) {
+    private func apply(_ effects: CarouselEffects) {
         if effects.needsFrame { needsFrame = true }
         if let started = effects.moving {
             moving = started
-            if !started { heading = [] }
+            if !started { prefetchTarget = [] }
         }
         if !effects.prefetch.isEmpty {
-            heading = effects.prefetch
+            prefetchTarget = effects.prefetch
             // Ask now: the frame that would ask may wait for the panel.
             let t = Timestamp(microseconds: clock())
             let placed = compositor.placements(offset: model.offset(at: t), count: album.count, wrap: config.carousel.wrap)
-            cache.want(album.wanted(onScreen: placed.map(\.index), heading: heading,
+            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
                                     current: model.currentItemIndex(at: t), direction: travel, wrap: config.carousel.wrap))
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
@@ -501,10 +527,16 @@ public final class Daemon {
             feed(input, at: time)
         case let .command(command):
             if let error = perform(command) { log(.info, "key ignored: \(error)") }
-        case let .touchscreenAdded(name, size):
-            log(.info, "input device added: touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm")
-            touchscreen = .touchscreen(name: name, size: size)
+        case let .touchscreenAdded(info, size):
+            log(.info, InputRouter.added(info))
+            touchscreen = .touchscreen(id: info.id, name: info.name, size: size)
             relayout()
+        case let .touchscreenRemoved(info):
+            log(.info, InputRouter.removed(info))
+            if case .touchscreen(info.id, _, _)? = touchscreen {
+                touchscreen = nil
+                relayout()
+            }
         case let .note(line):
             log(.info, line)
         }
@@ -517,7 +549,11 @@ public final class Daemon {
 
     /// Carries out a command now; the model's refusal, if it refused.
     public func perform(_ command: CarouselCommand) -> CommandError? {
-        switch model.perform(command, at: Timestamp(microseconds: clock())) {
+        let now = Timestamp(microseconds: clock())
+        // What happened up to now is delivered first, also when the command
+        // is refused (a refusal returns no events).
+        deliver(model.advance(to: now))
+        switch model.perform(command, at: now) {
         case .success(let events):
             deliver(events)
             return nil

@@ -20,20 +20,33 @@ public struct FramePacer: Sendable {
 
     public init(period: Int64) { self.period = period }
 
-    /// Whether a frame may be drawn at `now`.
-    public func mayDraw(at now: Int64) -> Bool {
-        !framePending && (framesPresented == 0 || now >= lastFrameTime + period - Self.slack)
+    /// When presenting last failed (µs): the next try waits `retryDelay`.
+    private var failedAt: Int64?
+    /// How long a failed present waits before the next try.
+    public static let retryDelay: Int64 = 1_000_000
+
+    /// The earliest instant the next frame may be drawn, ignoring a flip in flight.
+    private var earliest: Int64 {
+        var t = framesPresented == 0 ? Int64.min : lastFrameTime + period - Self.slack
+        if let failedAt { t = max(t, failedAt + Self.retryDelay) }
+        return t
     }
+
+    /// Whether a frame may be drawn at `now`.
+    public func mayDraw(at now: Int64) -> Bool { !framePending && now >= earliest }
 
     /// When the loop should wake for the next frame while something moves;
     /// nil while a flip is in flight (its event wakes the loop).
-    public func nextFrame(after now: Int64) -> Int64? {
-        framePending ? nil : max(lastFrameTime + period - Self.slack, now)
-    }
+    public func nextFrame(after now: Int64) -> Int64? { framePending ? nil : max(earliest, now) }
+
+    /// Presenting failed at `now`: the frame stays due, and is tried again
+    /// `retryDelay` later rather than on every pass of the loop.
+    public mutating func presentFailed(at now: Int64) { failedAt = now }
 
     /// A frame was presented at `now`; `onScreenLater` when its flip
     /// completes later (a flip event), else it is on screen at once.
     public mutating func presented(at now: Int64, onScreenLater: Bool) {
+        failedAt = nil
         if framesPresented > 0, now - lastFrameTime < Self.motionGap {
             intervals.count += 1
             intervals.sum += now - lastFrameTime

@@ -13,7 +13,9 @@ public enum RoutedInput: Equatable, Sendable {
     case command(CarouselCommand)
     /// A touchscreen came that reports its size: the touch slop can follow
     /// its density.
-    case touchscreenAdded(name: String, size: InputPhysicalSize)
+    case touchscreenAdded(InputDeviceInfo, size: InputPhysicalSize)
+    /// A touchscreen that reported its size went away.
+    case touchscreenRemoved(InputDeviceInfo)
     /// Worth a log line (devices coming and going).
     case note(String)
 }
@@ -93,12 +95,25 @@ public struct InputRouter: Sendable {
             return .command(key.command)
         case let .deviceAdded(info):
             if info.capabilities.contains(.touch), let size = info.physicalSize, size.width > 0 {
-                return .touchscreenAdded(name: info.name, size: size)
+                return .touchscreenAdded(info, size: size)
             }
-            return .note("input device added: \(info.name) (\(info.sysname); \(info.capabilities.names.joined(separator: ", ")))")
+            return .note(Self.added(info))
         case let .deviceRemoved(info):
-            return .note("input device removed: \(info.name) (\(info.sysname))")
+            if info.capabilities.contains(.touch), info.physicalSize != nil { return .touchscreenRemoved(info) }
+            return .note(Self.removed(info))
         }
+    }
+
+    /// The log line of a device that came.
+    public static func added(_ info: InputDeviceInfo) -> String {
+        var line = "input device added: \(info.name) (\(info.sysname); \(info.capabilities.names.joined(separator: ", "))"
+        if let size = info.physicalSize { line += "; \(size.width.formatted)x\(size.height.formatted) mm" }
+        return line + ")"
+    }
+
+    /// The log line of a device that went.
+    public static func removed(_ info: InputDeviceInfo) -> String {
+        "input device removed: \(info.name) (\(info.sysname))"
     }
 }
 
@@ -114,7 +129,7 @@ final class InputSource {
         router = InputRouter(rotation: rotation, panelWidth: panel.width, panelHeight: panel.height, input: config)
         context = try InputContext(seat: config.seat,
                                    panelSize: InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height)),
-                                   log: { priority, text in log(priority.logPriority, "libinput: \(text)") })
+                                   log: InputLog.write)
         if let matrix = config.calibration { try context.setCalibration(matrix.map { Float($0) }) }
         calibration = config.calibration
     }

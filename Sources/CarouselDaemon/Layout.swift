@@ -96,21 +96,22 @@ extension PanelOrientation {
 /// Where the touch slop's density comes from: the touchscreen's own size
 /// (libinput's millimetres) where it reports one, else the display's (EDID).
 public enum TouchDensitySource: Equatable, Sendable {
-    case touchscreen(name: String, size: InputPhysicalSize)
+    /// `id`: the input device's, so that its removal can be told.
+    case touchscreen(id: Int, name: String, size: InputPhysicalSize)
     case display(PhysicalSize)
 
     /// Panel pixels per millimetre across the width: the touchscreen covers
     /// the panel, so its width in mm spans the panel's width in pixels.
     var millimetresAcross: Double {
         switch self {
-        case let .touchscreen(_, size): size.width
+        case let .touchscreen(_, _, size): size.width
         case let .display(size): Double(size.widthMillimetres)
         }
     }
 
     var description: String {
         switch self {
-        case let .touchscreen(name, size): "touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm"
+        case let .touchscreen(_, name, size): "touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm"
         case let .display(size): "display \(size)"
         }
     }

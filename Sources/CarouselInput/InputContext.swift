@@ -63,7 +63,7 @@ public final class InputContext {
     /// `log` receives libinput's messages from here on, and this room's
     /// own (a device that cannot be opened, a calibration refused).
     public init(seat: String = "seat0", panelSize: InputPanelSize = .unit, logPriority: InputLogPriority = .error,
-                log: @escaping InputLogHandler = InputLog.standardError) throws(InputError) {
+                log: @escaping InputLogHandler = InputLog.write) throws(InputError) {
         let shared = Shared(log: log)
         // libinput calls back into `shared` (log, open, close) until it is
         // released, also on the failure paths below, where nothing else

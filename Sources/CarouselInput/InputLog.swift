@@ -36,8 +36,9 @@ public enum InputLogPriority: Int32, Sendable, Comparable, CaseIterable {
 public typealias InputLogHandler = (InputLogPriority, String) -> Void
 
 public enum InputLog {
-    /// Writes each line to the process's log (`<3>libinput: event5 - ...`).
-    public static func standardError(_ priority: InputLogPriority, _ text: String) {
+    /// Writes each line to the process's log (`<3>libinput: event5 - ...`),
+    /// at the matching priority: the one place libinput's levels meet ours.
+    public static func write(_ priority: InputLogPriority, _ text: String) {
         log(priority.logPriority, "libinput: \(text)")
     }
 

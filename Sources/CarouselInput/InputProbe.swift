@@ -12,7 +12,7 @@ public enum InputProbe {
     /// dispatches once to collect the `deviceAdded` events of the devices
     /// the seat assignment opened, and tears the context down.
     public static func list(seat: String = "seat0",
-                            log: @escaping InputLogHandler = InputLog.standardError) throws(InputError) -> [InputDeviceInfo] {
+                            log: @escaping InputLogHandler = InputLog.write) throws(InputError) -> [InputDeviceInfo] {
         let context = try InputContext(seat: seat, log: log)
         return try context.dispatch().compactMap { event in
             if case let .deviceAdded(info) = event { return info }

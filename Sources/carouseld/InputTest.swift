@@ -52,7 +52,7 @@ struct InputTest: ParsableCommand {
         let context: InputContext
         do {
             context = try InputContext(seat: seat, panelSize: InputPanelSize(parsing: size)!,
-                                       logPriority: verbose ? .debug : .error, log: logLibinput)
+                                       logPriority: verbose ? .debug : .error, log: InputLog.write)
             if let calibration {
                 let numbers = calibration.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
                 guard numbers.allSatisfy({ $0 != nil }) else {
@@ -104,15 +104,12 @@ private func waitReadable(_ fd: Int32, microseconds: UInt64) throws {
     }
 }
 
-/// libinput's messages as daemon log lines.
-private func logLibinput(_ priority: InputLogPriority, _ text: String) { log(priority.logPriority, "libinput: \(text)") }
-
 /// The input part of `carouseld probe`: the devices libinput takes on
 /// `seat`, one a line, or why there are none.
 func printInputDevices(seat: String = "seat0") {
     let devices: [InputDeviceInfo]
     do {
-        devices = try InputProbe.list(seat: seat, log: logLibinput)
+        devices = try InputProbe.list(seat: seat, log: InputLog.write)
     } catch {
         print("input (\(seat)): unavailable: \(error)")
         return

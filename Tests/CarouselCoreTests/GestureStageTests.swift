@@ -10,7 +10,7 @@ import CarouselCore
         var gesture = Gesture(vertical: false, touchSlop: 10)
         var now = Timestamp.zero
         var intents: [GestureIntent] = []
-        var target = TouchTarget(isMoving: false, isScrollable: true)
+        var target = TouchTarget(isCatchable: false, isScrollable: true)
 
         mutating func at(_ ms: Double) {
             now = .milliseconds(ms)
@@ -217,14 +217,14 @@ import CarouselCore
 
     @Test func aCaughtTouchIsNeverATapNorALongPress() {
         var s = Stage()
-        s.target.isMoving = true
+        s.target.isCatchable = true
         s.down(400, 300)
         #expect(s.gesture.nextDeadline == nil)
         s.at(100); s.up()
         #expect(s.intents == [.touchBegan(at: Point(x: 400, y: 300)), .touchEnded])
 
         var held = Stage()
-        held.target.isMoving = true
+        held.target.isCatchable = true
         held.down(400, 300)
         held.at(2000); held.up()
         #expect(held.intents == [.touchBegan(at: Point(x: 400, y: 300)), .touchEnded])

@@ -41,6 +41,16 @@ import Testing
         #expect(!pacer.framePending)
     }
 
+    @Test func aFailedPresentIsTriedAgainLaterNotOnEveryPass() {
+        var pacer = FramePacer(period: 16_667)
+        pacer.presentFailed(at: 0)
+        #expect(!pacer.mayDraw(at: 500_000))
+        #expect(pacer.nextFrame(after: 10) == FramePacer.retryDelay)
+        #expect(pacer.mayDraw(at: FramePacer.retryDelay))
+        pacer.presented(at: FramePacer.retryDelay, onScreenLater: false)
+        #expect(pacer.mayDraw(at: FramePacer.retryDelay + 16_000))
+    }
+
     @Test func theSummaryCountsIntervalsWhileMovingOnly() {
         var pacer = FramePacer(period: 16_667)
         #expect(pacer.summary == "presented 0 frames")
@@ -140,7 +150,8 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         var router = InputRouter(rotation: .none, panelWidth: 10, panelHeight: 10, input: InputConfig())
         let size = InputPhysicalSize(width: 155, height: 87)
         let touch = InputDeviceInfo(id: 1, name: "FT5406", sysname: "event3", capabilities: .touch, physicalSize: size)
-        #expect(router.route(.deviceAdded(touch)) == .touchscreenAdded(name: "FT5406", size: size))
+        #expect(router.route(.deviceAdded(touch)) == .touchscreenAdded(touch, size: size))
+        #expect(router.route(.deviceRemoved(touch)) == .touchscreenRemoved(touch))
         let keyboard = InputDeviceInfo(id: 2, name: "kbd", sysname: "event4", capabilities: .keyboard)
         guard case .note(let line) = router.route(.deviceAdded(keyboard)) else {
             Issue.record("a keyboard is only worth a log line")
@@ -214,9 +225,15 @@ final class OffscreenDaemon {
                                     physicalSize: PhysicalSize(widthMillimetres: 344, heightMillimetres: 194))
         let configured = d.daemon.config.carousel.touchSlop
         // A 7" touchscreen over the same pixels: a much denser surface.
-        d.daemon.carryOut(.touchscreenAdded(name: "FT5406", size: InputPhysicalSize(width: 155, height: 87)))
+        let touch = InputDeviceInfo(id: 7, name: "FT5406", sysname: "event3", capabilities: .touch,
+                                    physicalSize: InputPhysicalSize(width: 155, height: 87))
+        d.daemon.carryOut(.touchscreenAdded(touch, size: touch.physicalSize!))
         let expected = configured * TouchDensity.slopScale(pixels: 1920, millimetres: 155)!
         #expect(abs(d.daemon.layout.settings.touchSlop - expected) < 1e-9)
+        // Unplugged: back to the display's density.
+        d.daemon.carryOut(.touchscreenRemoved(touch))
+        let display = configured * TouchDensity.slopScale(pixels: 1920, millimetres: 344)!
+        #expect(abs(d.daemon.layout.settings.touchSlop - display) < 1e-9)
     }
 
     @Test func framesAreDrawnWhenSomethingChangedAndNeverFasterThanThePanel() throws {
@@ -251,6 +268,24 @@ final class OffscreenDaemon {
         for i in 3..<presented.count { #expect(presented[i] - presented[i - 3] <= 1) }
         #expect(d.daemon.model.currentItemIndex(at: Timestamp(microseconds: d.now)) == 1)
         #expect(!d.daemon.model.isMoving)
+    }
+
+    @Test func prefetchKeepsLookingForwardAfterCrossingTheWrapSeam() throws {
+        // Offsets run on past the last item while moving and fold back to 0
+        // at rest: that fold is no motion backwards.
+        let d = try OffscreenDaemon(images: ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png", "05-glow.webp"])
+        d.advance(ms: 0)
+        _ = d.daemon.answer(.goto(index: 3, milliseconds: 0))
+        d.advance(ms: 20)
+        _ = d.daemon.answer(.next)
+        for _ in 0..<100 { d.advance(ms: 10) }
+        #expect(d.daemon.status()["index"] == .int(0))
+        #expect(!d.daemon.model.isMoving)
+        #expect(d.daemon.travel == 1)
+        _ = d.daemon.answer(.prev)
+        for _ in 0..<100 { d.advance(ms: 10) }
+        #expect(d.daemon.status()["index"] == .int(3))
+        #expect(d.daemon.travel == -1)
     }
 
     @Test func requestsAreAnsweredFromTheRunningModel() throws {
