@@ -59,18 +59,6 @@ public struct ImagesConfig: Equatable, Sendable {
     public init() {}
 }
 
-public struct IndicatorConfig: Equatable, Sendable {
-    public var enabled = true
-    public var position = IndicatorPosition.bottom
-    public var color = PixelColor(red: 255, green: 255, blue: 255, alpha: 0x80)
-    public var currentColor = PixelColor(red: 255, green: 255, blue: 255)
-    public var size = 10.0
-    public var spacing = 12.0
-    public var margin = 24.0
-    public var hidesForSinglePage = true
-    public init() {}
-}
-
 public struct ControlConfig: Equatable, Sendable {
     public var socket = "/run/carouseld/control.sock"
     public var mode: UInt32 = 0o660
@@ -88,7 +76,7 @@ public struct Configuration: Equatable, Sendable {
     public var carousel = CarouselSettings()
     public var autoplay = AutoplaySettings()
     public var images = ImagesConfig()
-    public var indicator = IndicatorConfig()
+    public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var logLevel = LogPriority.info
 

@@ -55,3 +55,19 @@ public struct PixelColor: Hashable, Sendable, CustomStringConvertible {
         }.joined()
     }
 }
+
+/// Page-dot settings (UIPageControl): the `[indicator]` section and what
+/// the renderer draws.
+public struct IndicatorStyle: Equatable, Sendable {
+    public typealias Position = IndicatorPosition
+    public var enabled = true
+    public var position = Position.bottom
+    public var color = PixelColor(red: 255, green: 255, blue: 255, alpha: 0x80)
+    public var currentColor = PixelColor(red: 255, green: 255, blue: 255)
+    /// Dot diameter, the gap between two dots, and the distance from the screen edge, pixels.
+    public var size = 10.0
+    public var spacing = 12.0
+    public var margin = 24.0
+    public var hidesForSinglePage = true
+    public init() {}
+}

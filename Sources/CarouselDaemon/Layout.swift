@@ -23,16 +23,7 @@ extension Configuration {
         var style = RenderStyle()
         style.background = display.background.opaqueOverBlack
         style.fit = images.fit
-        var dots = IndicatorStyle()
-        dots.enabled = indicator.enabled
-        dots.position = indicator.position
-        dots.color = indicator.color
-        dots.currentColor = indicator.currentColor
-        dots.size = indicator.size
-        dots.spacing = indicator.spacing
-        dots.margin = indicator.margin
-        dots.hidesForSinglePage = indicator.hidesForSinglePage
-        style.indicator = dots
+        style.indicator = indicator
         return style
     }
 

@@ -1,21 +1,6 @@
 import CarouselCore
 import CarouselImaging
 
-/// Page-dot settings (UIPageControl).
-public struct IndicatorStyle: Equatable, Sendable {
-    public typealias Position = IndicatorPosition
-    public var enabled = true
-    public var position = Position.bottom
-    public var color = PixelColor(red: 255, green: 255, blue: 255, alpha: 0x80)
-    public var currentColor = PixelColor(red: 255, green: 255, blue: 255)
-    /// Dot diameter, the gap between two dots, and the distance from the screen edge, pixels.
-    public var size = 10.0
-    public var spacing = 12.0
-    public var margin = 24.0
-    public var hidesForSinglePage = true
-    public init() {}
-}
-
 /// What a frame looks like, beyond the carousel's geometry.
 public struct RenderStyle: Equatable, Sendable {
     public var background = PixelColor.black
