@@ -165,8 +165,8 @@ public enum Schema {
         key("carousel", "items_per_page", "1 to 100") { c, v throws(ValueError) in c.carousel.itemsPerPage = try integer(v, 1...100) },
         key("carousel", "truncate_final_page", "true or false") { c, v throws(ValueError) in c.carousel.truncateFinalPage = try bool(v) },
         key("carousel", "alignment", "center or edge") { c, v throws(ValueError) in c.carousel.alignment = try choice(v, Alignment.self) },
-        key("carousel", "item_size", "a fraction of the screen (0.05 to 1.0) or pixels (> 1)") { c, v throws(ValueError) in
-            let d = try number(v, 0.05...100_000)
+        key("carousel", "item_size", "a fraction of the screen (0.05 to 1.0) or pixels (> 1, at most 16384)") { c, v throws(ValueError) in
+            let d = try number(v, 0.05...ItemSize.maximumPixels)
             c.carousel.itemSize = ItemSize(configValue: d)!
         },
         key("carousel", "spacing", "pixels, 0 to 10000") { c, v throws(ValueError) in c.carousel.spacing = try number(v, 0...10_000, unit: "pixels") },

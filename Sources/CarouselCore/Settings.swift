@@ -14,9 +14,15 @@ public enum ItemSize: Equatable, Sendable {
     /// An absolute extent in layout pixels.
     case pixels(Double)
 
-    /// The INI form: a value up to 1.0 is a fraction of the screen, above it pixels.
+    /// The largest screen side carouseld lays out, pixels: what KMS drives
+    /// (and the display modes the configuration accepts), and well inside
+    /// what the decoder and pixman can scale to (32767).
+    public static let maximumPixels = 16384.0
+
+    /// The INI form: a value up to 1.0 is a fraction of the screen, above it
+    /// pixels (at most `maximumPixels`).
     public init?(configValue value: Double) {
-        guard value.isFinite, value > 0 else { return nil }
+        guard value.isFinite, value > 0, value <= Self.maximumPixels else { return nil }
         self = value <= 1.0 ? .fraction(value) : .pixels(value)
     }
 }

@@ -30,11 +30,17 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Where to write the PNG.")
     var out: String
 
+    /// Offsets are in items; a billion is past any album and far inside
+    /// what the page arithmetic can count.
+    static let maximumOffset = 1e9
+
     func run() throws {
         guard let mode = ModeRequest(size), mode.refresh == nil else {
             throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x800")
         }
-        guard offset.isFinite else { throw ValidationError("--offset must be a number") }
+        guard offset.isFinite, abs(offset) <= Self.maximumOffset else {
+            throw ValidationError("--offset must be a number from -\(Int(Self.maximumOffset)) to \(Int(Self.maximumOffset))")
+        }
         let configuration = try loadConfiguration(config)
         var paths: [String] = []
         do {

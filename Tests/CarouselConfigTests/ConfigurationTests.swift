@@ -175,7 +175,9 @@ import CarouselCore
         ("[carousel]\nwrap = maybe", "c.ini:2: wrap = 'maybe': expected true or false"),
         ("[carousel]\nalignment = left", "c.ini:2: alignment = 'left': expected one of: center, edge"),
         ("[carousel]\nitems_per_page = 1.5", "c.ini:2: items_per_page = '1.5': expected a whole number"),
-        ("[carousel]\nitem_size = 0", "c.ini:2: item_size = '0': out of range: allowed 0.05 to 100000"),
+        ("[carousel]\nitem_size = 0", "c.ini:2: item_size = '0': out of range: allowed 0.05 to 16384"),
+        // Larger items trapped in the scaler (pixman's 16.16 fixed point) at start, on reload and on `set`.
+        ("[carousel]\nitem_size = 16385", "c.ini:2: item_size = '16385': out of range: allowed 0.05 to 16384"),
         ("[display]\nrotation = 45", "c.ini:2: rotation = '45': expected 0, 90, 180 or 270"),
         ("[display]\nmode = big", "c.ini:2: mode = 'big': expected auto, WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (e.g. 1920x1080@60)"),
         ("[display]\nbackground = black", "c.ini:2: background = 'black': expected a colour #RRGGBB or #RRGGBBAA"),

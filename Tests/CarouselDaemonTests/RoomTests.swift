@@ -316,6 +316,27 @@ final class OffscreenDaemon {
         #expect(d.daemon.status()["image"]?.stringValue?.hasSuffix("02-sunset.jpg") == true)
     }
 
+    @Test func theLargestItemSizeSetAtRunTimeDrawsAndALargerOneIsRefused() throws {
+        // `set item_size 100000` used to pass validation and then trap in the
+        // scaler, killing the running carousel from any socket client.
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        guard case .error(let message) = d.daemon.set("item_size", "100000") else {
+            Issue.record("item_size 100000 was accepted")
+            return
+        }
+        #expect(message.contains("out of range"))
+        guard case .ok = d.daemon.set("item_size", "16384") else {
+            Issue.record("item_size 16384 was refused")
+            return
+        }
+        d.daemon.settleDecodes()
+        let before = d.daemon.pacer.framesPresented
+        d.advance(ms: 20)
+        #expect(d.daemon.pacer.framesPresented == before + 1)
+        #expect(d.daemon.album.count == 3, "no picture may be skipped as broken for its size")
+    }
+
     @Test func aModeChangeBySetLaysTheCarouselOutForTheNewPanel() throws {
         let d = try OffscreenDaemon()
         d.advance(ms: 0)
