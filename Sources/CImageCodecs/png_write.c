@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <png.h>
 
@@ -30,16 +32,31 @@ static void on_write_warning(png_structp png, png_const_charp message) {
 
 int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
                        size_t stride, cic_error *err) {
+    // The file is written under a fresh name and renamed into place. The
+    // name is unpredictable and created with O_CREAT|O_EXCL (mkstemp), so a
+    // symlink planted at a guessable "PATH.tmp" cannot redirect the write;
+    // rename() replaces a link at PATH itself rather than writing through it.
     char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp) {
         err->kind = CIC_LIMIT;
         snprintf(err->message, sizeof err->message, "path too long");
         return -1;
     }
-    FILE *file = fopen(tmp, "wb");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        err->kind = CIC_CORRUPT;
+        snprintf(err->message, sizeof err->message, "cannot create a file next to %s: %s", path, strerror(errno));
+        return -1;
+    }
+    // mkstemp creates 0600; a screenshot is for others to read (reading the
+    // umask would mean setting it, which is process-wide and racy).
+    fchmod(fd, 0644);
+    FILE *file = fdopen(fd, "wb");
     if (file == NULL) {
         err->kind = CIC_CORRUPT;
-        snprintf(err->message, sizeof err->message, "cannot create %s: %s", tmp, strerror(errno));
+        snprintf(err->message, sizeof err->message, "cannot write %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
         return -1;
     }
     struct writer w = {err};
@@ -76,13 +93,13 @@ int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, 
     if (fclose(file) != 0) {
         err->kind = CIC_CORRUPT;
         snprintf(err->message, sizeof err->message, "cannot write %s: %s", tmp, strerror(errno));
-        remove(tmp);
+        unlink(tmp);
         return -1;
     }
     if (rename(tmp, path) != 0) {
         err->kind = CIC_CORRUPT;
         snprintf(err->message, sizeof err->message, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        remove(tmp);
+        unlink(tmp);
         return -1;
     }
     return 0;
@@ -91,6 +108,6 @@ fail:
     if (png != NULL) png_destroy_write_struct(&png, info ? &info : NULL);
     free(row);
     fclose(file);
-    remove(tmp);
+    unlink(tmp);
     return -1;
 }
