@@ -89,16 +89,16 @@ public struct Configuration: Equatable, Sendable {
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
-                                  message: "unknown section [\(entry.section)] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")
+                                  message: "unknown section [\(excerpt(entry.section))] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")
             }
             guard let spec = sectionKeys.first(where: { $0.name == entry.key }) else {
                 throw ConfigError(file: file, line: entry.line,
-                                  message: "unknown key '\(entry.key)' in [\(entry.section)] (known: \(sectionKeys.map(\.name).joined(separator: ", ")))")
+                                  message: "unknown key '\(excerpt(entry.key))' in [\(entry.section)] (known: \(sectionKeys.map(\.name).joined(separator: ", ")))")
             }
             do {
                 try spec.apply(&config, entry.value)
             } catch {
-                throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(entry.value)': \(error.message)")
+                throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
             }
         }
         return config

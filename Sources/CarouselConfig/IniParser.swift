@@ -14,6 +14,14 @@ public struct IniEntry: Equatable, Sendable {
 }
 
 /// An error in a configuration file: `FILE:LINE: message`, ready for a log line.
+/// Text from the file as an error line quotes it: whole when short, else
+/// its start and its length, so a megabyte-long line is not echoed to the
+/// log whole.
+func excerpt(_ text: some StringProtocol) -> String {
+    guard text.count > 80 else { return String(text) }
+    return "\(text.prefix(60))... (\(text.utf8.count) bytes)"
+}
+
 public struct ConfigError: Error, Equatable, Sendable, CustomStringConvertible {
     public var file: String
     public var line: Int?
@@ -53,21 +61,21 @@ public enum IniParser {
             if trimmed.hasPrefix("[") {
                 let body = stripComment(trimmed)
                 guard body.hasSuffix("]"), body.count > 2 else {
-                    throw ConfigError(file: file, line: number, message: "malformed section header '\(trimmed)' (expected [name])")
+                    throw ConfigError(file: file, line: number, message: "malformed section header '\(excerpt(trimmed))' (expected [name])")
                 }
                 let name = body.dropFirst().dropLast().trimmingWhitespace()
                 guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
-                    throw ConfigError(file: file, line: number, message: "malformed section name '\(name)'")
+                    throw ConfigError(file: file, line: number, message: "malformed section name '\(excerpt(name))'")
                 }
                 if let sections, !sections.contains(String(name)) {
                     throw ConfigError(file: file, line: number,
-                                      message: "unknown section [\(name)] (known: \(sections.map { "[\($0)]" }.joined(separator: ", ")))")
+                                      message: "unknown section [\(excerpt(name))] (known: \(sections.map { "[\($0)]" }.joined(separator: ", ")))")
                 }
                 section = String(name)
                 continue
             }
             guard let eq = trimmed.firstIndex(of: "=") else {
-                throw ConfigError(file: file, line: number, message: "expected 'key = value', '[section]' or a comment, got '\(trimmed)'")
+                throw ConfigError(file: file, line: number, message: "expected 'key = value', '[section]' or a comment, got '\(excerpt(trimmed))'")
             }
             let key = trimmed[..<eq].trimmingWhitespace()
             let value = stripComment(trimmed[trimmed.index(after: eq)...]).trimmingWhitespace()
@@ -75,11 +83,11 @@ public enum IniParser {
                 throw ConfigError(file: file, line: number, message: "missing key name before '='")
             }
             guard let section else {
-                throw ConfigError(file: file, line: number, message: "key '\(key)' before any [section]")
+                throw ConfigError(file: file, line: number, message: "key '\(excerpt(key))' before any [section]")
             }
             let id = "\(section).\(key)"
             if let first = seen[id] {
-                throw ConfigError(file: file, line: number, message: "duplicate key '\(key)' in [\(section)] (first set on line \(first))")
+                throw ConfigError(file: file, line: number, message: "duplicate key '\(excerpt(key))' in [\(section)] (first set on line \(first))")
             }
             seen[id] = number
             entries.append(IniEntry(section: section, key: String(key), value: String(value), line: number))

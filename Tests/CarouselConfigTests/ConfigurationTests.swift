@@ -198,6 +198,21 @@ import CarouselCore
         }
     }
 
+    @Test func aHugeRejectedLineIsQuotedShortly() {
+        // A 3 MB value used to be echoed whole into the error line (and the log).
+        let huge = String(repeating: "9", count: 3_000_000)
+        for text in ["[carousel]\nspacing = \(huge)\n", "[carousel]\n\(huge)\n", "[carousel]\n\(huge) = 1\n", "[\(huge)]\n"] {
+            do {
+                _ = try Configuration.parse(text, file: "c.ini")
+                Issue.record("a 3 MB line was accepted")
+            } catch {
+                #expect(error.description.utf8.count < 400, "\(error.description.prefix(200))")
+                #expect(error.description.hasPrefix("c.ini:"))
+                #expect(error.description.contains("bytes)") || error.description.contains("unknown section"))
+            }
+        }
+    }
+
     @Test func setTakesShortNamesWithModelKeysFirst() throws {
         var c = Configuration()
         try c.set("autoplay", "false")
