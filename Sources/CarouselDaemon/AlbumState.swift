@@ -7,6 +7,12 @@ public struct AlbumState: Sendable {
     public private(set) var entries: [AlbumEntry]
     /// `entries`' paths, kept alongside: every frame looks pictures up by index.
     public private(set) var paths: [String]
+    /// Files that could not be decoded, as they were when they failed: left
+    /// out of every later listing (and not logged again) until they change.
+    public private(set) var broken: [String: AlbumEntry] = [:]
+    /// The listing's own skip lines (not a regular file, unreadable, ...)
+    /// already logged, so that a rescan logs only new ones.
+    private var reportedSkips: Set<String> = []
 
     public init(_ entries: [AlbumEntry] = []) {
         self.entries = entries
@@ -28,8 +34,19 @@ public struct AlbumState: Sendable {
         public var stale: [String]
     }
 
-    /// Takes a new listing while item `current` is on screen.
-    public mutating func replace(with fresh: [AlbumEntry], current: Int) -> Change {
+    /// Takes a new listing while item `current` is on screen. Files known to
+    /// be broken stay out unless they changed since (then they are tried again).
+    public mutating func replace(with listing: [AlbumEntry], current: Int) -> Change {
+        let present = Set(listing.map(\.path))
+        broken = broken.filter { present.contains($0.key) }
+        let fresh = listing.filter { entry in
+            guard let failed = broken[entry.path] else { return true }
+            if failed.isReplaced(by: entry) {
+                broken[entry.path] = nil
+                return true
+            }
+            return false
+        }
         let diff = AlbumDiff(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
@@ -38,12 +55,21 @@ public struct AlbumState: Sendable {
 
     /// Leaves out files that cannot be decoded, while item `current` is on screen.
     public mutating func remove(_ failed: Set<String>, current: Int) -> Change {
+        for entry in entries where failed.contains(entry.path) { broken[entry.path] = entry }
         var fresh = entries
         fresh.removeAll { failed.contains($0.path) }
         let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
         return Change(index: index, stale: [])
+    }
+
+    /// Of a listing's skip lines, those not logged yet; the others are
+    /// forgotten, so a line that goes and comes back is logged again.
+    public mutating func unreportedSkips(_ lines: [String]) -> [String] {
+        let new = lines.filter { !reportedSkips.contains($0) }
+        reportedSkips = Set(lines)
+        return new
     }
 
     /// What the decode cache should hold, most wanted first: the items on

@@ -129,7 +129,10 @@ public final class Daemon {
         wakeup = wake
         cache = ItemCache(settings: layout.cacheSettings(config)) { wake.signal() }
 
-        album = AlbumState(Self.listAlbum(config))
+        var initial = AlbumState()
+        let listed = Self.listAlbum(config, noting: &initial)
+        _ = initial.replace(with: listed, current: 0)
+        album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
@@ -167,12 +170,15 @@ public final class Daemon {
         }
     }
 
-    /// The album as the configuration says; problems are logged, never fatal
-    /// (an empty carousel shows the empty-folder picture and waits).
-    static func listAlbum(_ config: Configuration) -> [AlbumEntry] {
+    /// The album as the configuration says; problems are logged (once per
+    /// file for the life of the daemon), never fatal (an empty carousel shows
+    /// the empty-folder picture and waits).
+    func listAlbum() -> [AlbumEntry] { Self.listAlbum(config, noting: &album) }
+
+    static func listAlbum(_ config: Configuration, noting album: inout AlbumState) -> [AlbumEntry] {
         do {
             let listing = try config.albumListing()
-            for skipped in listing.skipped { log(.warning, "skipping \(skipped)") }
+            for line in album.unreportedSkips(listing.skipped.map(\.description)) { log(.warning, "skipping \(line)") }
             return listing.entries
         } catch {
             log(.warning, "\(error)")
@@ -471,7 +477,8 @@ public final class Daemon {
     /// screen where it still exists.
     public func rescanAlbum() {
         let now = Timestamp(microseconds: clock())
-        let change = album.replace(with: Self.listAlbum(config), current: model.currentItemIndex(at: now))
+        let listed = listAlbum()
+        let change = album.replace(with: listed, current: model.currentItemIndex(at: now))
         cache.forget(change.stale)
         albumChanged(change)
     }

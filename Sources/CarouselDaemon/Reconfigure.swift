@@ -141,7 +141,8 @@ extension Daemon {
         }
         var index = model.currentItemIndex(at: t)
         if rescan {
-            let change = album.replace(with: Self.listAlbum(config), current: index)
+            let listed = listAlbum()
+            let change = album.replace(with: listed, current: index)
             index = change.index
             cache.forget(change.stale)
             watchAlbum()

@@ -79,6 +79,34 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         #expect(AlbumState().wanted(onScreen: [0], current: 0, direction: 1, wrap: true).isEmpty)
     }
 
+    @Test func aBrokenFileStaysOutOfLaterListingsUntilItChanges() {
+        var album = five
+        _ = album.remove(["/p/2.jpg"], current: 0)
+        // A rescan lists it again, unchanged: it stays out (no second decode, no second log line).
+        _ = album.replace(with: five.entries, current: 0)
+        #expect(album.count == 4)
+        #expect(album.path(2) == "/p/3.jpg")
+        // Rewritten (another size): tried again.
+        var changed = five.entries
+        changed[2] = entry("2.jpg", inode: 3, size: 99)
+        _ = album.replace(with: changed, current: 0)
+        #expect(album.count == 5)
+        #expect(album.broken.isEmpty)
+        // A broken file that is deleted is forgotten.
+        _ = album.remove(["/p/4.jpg"], current: 0)
+        _ = album.replace(with: Array(five.entries.prefix(4)), current: 0)
+        #expect(album.broken.isEmpty)
+    }
+
+    @Test func aListingsSkipLineIsLoggedOnceUntilItGoesAway() {
+        var album = AlbumState()
+        #expect(album.unreportedSkips(["/p/fifo: not a regular file"]) == ["/p/fifo: not a regular file"])
+        #expect(album.unreportedSkips(["/p/fifo: not a regular file"]).isEmpty)
+        #expect(album.unreportedSkips(["/p/fifo: not a regular file", "/p/x: unreadable"]) == ["/p/x: unreadable"])
+        #expect(album.unreportedSkips([]).isEmpty)
+        #expect(album.unreportedSkips(["/p/fifo: not a regular file"]) == ["/p/fifo: not a regular file"])
+    }
+
     @Test func whereAMotionComesToRestIsWantedRightAfterTheScreen() {
         // A fling from item 0 heading for item 3 (the model's prefetch effect).
         #expect(five.wanted(onScreen: [0, 1], heading: [3], current: 0, direction: 1, wrap: false)
@@ -372,6 +400,27 @@ final class OffscreenDaemon {
         try fm.copyItem(at: demoImages.appendingPathComponent("04-panels.png"), to: images.appendingPathComponent("04-panels.png"))
         d.daemon.folderChanged()
         #expect(d.daemon.album.count == 3)
+    }
+
+    @Test func aBrokenFileIsNotTriedAgainOnEveryRescan() throws {
+        let d = try OffscreenDaemon()
+        try Data("not a picture".utf8).write(to: d.folder.appendingPathComponent("images/00-broken.jpg"))
+        d.daemon.rescanAlbum()
+        #expect(d.daemon.album.count == 4)
+        for _ in 0..<5 {
+            d.advance(ms: 20)
+            d.daemon.settleDecodes()
+        }
+        #expect(d.daemon.album.count == 3)
+        // Folder churn: a rescan does not bring the broken file back (to be
+        // decoded and logged again), until it changes.
+        d.daemon.rescanAlbum()
+        #expect(d.daemon.album.count == 3)
+        try FileManager.default.removeItem(at: d.folder.appendingPathComponent("images/00-broken.jpg"))
+        try FileManager.default.copyItem(at: demoImages.appendingPathComponent("05-glow.webp"),
+                                         to: d.folder.appendingPathComponent("images/00-broken.jpg"))
+        d.daemon.rescanAlbum()
+        #expect(d.daemon.album.count == 4)
     }
 
     @Test func aFolderDeletedAndCreatedAgainIsWatchedAgain() throws {
