@@ -133,6 +133,21 @@ public final class ControlServer {
     public var acceptBackoffMicroseconds: Int64 = 1_000_000
     /// At most one log line about running out of descriptors per this long (µs).
     public var descriptorShortageLogInterval: Int64 = 60_000_000
+    /// A client that is not subscribed, waits for nothing and has sent
+    /// nothing for this long is closed (µs): idle connections must not hold
+    /// the `maxClients` slots that `carouselctl` needs.
+    public var idleLimitMicroseconds: Int64 = 30_000_000
+    /// The most connections one uid other than root may hold, so that no
+    /// local user can take every slot; 0 means half of `maxClients`.
+    public var maxClientsPerUID = 0
+    /// Refusal log lines: at most one per uid and reason per this long (µs),
+    /// with a count of those not logged (a refused client retrying in a loop
+    /// wrote 5,000 lines in 0.3 s).
+    public var refusalLogInterval: Int64 = 10_000_000
+    private var refusalsLogged: [String: (at: Int64, suppressed: Int)] = [:]
+
+    /// The per-uid limit in force.
+    var perUIDLimit: Int { maxClientsPerUID > 0 ? maxClientsPerUID : max(1, maxClients / 2) }
 
     private final class Client {
         let fd: FileDescriptor
@@ -151,12 +166,18 @@ public final class ControlServer {
         var awaiting = false
         /// Since when bytes wait that the socket does not take (µs, CLOCK_MONOTONIC).
         var stalledSince: Int64?
+        /// When the client last sent anything (µs, CLOCK_MONOTONIC).
+        var lastHeard: Int64
 
-        init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64) {
+        init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64, now: Int64) {
             self.fd = fd
             self.peer = peer
             self.serial = serial
+            lastHeard = now
         }
+
+        /// Nothing is owed to it and it owes nothing: it only holds a slot.
+        var isIdle: Bool { !subscriber && !awaiting && queued == 0 && !closed }
 
         var queued: Int { output.count - outputStart }
     }
@@ -347,13 +368,35 @@ public final class ControlServer {
     /// When the server next needs `tick(now:)` (µs, CLOCK_MONOTONIC), or nil:
     /// the end of a pause of the listener after accept() ran out of
     /// descriptors. The daemon includes it in its timer.
-    public var nextDeadline: Int64? { listenerPausedUntil }
+    public var nextDeadline: Int64? {
+        let idle = clients.values.lazy.filter(\.isIdle).map { $0.lastHeard + self.idleLimitMicroseconds }.min()
+        return [listenerPausedUntil, idle].compactMap { $0 }.min()
+    }
 
     /// Does what is due at `now` (µs, CLOCK_MONOTONIC): puts a paused
     /// listener back into `pollSet`. Call `synchronize` afterwards, as after `handle`.
     public func tick(now: Int64 = MonotonicClock.now()) {
         defer { notifyIfChanged() }
         resumeListenerIfDue(now: now)
+        for client in clients.values where client.isIdle && now - client.lastHeard >= idleLimitMicroseconds {
+            client.output.append(contentsOf: Array((ControlReply.error(
+                "closing an idle connection (nothing sent for \(idleLimitMicroseconds / 1_000_000) s)").line + "\n").utf8))
+            flush(client)
+            drop(client, level: .debug, "idle for \((now - client.lastHeard) / 1_000_000) s")
+        }
+    }
+
+    /// Logs a refusal, at most once per uid and reason per `refusalLogInterval`.
+    private func logRefusal(_ peer: ControlPeer, _ reason: String, now: Int64) {
+        let key = "\(peer.uid) \(reason)"
+        if let last = refusalsLogged[key], now - last.at < refusalLogInterval {
+            refusalsLogged[key] = (last.at, last.suppressed + 1)
+            return
+        }
+        let more = refusalsLogged[key].map { $0.suppressed > 0 ? " (and \($0.suppressed) more since the last line)" : "" } ?? ""
+        refusalsLogged[key] = (now, 0)
+        if refusalsLogged.count > 1024 { refusalsLogged = refusalsLogged.filter { now - $0.value.at < refusalLogInterval } }
+        log(.warning, "control: refused a client (\(peer)): \(reason)\(more)")
     }
 
     private func resumeListenerIfDue(now: Int64) {
@@ -440,18 +483,24 @@ public final class ControlServer {
             }
             let owner = FileDescriptor(fd)
             let peer = Self.credentials(of: fd)
+            let now = MonotonicClock.now()
             if clients.count >= maxClients {
-                log(.warning, "control: refused a client (\(peer)): too many clients (max \(maxClients))")
+                logRefusal(peer, "too many clients (max \(maxClients))", now: now)
                 refuse(owner, ControlReply.error("too many clients (max \(maxClients))"))
                 continue
             }
+            if peer.uid != 0, clients.values.lazy.filter({ $0.peer.uid == peer.uid }).count >= perUIDLimit {
+                logRefusal(peer, "too many connections from uid \(peer.uid) (max \(perUIDLimit))", now: now)
+                refuse(owner, ControlReply.error("too many connections from uid \(peer.uid) (max \(perUIDLimit) per user)"))
+                continue
+            }
             if !allowed(peer) {
-                log(.warning, "control: refused a client (\(peer)): its uid and gid are not in the control allow-list")
+                logRefusal(peer, "its uid and gid are not in the control allow-list", now: now)
                 refuse(owner, ControlReply.error(
                     "permission denied: uid \(peer.uid) gid \(peer.gid) is not in carouseld's control allow-list"))
                 continue
             }
-            let client = Client(fd: owner, peer: peer, serial: nextSerial)
+            let client = Client(fd: owner, peer: peer, serial: nextSerial, now: now)
             nextSerial += 1
             clients[fd] = client
             log(.debug, "control: client connected (\(peer))")
@@ -629,6 +678,7 @@ public final class ControlServer {
                 processInput(client)
                 return
             }
+            client.lastHeard = MonotonicClock.now()
             client.input.append(contentsOf: buffer[0..<count])
             processInput(client)
         }
