@@ -251,7 +251,8 @@ public final class Daemon {
             nextWatchdog = now + interval / 2
         }
         if let due = control?.nextDeadline, now >= due {
-            // The listener paused for lack of descriptors takes clients again.
+            // Idle connections are closed; a listener paused for lack of
+            // descriptors takes clients again.
             control?.tick(now: now)
             try? synchronizeControl()
         }
