@@ -14,7 +14,7 @@ public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count <= 2 else { return nil }
         let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0, Double(w) <= ItemSize.maximumPixels, Double(h) <= ItemSize.maximumPixels else { return nil }
+        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0, Double(w) <= Viewport.maximumSide, Double(h) <= Viewport.maximumSide else { return nil }
         width = w
         height = h
         if parts.count == 2 {

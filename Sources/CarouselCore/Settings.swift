@@ -14,10 +14,8 @@ public enum ItemSize: Equatable, Sendable {
     /// An absolute extent in layout pixels.
     case pixels(Double)
 
-    /// The largest screen side carouseld lays out, pixels: what KMS drives
-    /// (and the display modes the configuration accepts), and well inside
-    /// what the decoder and pixman can scale to (32767).
-    public static let maximumPixels = 16384.0
+    /// The largest item in pixels: as large as the largest screen.
+    public static let maximumPixels = Viewport.maximumSide
 
     /// The INI form: a value up to 1.0 is a fraction of the screen, above it
     /// pixels (at most `maximumPixels`).
@@ -93,6 +91,11 @@ public struct AutoplaySettings: Equatable, Sendable {
 
 /// The viewport in layout (logical, after rotation) pixels.
 public struct Viewport: Equatable, Sendable {
+    /// The largest screen side carouseld lays out, pixels: what KMS drives
+    /// (the display modes and offscreen sizes accepted), and well inside what
+    /// the decoder and pixman can scale to (32767).
+    public static let maximumSide = 16384.0
+
     public var width: Double
     public var height: Double
     public init(width: Double, height: Double) {

@@ -339,13 +339,9 @@ public final class Daemon {
     /// over, with `needsFrame`, at the instant a settle ends on its page.
     func drawIfNeeded(now: Int64) {
         guard moving || needsFrame, pacer.mayDraw(at: now) else { return }
-        let t = Timestamp(microseconds: now)
-        let x = model.offset(at: t)
-        let snapshot = model.snapshot(at: t)
-        let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
+        let x = model.offset(at: Timestamp(microseconds: now))
         noteTravel(to: x)
-        cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget, current: snapshot.index,
-                                direction: travel, wrap: config.carousel.wrap))
+        let placed = requestPictures(at: x)
         if holding(now), !moving,
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
@@ -354,8 +350,9 @@ public final class Daemon {
         holdUntil = 0
         lastDrawnOffset = x
         var complete = !placed.isEmpty
+        let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         compositor.compose(into: shadow, placements: placed, count: album.count,
-                           page: snapshot.page, pageCount: model.numberOfPages) { i in
+                           page: page, pageCount: model.numberOfPages) { i in
             let image = self.album.path(i).flatMap(self.cache.image(for:))
             if image == nil { complete = false }
             return image
@@ -386,6 +383,17 @@ public final class Daemon {
             pictureShown = true
             log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
         }
+    }
+
+    /// Asks the decode cache for what the screen shows at offset `x`, then
+    /// where the motion in flight comes to rest, then the neighbours (see
+    /// `AlbumState.wanted`); returns the placements of the items on screen.
+    @discardableResult
+    private func requestPictures(at x: Double) -> [Compositor.Placement] {
+        let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
+        cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
+                                current: model.lattice.itemIndex(at: x), direction: travel, wrap: config.carousel.wrap))
+        return placed
     }
 
     /// Which way the content moves, from the offset of the last frame to
@@ -520,10 +528,7 @@ public final class Daemon {
         if !effects.prefetch.isEmpty {
             prefetchTarget = effects.prefetch
             // Ask now: the frame that would ask may wait for the panel.
-            let t = Timestamp(microseconds: clock())
-            let placed = compositor.placements(offset: model.offset(at: t), count: album.count, wrap: config.carousel.wrap)
-            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                    current: model.currentItemIndex(at: t), direction: travel, wrap: config.carousel.wrap))
+            requestPictures(at: model.offset(at: Timestamp(microseconds: clock())))
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
     }

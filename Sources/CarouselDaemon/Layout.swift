@@ -86,7 +86,7 @@ extension PanelOrientation {
 
 /// Where the touch slop's density comes from: the touchscreen's own size
 /// (libinput's millimetres) where it reports one, else the display's (EDID).
-public enum TouchDensitySource: Equatable, Sendable {
+public enum TouchDensitySource: Equatable, Sendable, CustomStringConvertible {
     /// `id`: the input device's, so that its removal can be told.
     case touchscreen(id: Int, name: String, size: InputPhysicalSize)
     case display(PhysicalSize)
@@ -100,7 +100,7 @@ public enum TouchDensitySource: Equatable, Sendable {
         }
     }
 
-    var description: String {
+    public var description: String {
         switch self {
         case let .touchscreen(_, name, size): "touchscreen \(name), \(size.width.formatted)x\(size.height.formatted) mm"
         case let .display(size): "display \(size)"
