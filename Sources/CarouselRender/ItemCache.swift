@@ -48,15 +48,38 @@ public final class ItemCache: Sendable {
         var newFailures: [Failure] = []
         /// Bumped by `reset`: a decode started under older settings is thrown away.
         var generation = 0
+        /// The file being decoded now (one decoder thread), and whether
+        /// `forget` named it meanwhile: a decode of a file that changed on disk
+        /// while it ran (a half-copied file completed, a file replaced) is
+        /// thrown away, success or failure, and the file is decoded again.
+        var inFlight: String?
+        var inFlightForgotten = false
     }
 
     private let state: Mutex<State>
     private let queue = DispatchQueue(label: "carouseld.decoder", qos: .utility)
     private let onReady: @Sendable () -> Void
+    /// Reads, decodes and scales one file (a seam for tests that must hold a
+    /// decode in flight; the real one is `prepare`).
+    typealias Prepare = @Sendable (_ path: String, _ settings: Settings) throws -> DecodedImage
+    private let prepare: Prepare
 
-    public init(settings: Settings, onReady: @escaping @Sendable () -> Void = {}) {
+    public convenience init(settings: Settings, onReady: @escaping @Sendable () -> Void = {}) {
+        self.init(settings: settings, prepare: ItemCache.prepare, onReady: onReady)
+    }
+
+    init(settings: Settings, prepare: @escaping Prepare, onReady: @escaping @Sendable () -> Void = {}) {
         state = Mutex(State(settings: settings))
+        self.prepare = prepare
         self.onReady = onReady
+    }
+
+    /// The picture for `path` as the cache keeps it: decoded for the item
+    /// size and fit, then scaled onto exactly the item size.
+    static func prepare(path: String, settings: Settings) throws -> DecodedImage {
+        let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
+                                              fit: settings.fit, maxPixels: settings.maxPixels)
+        return try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background)
     }
 
     /// The prepared picture for `path`, or `nil` if it is not ready (yet).
@@ -129,6 +152,7 @@ public final class ItemCache: Sendable {
                 s.lastUse[p] = nil
                 s.failed[p] = nil
             }
+            if let p = s.inFlight, paths.contains(p) { s.inFlightForgotten = true }
         }
     }
 
@@ -138,18 +162,15 @@ public final class ItemCache: Sendable {
         while let job = nextJob() {
             let result: Result<DecodedImage, Failure>
             do {
-                let decoded = try ImageDecoder.decode(path: job.path, targetSize: job.settings.itemSize,
-                                                      fit: job.settings.fit, maxPixels: job.settings.maxPixels)
-                let scaled = try ImageScaler.scale(decoded, to: job.settings.itemSize, fit: job.settings.fit,
-                                                   background: job.settings.background)
-                result = .success(scaled)
+                result = .success(try prepare(job.path, job.settings))
             } catch let error as ImageError {
                 result = .failure(Failure(path: job.path, message: error.description))
             } catch {
                 result = .failure(Failure(path: job.path, message: "\(job.path): \(error)"))
             }
             state.withLock { s in
-                guard s.generation == job.generation else { return }
+                defer { s.inFlight = nil }
+                guard s.generation == job.generation, !s.inFlightForgotten else { return }
                 switch result {
                 case .success(let image):
                     s.ready[job.path] = image
@@ -188,6 +209,8 @@ public final class ItemCache: Sendable {
                 // The first picture (on screen) is decoded whatever the budget;
                 // the rest only while they fit.
                 if rank > 0, s.bytes + itemBytes > s.settings.budgetBytes { break }
+                s.inFlight = path
+                s.inFlightForgotten = false
                 return Job(path: path, settings: s.settings, generation: s.generation)
             }
             s.working = false
