@@ -1,4 +1,5 @@
 import CarouselPlatform
+import CPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -52,7 +53,9 @@ public final class ControlClient {
 
     /// Sends `line` and its newline. A line break inside `line` would make
     /// a second request of the rest (a value smuggling in a command): refused.
-    public func send(line: String) throws(ControlClientError) {
+    /// `passing` is an open descriptor sent with the line's first bytes
+    /// (SCM_RIGHTS): the daemon gets its own copy of it.
+    public func send(line: String, passing descriptor: Int32? = nil) throws(ControlClientError) {
         guard !line.contains(where: \.isNewline) else {
             throw .invalidRequest("a request is one line: '\(line.prefix(40))' contains a line break")
         }
@@ -61,7 +64,13 @@ public final class ControlClient {
         while sent < bytes.count {
             do {
                 sent += try systemCall("send") {
-                    bytes.withUnsafeBytes { Glibc.send(fd.raw, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+                    bytes.withUnsafeBytes { raw -> Int in
+                        let start = raw.baseAddress! + sent
+                        if sent == 0, let descriptor {
+                            return cplatform_send_with_fd(fd.raw, start, raw.count, descriptor)
+                        }
+                        return Glibc.send(fd.raw, start, raw.count - sent, Int32(MSG_NOSIGNAL))
+                    }
                 }
             } catch {
                 throw .connectionLost(path: path, reason: errnoDescription(error.errno))
@@ -99,9 +108,9 @@ public final class ControlClient {
     }
 
     /// Sends `request` and waits for its reply line.
-    public func request(_ request: ControlRequest) throws(ControlClientError) -> String {
+    public func request(_ request: ControlRequest, passing descriptor: Int32? = nil) throws(ControlClientError) -> String {
         do {
-            try send(request)
+            try send(line: request.line, passing: descriptor)
         } catch {
             // A refusal ("too many clients", the allow-list) can close the
             // connection before our request is even written: its reply is

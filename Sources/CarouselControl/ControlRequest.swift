@@ -17,9 +17,12 @@ public enum ControlRequest: Equatable, Sendable {
     /// `set <key> <value...>`: the value is the rest of the line, so it may
     /// contain spaces; the daemon validates key and value with its config schema.
     case set(key: String, value: String)
-    /// `screenshot <path.png>`: an absolute path, because the daemon's
-    /// working directory means nothing to the client that asked.
-    case screenshot(path: String)
+    /// `screenshot <path.png>`: the daemon writes the PNG at an absolute
+    /// path (its working directory means nothing to the client that asked).
+    /// `screenshot` alone (path nil): into the file the client sent with the
+    /// line as a descriptor (SCM_RIGHTS), written with the client's own
+    /// rights where the client chose; `carouselctl screenshot` does this.
+    case screenshot(path: String?)
     case subscribe
     case version
     case help
@@ -34,7 +37,7 @@ public enum ControlRequest: Equatable, Sendable {
     public static let usage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "resume": "resume", "status": "status", "reload": "reload", "list": "list",
-        "set": "set <key> <value>", "screenshot": "screenshot <path.png>",
+        "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help",
     ]
 
@@ -67,7 +70,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .reload: "reload"
         case .list: "list"
         case let .set(key, value): "set \(key) \(value)"
-        case let .screenshot(path): "screenshot \(path)"
+        case let .screenshot(path): path.map { "screenshot \($0)" } ?? "screenshot"
         case .subscribe: "subscribe"
         case .version: "version"
         case .help: "help"
@@ -108,9 +111,8 @@ public enum ControlRequest: Equatable, Sendable {
             let value = String(line[arguments[arguments.startIndex + 1].start...])
             return .success(.set(key: key.text, value: trimmed(value)))
         case "screenshot":
-            guard let first = arguments.first else {
-                return .failure(ControlError("screenshot needs a path (usage: screenshot <path.png>)"))
-            }
+            // No path: the file comes as a descriptor with the line (the daemon checks).
+            guard let first = arguments.first else { return .success(.screenshot(path: nil)) }
             let path = trimmed(String(line[first.start...]))
             guard path.hasPrefix("/") else {
                 return .failure(ControlError(

@@ -168,6 +168,10 @@ public final class ControlServer {
         var stalledSince: Int64?
         /// When the client last sent anything (µs, CLOCK_MONOTONIC).
         var lastHeard: Int64
+        /// Descriptors the client sent (SCM_RIGHTS) for its next request line
+        /// (`screenshot` with no path writes into one); at most
+        /// `maximumPassedDescriptors`, and whatever that line does not take is closed.
+        var passed: [FileDescriptor] = []
 
         init(fd: FileDescriptor, peer: ControlPeer, serial: UInt64, now: Int64) {
             self.fd = fd
@@ -663,9 +667,15 @@ public final class ControlServer {
         for _ in 0..<16 where !client.closed && !client.readClosed && !backpressured(client) && !client.awaiting {
             let count: Int
             do {
+                var fds = [Int32](repeating: -1, count: Self.maximumPassedDescriptors)
+                var received: Int32 = 0
+                let room = Int32(Self.maximumPassedDescriptors - client.passed.count)
                 guard let n = try attemptSystemCall("recv", {
-                    buffer.withUnsafeMutableBytes { recv(client.fd.raw, $0.baseAddress, $0.count, 0) }
+                    buffer.withUnsafeMutableBytes {
+                        cplatform_recv_with_fds(client.fd.raw, $0.baseAddress, $0.count, &fds, room, &received)
+                    }
                 }) else { return }
+                client.passed += fds.prefix(Int(received)).map { FileDescriptor($0) }
                 count = n
             } catch {
                 drop(client, level: .debug, "read failed: \(error)")
@@ -717,6 +727,11 @@ public final class ControlServer {
     private static let tooLongMessage = "request line longer than \(maximumRequestBytes) bytes; it was discarded"
 
     private func answer(_ client: Client, _ bytes: ArraySlice<UInt8>) {
+        defer {
+            // Descriptors sent with this line and not taken are not kept.
+            for fd in client.passed { fd.close() }
+            client.passed.removeAll()
+        }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             reply(client, .error("request is not valid UTF-8"))
             return
@@ -740,6 +755,16 @@ public final class ControlServer {
 
     /// The client whose request `onRequest` is answering now.
     private var answering: Client?
+
+    /// Called from inside `onRequest`: the descriptor the client sent with
+    /// this request line (SCM_RIGHTS), now the caller's; nil if none came.
+    public func takePassedDescriptor() -> FileDescriptor? {
+        guard let client = answering, !client.passed.isEmpty else { return nil }
+        return client.passed.removeFirst()
+    }
+
+    /// How many descriptors one client may have waiting for its next line.
+    static let maximumPassedDescriptors = 2
 
     /// Called from inside `onRequest`: the reply to this request will be
     /// given later with `complete` (work done off the loop, such as encoding
@@ -827,6 +852,8 @@ public final class ControlServer {
         log(level, "control: \(level == .debug ? "client disconnected" : "client dropped") (\(client.peer)): \(reason)")
         client.closed = true
         clients[client.fd.raw] = nil
+        for fd in client.passed { fd.close() }
+        client.passed.removeAll()
         // The kernel removes a closed descriptor from every epoll set (we never
         // dup client sockets), so synchronize must not touch the number again.
         registered[client.fd.raw] = nil

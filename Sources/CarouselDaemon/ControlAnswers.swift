@@ -56,11 +56,21 @@ extension Daemon {
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
         case let .screenshot(path):
-            guard path.hasPrefix("/") else {
-                return .error("screenshot needs an absolute path (carouseld's working directory is not yours), got '\(path)'")
-            }
             guard let control else { return .error("no control socket") }
-            startScreenshot(to: path, ticket: control.deferReply())
+            let target: ScreenshotTarget
+            if let path {
+                guard path.hasPrefix("/") else {
+                    return .error("screenshot needs an absolute path (carouseld's working directory is not yours), got '\(path)'")
+                }
+                target = .path(path)
+            } else {
+                guard let file = control.takePassedDescriptor() else {
+                    return .error("screenshot needs a path, or an open file sent with the line (SCM_RIGHTS) as carouselctl does")
+                }
+                if let problem = ScreenshotTarget.unusable(file) { return .error("screenshot: \(problem)") }
+                target = .descriptor(file)
+            }
+            startScreenshot(to: target, ticket: control.deferReply())
             return .ok  // ignored: the reply follows when the file is written
         case let .set(key, value):
             return set(key, value)

@@ -166,7 +166,7 @@ extension Daemon {
     /// Starts writing the shadow frame (what is on screen, in layout
     /// orientation) as a PNG on a background thread; the reply follows when
     /// the file is complete. The loop only copies the pixels.
-    func startScreenshot(to path: String, ticket: ControlTicket) {
+    func startScreenshot(to target: ScreenshotTarget, ticket: ControlTicket) {
         let copy = Frame(width: shadow.width, height: shadow.height)
         copy.pixels.update(from: shadow.pixels, count: shadow.width * shadow.height)
         let jobs = screenshots
@@ -174,8 +174,14 @@ extension Daemon {
         Self.screenshotQueue.async {
             let reply: ControlReply
             do {
-                try copy.writePNG(to: path)
-                reply = .ok(["path": .string(path)])
+                switch target {
+                case let .path(path):
+                    try copy.writePNG(to: path)
+                    reply = .ok(["path": .string(path)])
+                case let .descriptor(file):
+                    try copy.writePNG(toDescriptor: file.raw)
+                    reply = .ok(["bytes": .int(Int(lseek(file.raw, 0, SEEK_CUR)))])
+                }
             } catch {
                 reply = .error("screenshot: \(error)")
             }
@@ -213,6 +219,30 @@ public struct RestartKey {
 public struct ReloadError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
+}
+
+/// Where a screenshot goes: a path the daemon writes (atomically, under a
+/// fresh name then renamed), or a file a client opened with its own rights
+/// and sent over the socket.
+enum ScreenshotTarget: Sendable {
+    case path(String)
+    case descriptor(FileDescriptor)
+
+    /// Why a passed descriptor cannot take a PNG, or nil: it must be a
+    /// regular file open for writing (a pipe or socket could block the
+    /// writer for ever; a terminal or device is no place for one).
+    static func unusable(_ file: FileDescriptor) -> String? {
+        var info = stat()
+        guard fstat(file.raw, &info) == 0 else { return "the file sent cannot be examined: \(String(cString: strerror(errno)))" }
+        guard info.st_mode & S_IFMT == S_IFREG else { return "the descriptor sent is not a regular file" }
+        let mode = fcntl(file.raw, F_GETFL) & O_ACCMODE
+        guard mode == O_WRONLY || mode == O_RDWR else { return "the file sent is not open for writing" }
+        // Start from an empty file, whatever it held.
+        if ftruncate(file.raw, 0) != 0 || lseek(file.raw, 0, SEEK_SET) != 0 {
+            return "the file sent cannot be emptied: \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
 }
 
 /// Screenshots written off the loop whose replies are due.

@@ -16,12 +16,20 @@ public enum PNGWriter {
         var err = cic_error()
         let rc = cic_png_write_file(path, pixels.assumingMemoryBound(to: UInt8.self),
                                     UInt32(width), UInt32(height), stride, &err)
-        if rc != 0 {
-            let message = withUnsafeBytes(of: err.message) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            throw PNGWriteError(path: path, reason: message)
-        }
+        if rc != 0 { throw PNGWriteError(path: path, reason: message(err)) }
+    }
+
+    /// Writes the same PNG at the current position of the open file `descriptor`.
+    public static func write(descriptor: Int32, pixels: UnsafeRawPointer, width: Int, height: Int,
+                             stride: Int) throws(PNGWriteError) {
+        var err = cic_error()
+        let rc = cic_png_write_descriptor(descriptor, pixels.assumingMemoryBound(to: UInt8.self),
+                                          UInt32(width), UInt32(height), stride, &err)
+        if rc != 0 { throw PNGWriteError(path: "the file passed", reason: message(err)) }
+    }
+
+    private static func message(_ err: cic_error) -> String {
+        withUnsafeBytes(of: err.message) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
 
     /// Writes a decoded image (its colour channels; alpha is dropped).

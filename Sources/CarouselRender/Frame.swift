@@ -42,6 +42,12 @@ public final class Frame: @unchecked Sendable {
     public func writePNG(to path: String) throws(PNGWriteError) {
         try PNGWriter.write(path: path, pixels: UnsafeRawPointer(pixels), width: width, height: height, stride: stride)
     }
+
+    /// Writes the frame as a PNG into an open file (which stays open).
+    public func writePNG(toDescriptor descriptor: Int32) throws(PNGWriteError) {
+        try PNGWriter.write(descriptor: descriptor, pixels: UnsafeRawPointer(pixels), width: width, height: height,
+                            stride: stride)
+    }
 }
 
 extension PixelColor {

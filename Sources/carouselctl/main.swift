@@ -260,22 +260,105 @@ struct Set: ParsableCommand {
 }
 
 struct Screenshot: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Save what is on screen as a PNG file (written by the daemon).")
+    static let configuration = CommandConfiguration(
+        abstract: "Save what is on screen as a PNG file.",
+        discussion: """
+            carouselctl creates the file itself, with your rights, and sends it to \
+            carouseld open (the daemon writes no path it is given); the file \
+            appears complete or not at all.
+            """)
     @Argument(help: "Where to write the PNG; a relative path is taken from the current directory.") var path: String
     @OptionGroup var connection: Connection
-    func run() throws {
-        // The daemon has its own working directory: send an absolute path.
-        var absolute = path
-        if !path.hasPrefix("/") {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            guard getcwd(&buffer, buffer.count) != nil else {
-                throw Failure(status: .usage, message: "cannot resolve '\(path)': the current directory is unknown; give an absolute path")
-            }
-            let directory = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-            let cwd = String(decoding: directory, as: UTF8.self)
-            absolute = (cwd.hasSuffix("/") ? cwd : cwd + "/") + path
+
+    func validate() throws {
+        if !path.lowercased().hasSuffix(".png") {
+            throw ValidationError("screenshot writes PNG: the path must end in .png, got '\(path)'")
         }
-        try connection.perform(.screenshot(path: absolute))
+        // Legal in a file name, but far more likely a pasting accident.
+        if path.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) {
+            throw ValidationError("the screenshot path contains a line break")
+        }
+    }
+
+    func run() throws {
+        let file = try ScreenshotFile(path)
+        defer { file.discard() }
+        let line: String
+        do {
+            let client = try ControlClient(path: connection.socket)
+            line = try client.request(.screenshot(path: nil), passing: file.descriptor)
+        } catch {
+            throw Failure(status: .unreachable, message: error.description)
+        }
+        guard let reply = ControlReply(line: line) else {
+            throw Failure(status: .unreachable, message: "carouseld sent a reply that is not a control reply: \(line)")
+        }
+        switch reply {
+        case var .ok(fields):
+            try file.keep()
+            fields["path"] = .string(file.path)
+            if connection.json {
+                print(ControlReply.ok(fields).line)
+            } else {
+                for output in humanReadable(fields) { print(output) }
+            }
+        case let .error(message):
+            if connection.json { print(line) }
+            throw Failure(status: .errorReply, message: connection.json ? nil : message)
+        }
+    }
+}
+
+/// The PNG a screenshot goes to, made by carouselctl: a fresh hidden file
+/// beside the destination (O_EXCL, an unpredictable name), renamed onto it
+/// once carouseld has written it, removed otherwise.
+final class ScreenshotFile {
+    let path: String
+    let descriptor: Int32
+    private var temporary: String?
+
+    init(_ given: String) throws {
+        path = try Self.absolute(given)
+        let slash = path.lastIndex(of: "/")!
+        let directory = slash == path.startIndex ? "/" : String(path[..<slash])
+        var template = Array((directory + "/." + path[path.index(after: slash)...] + ".XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw Failure(status: .errorReply, message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        descriptor = fd
+        temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        // mkstemp makes 0600; the file gets the mode any new file of yours gets.
+        let mask = umask(0)
+        umask(mask)
+        fchmod(fd, 0o666 & ~mask)
+    }
+
+    /// Puts the finished file in place.
+    func keep() throws {
+        guard let temporary else { return }
+        guard rename(temporary, path) == 0 else {
+            throw Failure(status: .errorReply, message: "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        self.temporary = nil
+    }
+
+    /// Removes the file unless it was kept, and closes it.
+    func discard() {
+        if let temporary { unlink(temporary) }
+        temporary = nil
+        close(descriptor)
+    }
+
+    /// `given` from the current directory: the absolute path printed and renamed onto.
+    static func absolute(_ given: String) throws -> String {
+        if given.hasPrefix("/") { return given }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else {
+            throw Failure(status: .usage, message: "cannot resolve '\(given)': the current directory is unknown; give an absolute path")
+        }
+        let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (cwd.hasSuffix("/") ? cwd : cwd + "/") + given
     }
 }
 

@@ -60,7 +60,10 @@ struct RequestTests {
         #expect(parsed("screenshot /tmp/shot.png") == .screenshot(path: "/tmp/shot.png"))
         #expect(parsed("screenshot /tmp/my shot.PNG") == .screenshot(path: "/tmp/my shot.PNG"))
         #expect(ControlRequest.screenshot(path: "/a.png").line == "screenshot /a.png")
-        #expect(error("screenshot") == "screenshot needs a path (usage: screenshot <path.png>)")
+        // Without a path: into the file sent with the line (SCM_RIGHTS), which
+        // only the daemon can check; carouselctl always sends one.
+        #expect(parsed("screenshot") == .screenshot(path: nil))
+        #expect(ControlRequest.screenshot(path: nil).line == "screenshot")
         #expect(error("screenshot shot.png")
             == "screenshot needs an absolute path, got 'shot.png' (the daemon does not share your working directory)")
         #expect(error("screenshot /tmp/shot.jpg") == "screenshot writes PNG: the path must end in .png, got '/tmp/shot.jpg'")

@@ -342,6 +342,47 @@ struct CarouselctlTests {
         #expect(pngSize(folder.appendingPathComponent("sub/nested.png").path)?.height == 200)
     }
 
+    @Test func screenshotIsWrittenWithTheCallersRightsAndAppearsWhole() throws {
+        let (d, socket) = try startControlledDaemon()
+        defer { _ = d.stop() }
+        d.waitFor("the first picture") { $0.contains("first picture on screen") }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ctl-own-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func leftovers() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".") }
+        }
+
+        // The mode any new file of the caller's gets (0666 less the umask), not mkstemp's 0600.
+        let shot = folder.appendingPathComponent("mine.png").path
+        #expect(try carouselctl(["screenshot", shot, "--socket", socket]).status == 0)
+        var info = stat()
+        #expect(stat(shot, &info) == 0)
+        let mask = umask(0)
+        umask(mask)
+        #expect(info.st_mode & 0o777 == 0o666 & ~mask, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(info.st_uid == getuid())
+
+        // A symbolic link planted at the destination is replaced, its target untouched.
+        let target = folder.appendingPathComponent("precious.txt").path
+        try "keep me".write(toFile: target, atomically: false, encoding: .utf8)
+        let link = folder.appendingPathComponent("link.png").path
+        #expect(symlink(target, link) == 0)
+        #expect(try carouselctl(["screenshot", link, "--socket", socket]).status == 0)
+        #expect(try String(contentsOfFile: target, encoding: .utf8) == "keep me")
+        #expect(pngSize(link)?.width == 320, "the link was not replaced by the PNG")
+        var linkInfo = stat()
+        #expect(lstat(link, &linkInfo) == 0 && linkInfo.st_mode & S_IFMT == S_IFREG)
+
+        // When the daemon cannot be reached, nothing is left behind.
+        let missing = try carouselctl(["screenshot", folder.appendingPathComponent("never.png").path,
+                                       "--socket", shortSocketPath()])
+        #expect(missing.status == 3, "\(missing)")
+        let left = try leftovers()
+        #expect(left.isEmpty, "\(left)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("never.png").path))
+    }
+
     // MARK: watch
 
     @Test func watchPrintsEventsAsTheyHappen() throws {

@@ -57,3 +57,69 @@ struct ControlSocketTests {
         try? FileManager.default.removeItem(atPath: shot)
     }
 }
+
+/// `screenshot` with an open file sent over the socket (SCM_RIGHTS): what
+/// carouselctl does, so that the daemon writes no path it is given.
+@Suite("control socket: screenshot into a passed file", .enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+struct PassedFileScreenshotTests {
+    func field(_ line: String, _ key: String) -> JSONValue? {
+        guard case let .object(fields)? = JSONValue.parse(line) else { return nil }
+        return fields[key]
+    }
+
+    func openDescriptors(_ pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    @Test func theDaemonWritesIntoTheFileAndKeepsNoDescriptor() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("pf-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        try d.start()
+        defer { _ = d.stop() }
+        d.waitFor("the first picture") { $0.contains("first picture on screen") }
+        let client = try ControlClient(path: socket)
+        let pid = d.process.processIdentifier
+        _ = try client.request(.status)
+        let before = openDescriptors(pid)
+
+        // A regular file open for writing: a PNG lands in it, the reply says how big.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pf-\(UUID().uuidString.prefix(8)).png").path
+        defer { unlink(path) }
+        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o600)
+        #expect(fd >= 0)
+        _ = write(fd, "old contents, longer than nothing", 33)
+        let reply = try client.request(.screenshot(path: nil), passing: fd)
+        close(fd)
+        #expect(field(reply, "ok") == .bool(true), "\(reply)")
+        let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+        #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG from its first byte")
+        #expect(field(reply, "bytes") == .int(bytes.count), "\(reply)")
+
+        // No file: an error saying what to send.
+        let none = try client.request(.screenshot(path: nil))
+        #expect(field(none, "ok") == .bool(false))
+        #expect(field(none, "error")?.stringValue?.contains("SCM_RIGHTS") == true, "\(none)")
+
+        // A pipe (a writer could block on it for ever) and a read-only file: refused.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let piped = try client.request(.screenshot(path: nil), passing: ends[1])
+        close(ends[0]); close(ends[1])
+        #expect(field(piped, "error")?.stringValue?.contains("not a regular file") == true, "\(piped)")
+        let readOnly = open(path, O_RDONLY | O_CLOEXEC)
+        let refused = try client.request(.screenshot(path: nil), passing: readOnly)
+        close(readOnly)
+        #expect(field(refused, "error")?.stringValue?.contains("not open for writing") == true, "\(refused)")
+        #expect(FileManager.default.contents(atPath: path)?.count == bytes.count, "a refused request changed the file")
+
+        // Descriptors sent with requests that take none are closed, not kept:
+        // a client cannot fill the daemon's table.
+        for _ in 0..<40 {
+            let spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            #expect(field(try client.request(.status, passing: spare), "ok") == .bool(true))
+            close(spare)
+        }
+        #expect(openDescriptors(pid) == before, "the daemon kept descriptors it was sent")
+    }
+}

@@ -85,10 +85,15 @@ void cic_png_destroy(cic_png *png);
 
 /// Writes `height` rows of `stride` bytes of 32-bit XRGB pixels (alpha
 /// ignored) at `pixels` as an 8-bit RGB PNG file at `path`, replacing it
-/// atomically (written to `path.tmp`, then renamed). Level 1 compression: a
-/// screenshot should be quick, not small.
+/// atomically (written under a fresh mkstemp name beside it, then renamed).
+/// Level 1 compression: a screenshot should be quick, not small.
 int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, uint32_t height,
                        size_t stride, cic_error *err);
+
+/// The same PNG written at the current position of `fd`, an open file the
+/// caller keeps (a screenshot into a file a client opened and passed).
+int cic_png_write_descriptor(int fd, const uint8_t *pixels, uint32_t width, uint32_t height,
+                             size_t stride, cic_error *err);
 
 #ifdef __cplusplus
 }
