@@ -1,11 +1,48 @@
 import CarouselCore
 import CarouselPlatform
 
+/// What values a key takes: the one statement of its range, from which its
+/// validation, its `accepts` text and the tests that walk its edges all come.
+public enum ValueDomain: Sendable, Equatable {
+    case boolean
+    /// A number in `range`; `unit` names it in messages.
+    case number(ClosedRange<Double>, unit: String)
+    case integer(ClosedRange<Int>)
+    /// One of these words (case-insensitive).
+    case choice([String])
+    case color
+    /// Free text checked by the key's own rule (paths, names, lists).
+    case text
+
+    /// Values at and just past the edges, for tests that must try them all.
+    public var edgeValues: [String] {
+        switch self {
+        case .boolean:
+            return ["true", "false", "on", "0", "maybe"]
+        case let .number(range, _):
+            let lo = range.lowerBound, hi = range.upperBound
+            let step = max((hi - lo) / 1e6, 1e-9)
+            return [lo, hi, (lo + hi) / 2, lo - step, hi + step, lo.nextDown, hi.nextUp].map { Schema.format($0) }
+        case let .integer(range):
+            let lo = range.lowerBound, hi = range.upperBound
+            return [lo, hi, lo + (hi - lo) / 2, lo - 1, hi + 1].map(String.init) + ["\(lo).5"]
+        case let .choice(words):
+            return words + words.map { $0.uppercased() } + ["nonsense"]
+        case .color:
+            return ["#000000", "#FFFFFF", "#FFFFFF00", "#FFFFFFFF", "#FFF", "#GGGGGG"]
+        case .text:
+            return []
+        }
+    }
+}
+
 /// One key of the configuration: its section, name and how its value is
 /// checked and stored.
 public struct KeySpec: Sendable {
     public let section: String
     public let name: String
+    /// What values it takes.
+    public let domain: ValueDomain
     /// What the key accepts, for error messages and `--help`.
     public let accepts: String
     let apply: @Sendable (inout Configuration, String) throws(ValueError) -> Void
@@ -100,7 +137,8 @@ public enum Schema {
         return ids
     }
 
-    static func format(_ d: Double) -> String {
+    /// A bound as people write it: 86400, not 86400.0.
+    public static func format(_ d: Double) -> String {
         d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
     }
 
@@ -109,9 +147,54 @@ public enum Schema {
         v.isEmpty || v.lowercased() == "auto" ? nil : v
     }
 
+    /// A key checked by its own rule (`accepts` says what it takes).
     private static func key(_ section: String, _ name: String, _ accepts: String,
                             _ apply: @escaping @Sendable (inout Configuration, String) throws(ValueError) -> Void) -> KeySpec {
-        KeySpec(section: section, name: name, accepts: accepts, apply: apply)
+        KeySpec(section: section, name: name, domain: .text, accepts: accepts, apply: apply)
+    }
+
+    private static func flag(_ section: String, _ name: String,
+                             _ store: @escaping @Sendable (inout Configuration, Bool) -> Void) -> KeySpec {
+        KeySpec(section: section, name: name, domain: .boolean, accepts: "true or false") { c, v throws(ValueError) in
+            store(&c, try bool(v))
+        }
+    }
+
+    /// A number in `range`; `note` follows the range in `accepts`.
+    private static func number(_ section: String, _ name: String, _ range: ClosedRange<Double>, unit: String = "",
+                               note: String = "",
+                               _ store: @escaping @Sendable (inout Configuration, Double) -> Void) -> KeySpec {
+        let accepts = (unit.isEmpty ? "" : unit + ", ") + "\(format(range.lowerBound)) to \(format(range.upperBound))" + note
+        return KeySpec(section: section, name: name, domain: .number(range, unit: unit), accepts: accepts) { c, v throws(ValueError) in
+            store(&c, try number(v, range, unit: unit))
+        }
+    }
+
+    private static func integer(_ section: String, _ name: String, _ range: ClosedRange<Int>,
+                                _ store: @escaping @Sendable (inout Configuration, Int) -> Void) -> KeySpec {
+        KeySpec(section: section, name: name, domain: .integer(range),
+                accepts: "\(range.lowerBound) to \(range.upperBound)") { c, v throws(ValueError) in
+            store(&c, try integer(v, range))
+        }
+    }
+
+    private static func choice<E: RawRepresentable & CaseIterable & Sendable>(
+        _ section: String, _ name: String, _ type: E.Type,
+        _ store: @escaping @Sendable (inout Configuration, E) -> Void
+    ) -> KeySpec where E.RawValue == String {
+        let words = E.allCases.map(\.rawValue)
+        let accepts = words.count == 2 ? "\(words[0]) or \(words[1])"
+            : words.dropLast().joined(separator: ", ") + " or " + words.last!
+        return KeySpec(section: section, name: name, domain: .choice(words), accepts: accepts) { c, v throws(ValueError) in
+            store(&c, try choice(v, type))
+        }
+    }
+
+    private static func colorKey(_ section: String, _ name: String,
+                                 _ store: @escaping @Sendable (inout Configuration, PixelColor) -> Void) -> KeySpec {
+        KeySpec(section: section, name: name, domain: .color, accepts: "#RRGGBB or #RRGGBBAA") { c, v throws(ValueError) in
+            store(&c, try color(v))
+        }
     }
 
     // MARK: - Sections
@@ -130,12 +213,13 @@ public enum Schema {
             guard let mode = ModeRequest(m) else { throw ValueError("expected auto, WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (e.g. 1920x1080@60)") }
             c.display.mode = mode
         },
-        key("display", "rotation", "0, 90, 180 or 270") { c, v throws(ValueError) in
+        KeySpec(section: "display", name: "rotation", domain: .choice(["0", "90", "180", "270"]),
+                accepts: "0, 90, 180 or 270") { c, v throws(ValueError) in
             guard let r = Int(v), [0, 90, 180, 270].contains(r) else { throw ValueError("expected 0, 90, 180 or 270") }
             c.display.rotation = r
         },
-        key("display", "api", "auto, atomic or legacy") { c, v throws(ValueError) in c.display.api = try choice(v, DisplayAPI.self) },
-        key("display", "background", "#RRGGBB or #RRGGBBAA") { c, v throws(ValueError) in c.display.background = try color(v) },
+        choice("display", "api", DisplayAPI.self) { $0.display.api = $1 },
+        colorKey("display", "background") { $0.display.background = $1 },
     ]
 
     static let input: [KeySpec] = [
@@ -143,9 +227,7 @@ public enum Schema {
             guard !v.isEmpty else { throw ValueError("expected a seat name such as seat0") }
             c.input.seat = v
         },
-        key("input", "touch_slop", "pixels, 1 to 200") { c, v throws(ValueError) in
-            c.carousel.touchSlop = try number(v, 1...200, unit: "pixels")
-        },
+        number("input", "touch_slop", 1...200, unit: "pixels") { $0.carousel.touchSlop = $1 },
         key("input", "calibration", "six numbers or empty") { c, v throws(ValueError) in
             if v.isEmpty { c.input.calibration = nil; return }
             let parts = v.split(whereSeparator: { $0 == " " || $0 == "," }).map { Double($0) }
@@ -154,43 +236,43 @@ public enum Schema {
             }
             c.input.calibration = parts.map { $0! }
         },
-        key("input", "pointer", "true or false") { c, v throws(ValueError) in c.input.pointer = try bool(v) },
-        key("input", "keyboard", "true or false") { c, v throws(ValueError) in c.input.keyboard = try bool(v) },
+        flag("input", "pointer") { $0.input.pointer = $1 },
+        flag("input", "keyboard") { $0.input.keyboard = $1 },
     ]
 
     static let carousel: [KeySpec] = [
-        key("carousel", "wrap", "true or false") { c, v throws(ValueError) in c.carousel.wrap = try bool(v) },
-        key("carousel", "vertical", "true or false") { c, v throws(ValueError) in c.carousel.vertical = try bool(v) },
-        key("carousel", "paging", "true or false") { c, v throws(ValueError) in c.carousel.paging = try bool(v) },
-        key("carousel", "items_per_page", "1 to 100") { c, v throws(ValueError) in c.carousel.itemsPerPage = try integer(v, 1...100) },
-        key("carousel", "truncate_final_page", "true or false") { c, v throws(ValueError) in c.carousel.truncateFinalPage = try bool(v) },
-        key("carousel", "alignment", "center or edge") { c, v throws(ValueError) in c.carousel.alignment = try choice(v, Alignment.self) },
-        key("carousel", "item_size", "a fraction of the screen (0.05 to 1.0) or pixels (> 1, at most 16384)") { c, v throws(ValueError) in
-            let d = try number(v, 0.05...ItemSize.maximumPixels)
-            c.carousel.itemSize = ItemSize(configValue: d)!
+        flag("carousel", "wrap") { $0.carousel.wrap = $1 },
+        flag("carousel", "vertical") { $0.carousel.vertical = $1 },
+        flag("carousel", "paging") { $0.carousel.paging = $1 },
+        integer("carousel", "items_per_page", 1...100) { $0.carousel.itemsPerPage = $1 },
+        flag("carousel", "truncate_final_page") { $0.carousel.truncateFinalPage = $1 },
+        choice("carousel", "alignment", Alignment.self) { $0.carousel.alignment = $1 },
+        // Pixels no larger than the screen can be (Viewport.maximumSide), which
+        // is what the scaler and KMS take.
+        KeySpec(section: "carousel", name: "item_size", domain: .number(0.05...ItemSize.maximumPixels, unit: ""),
+                accepts: "a fraction of the screen (0.05 to 1.0) or pixels (> 1, at most \(format(ItemSize.maximumPixels)))") {
+            c, v throws(ValueError) in
+            c.carousel.itemSize = ItemSize(configValue: try number(v, 0.05...ItemSize.maximumPixels))!
         },
-        key("carousel", "spacing", "pixels, 0 to 10000") { c, v throws(ValueError) in c.carousel.spacing = try number(v, 0...10_000, unit: "pixels") },
-        key("carousel", "bounces", "true or false") { c, v throws(ValueError) in c.carousel.bounces = try bool(v) },
-        key("carousel", "scroll_enabled", "true or false") { c, v throws(ValueError) in c.carousel.scrollEnabled = try bool(v) },
-        key("carousel", "deceleration_rate", "0.9 to 0.9999 per millisecond") { c, v throws(ValueError) in
-            c.carousel.decelerationRate = try number(v, 0.9...0.9999)
-        },
-        key("carousel", "autoscroll", "items per second, -100 to 100 (0 = off)") { c, v throws(ValueError) in
-            c.carousel.autoscroll = try number(v, -100...100, unit: "items per second")
-        },
-        key("carousel", "start_index", "0 or more") { c, v throws(ValueError) in c.carousel.startIndex = try integer(v, 0...10_000_000) },
+        number("carousel", "spacing", 0...10_000, unit: "pixels") { $0.carousel.spacing = $1 },
+        flag("carousel", "bounces") { $0.carousel.bounces = $1 },
+        flag("carousel", "scroll_enabled") { $0.carousel.scrollEnabled = $1 },
+        number("carousel", "deceleration_rate", 0.9...0.9999, note: " per millisecond") { $0.carousel.decelerationRate = $1 },
+        number("carousel", "autoscroll", -100...100, unit: "items per second", note: " (0 = off)") { $0.carousel.autoscroll = $1 },
+        integer("carousel", "start_index", 0...10_000_000) { $0.carousel.startIndex = $1 },
     ]
 
     static let autoplay: [KeySpec] = [
-        key("autoplay", "enabled", "true or false") { c, v throws(ValueError) in c.autoplay.enabled = try bool(v) },
-        key("autoplay", "interval", "seconds, 0.1 to 86400") { c, v throws(ValueError) in c.autoplay.interval = try number(v, 0.1...86_400, unit: "seconds") },
-        key("autoplay", "transition", "seconds, 0 to 60") { c, v throws(ValueError) in c.autoplay.transition = try number(v, 0...60, unit: "seconds") },
-        key("autoplay", "start_delay", "seconds, 0 to 86400, or empty for the interval") { c, v throws(ValueError) in
+        flag("autoplay", "enabled") { $0.autoplay.enabled = $1 },
+        number("autoplay", "interval", 0.1...86_400, unit: "seconds") { $0.autoplay.interval = $1 },
+        number("autoplay", "transition", 0...60, unit: "seconds") { $0.autoplay.transition = $1 },
+        KeySpec(section: "autoplay", name: "start_delay", domain: .number(0...86_400, unit: "seconds"),
+                accepts: "seconds, 0 to 86400, or empty for the interval") { c, v throws(ValueError) in
             c.autoplay.startDelay = v.isEmpty ? nil : try number(v, 0...86_400, unit: "seconds")
         },
-        key("autoplay", "resume_delay", "seconds, 0 to 86400") { c, v throws(ValueError) in c.autoplay.resumeDelay = try number(v, 0...86_400, unit: "seconds") },
-        key("autoplay", "direction", "forward or backward") { c, v throws(ValueError) in c.autoplay.direction = try choice(v, AutoplayDirection.self) },
-        key("autoplay", "at_end", "rewind or stop") { c, v throws(ValueError) in c.autoplay.atEnd = try choice(v, AutoplayAtEnd.self) },
+        number("autoplay", "resume_delay", 0...86_400, unit: "seconds") { $0.autoplay.resumeDelay = $1 },
+        choice("autoplay", "direction", AutoplayDirection.self) { $0.autoplay.direction = $1 },
+        choice("autoplay", "at_end", AutoplayAtEnd.self) { $0.autoplay.atEnd = $1 },
     ]
 
     static let images: [KeySpec] = [
@@ -201,21 +283,21 @@ public enum Schema {
         key("images", "files", "comma-separated file paths, or empty") { c, v throws(ValueError) in
             c.images.files = v.split(separator: ",").map { String($0.trimmingWhitespace()) }.filter { !$0.isEmpty }
         },
-        key("images", "order", "name, mtime or random") { c, v throws(ValueError) in c.images.order = try choice(v, ImageOrder.self) },
-        key("images", "fit", "contain, cover, stretch or none") { c, v throws(ValueError) in c.images.fit = try choice(v, FitMode.self) },
-        key("images", "max_pixels", "1000000 to 1000000000") { c, v throws(ValueError) in c.images.maxPixels = try integer(v, 1_000_000...1_000_000_000) },
-        key("images", "cache_mb", "8 to 4096") { c, v throws(ValueError) in c.images.cacheMB = try integer(v, 8...4096) },
+        choice("images", "order", ImageOrder.self) { $0.images.order = $1 },
+        choice("images", "fit", FitMode.self) { $0.images.fit = $1 },
+        integer("images", "max_pixels", 1_000_000...1_000_000_000) { $0.images.maxPixels = $1 },
+        integer("images", "cache_mb", 8...4096) { $0.images.cacheMB = $1 },
     ]
 
     static let indicator: [KeySpec] = [
-        key("indicator", "enabled", "true or false") { c, v throws(ValueError) in c.indicator.enabled = try bool(v) },
-        key("indicator", "position", "bottom, top, left or right") { c, v throws(ValueError) in c.indicator.position = try choice(v, IndicatorPosition.self) },
-        key("indicator", "color", "#RRGGBB or #RRGGBBAA") { c, v throws(ValueError) in c.indicator.color = try color(v) },
-        key("indicator", "current_color", "#RRGGBB or #RRGGBBAA") { c, v throws(ValueError) in c.indicator.currentColor = try color(v) },
-        key("indicator", "size", "pixels, 1 to 200") { c, v throws(ValueError) in c.indicator.size = try number(v, 1...200, unit: "pixels") },
-        key("indicator", "spacing", "pixels, 0 to 500") { c, v throws(ValueError) in c.indicator.spacing = try number(v, 0...500, unit: "pixels") },
-        key("indicator", "margin", "pixels, 0 to 2000") { c, v throws(ValueError) in c.indicator.margin = try number(v, 0...2000, unit: "pixels") },
-        key("indicator", "hides_for_single_page", "true or false") { c, v throws(ValueError) in c.indicator.hidesForSinglePage = try bool(v) },
+        flag("indicator", "enabled") { $0.indicator.enabled = $1 },
+        choice("indicator", "position", IndicatorPosition.self) { $0.indicator.position = $1 },
+        colorKey("indicator", "color") { $0.indicator.color = $1 },
+        colorKey("indicator", "current_color") { $0.indicator.currentColor = $1 },
+        number("indicator", "size", 1...200, unit: "pixels") { $0.indicator.size = $1 },
+        number("indicator", "spacing", 0...500, unit: "pixels") { $0.indicator.spacing = $1 },
+        number("indicator", "margin", 0...2000, unit: "pixels") { $0.indicator.margin = $1 },
+        flag("indicator", "hides_for_single_page") { $0.indicator.hidesForSinglePage = $1 },
     ]
 
     static let control: [KeySpec] = [
@@ -230,10 +312,11 @@ public enum Schema {
         key("control", "group", "a group name or empty") { c, v throws(ValueError) in c.control.group = v.isEmpty ? nil : v },
         key("control", "allow_uids", "comma-separated uids or empty") { c, v throws(ValueError) in c.control.allowUIDs = try idList(v) },
         key("control", "allow_gids", "comma-separated gids or empty") { c, v throws(ValueError) in c.control.allowGIDs = try idList(v) },
-        key("control", "max_clients", "1 to 1024") { c, v throws(ValueError) in c.control.maxClients = try integer(v, 1...1024) },
+        integer("control", "max_clients", 1...1024) { $0.control.maxClients = $1 },
     ]
 
     static let log: [KeySpec] = [
-        key("log", "level", "error, warning, info or debug") { c, v throws(ValueError) in c.logLevel = try logPriority(v) },
+        KeySpec(section: "log", name: "level", domain: .choice(LogPriority.allCases.map(\.description)),
+                accepts: "error, warning, info or debug") { c, v throws(ValueError) in c.logLevel = try logPriority(v) },
     ]
 }
