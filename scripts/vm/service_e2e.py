@@ -234,6 +234,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("bundle", help="dist tarball, or a folder with carouseld and carouselctl")
     ap.add_argument("--out", default=os.path.join(REPO, "out/service-e2e"))
+    ap.add_argument("--repeat", type=int, default=12,
+                    help="rounds of the goto/next/prev sequence that once lost its place (issue 10, finding 8)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tarball, name, host_binary = prepare_bundle(args.bundle, args.out)
@@ -416,6 +418,34 @@ def main():
                 raise Failure(f"screenshot PATH into the service's read-only /tmp: rc {raw.rc} {raw.out} {raw.err}")
             return "version list goto next prev pause resume screenshot"
 
+        def ctl_repeated():
+            # The sequence that was seen once to read index 0 after `next`,
+            # with the unit's StatusText stuck: repeated on every run, from
+            # every starting item, the daemon's PID and restart count watched.
+            before = s.show()
+            count = s.status()["count"]
+            names = s.ctl("list")["images"]
+            s.ctl("pause")
+            rounds = 0
+            for r in range(args.repeat):
+                start = (3 + r) % count
+                s.ctl(f"goto {start} 0")
+                s.wait_index(f"round {r}: index {start} at rest", start)
+                s.ctl("next")
+                after_next = (start + 1) % count
+                s.wait_index(f"round {r}: index {after_next} after next", after_next)
+                shown = os.path.basename(names[after_next])
+                s.wait(f"round {r}: StatusText naming {shown}", lambda: shown in s.show()["StatusText"], 30)
+                s.ctl("prev")
+                s.wait_index(f"round {r}: index {start} after prev", start)
+                now = s.show()
+                if (now["MainPID"], now["NRestarts"]) != (before["MainPID"], before["NRestarts"]):
+                    raise Failure(f"round {r}: the daemon restarted: {before} -> {now}")
+                rounds += 1
+            s.ctl("resume")
+            s.figures["goto/next/prev rounds"] = rounds
+            return f"{rounds} rounds of goto, next, prev: index and StatusText followed, MainPID {before['MainPID']} kept"
+
         def touch_pages():
             # Input through the sandbox: DeviceAllow=char-input, the input
             # group, udev's database and netlink monitor (a new device).
@@ -574,6 +604,7 @@ def main():
             ("systemctl enable --now: READY=1 with a frame on screen", enable_now),
             ("StatusText names the picture", status_text),
             ("carouselctl as root", ctl_root),
+            ("goto/next/prev repeated: the place and StatusText follow", ctl_repeated),
             ("a touchscreen swipe pages", touch_pages),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
