@@ -36,7 +36,7 @@ struct Render: ParsableCommand {
 
     func run() throws {
         guard let mode = ModeRequest(size), mode.refresh == nil else {
-            throw ValidationError("--size must be WIDTHxHEIGHT, e.g. 1280x800")
+            throw ValidationError("--size must be WIDTHxHEIGHT, each side 1 to \(Viewport.maximumSide), e.g. 1280x800")
         }
         guard offset.isFinite, abs(offset) <= Self.maximumOffset else {
             throw ValidationError("--offset must be a number from -\(Int(Self.maximumOffset)) to \(Int(Self.maximumOffset))")

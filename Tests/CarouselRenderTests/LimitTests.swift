@@ -44,4 +44,22 @@ import Testing
         let edge = try Tools.run(carouseld, ["render", "--config", ini, "--size", "320x200", "--offset", "1e9", "--out", dir + "/f.png"])
         #expect(edge.status == 0, "\(edge.stderr)")
     }
+
+    @Test("--size takes sides up to the screen limit and refuses the rest with a message",
+          arguments: [("16384x1", true), ("1x16384", true), ("16385x10", false), ("0x0", false), ("100000x100000", false)])
+    func panelSize(size: String, accepted: Bool) throws {
+        let carouseld = try Tools.requireCarouseld()
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ini = dir + "/c.ini"
+        try "[images]\npath = \(dir)/images\n".write(toFile: ini, atomically: true, encoding: .utf8)
+        let run = try Tools.run(carouseld, ["render", "--config", ini, "--size", size, "--out", dir + "/f.png"])
+        if accepted {
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(FileManager.default.fileExists(atPath: dir + "/f.png"))
+        } else {
+            #expect(run.status == 64, "\(run.stderr)")
+            #expect(run.stderr.contains("--size must be WIDTHxHEIGHT, each side 1 to 16384"), "\(run.stderr)")
+        }
+    }
 }
