@@ -52,6 +52,44 @@ convert -size 32x32 xc:black xc:white +append -strip -define png:color-type=0 -d
 # Palette with a transparent entry (tRNS): the green quadrant is see-through.
 convert quadrants.png -strip -transparent '#00FF00' PNG8:palette-trns.png
 
+# Reduced decoding. ImageMagick's built-in logo (640x480, text and flat
+# colours with sharp edges) as a real picture, opaque and with a transparent
+# background (tRNS): the streaming box reduction is compared with a full
+# decode scaled by pixman.
+convert logo: -strip PNG8:logo.png
+convert logo: -strip -fuzz 10% -transparent white PNG8:logo-trns.png
+# 62 MP (7900x7900, under the default max_pixels) and a 9 MP Adam7 file, both
+# 1-bit gray checkers of 2x2 quadrants (black, white / white, black), written
+# by python3 so that repeated rows use PNG's Up filter and deflate to a few KB.
+python3 - <<'PY'
+import struct, zlib
+def write(name, w, h, interlaced):
+    def packed(xs, y):
+        out = bytearray((len(xs) + 7) // 8)
+        for i, x in enumerate(xs):
+            if (x >= w // 2) != (y >= h // 2): out[i >> 3] |= 0x80 >> (i & 7)
+        return bytes(out)
+    passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)] \
+        if interlaced else [(0, 0, 1, 1)]
+    raw = bytearray()
+    for x0, y0, dx, dy in passes:
+        xs = list(range(x0, w, dx))
+        if not xs: continue
+        previous = None
+        for y in range(y0, h, dy):
+            row = packed(xs, y)
+            # Up (all zero bytes) on rows that repeat the one above.
+            raw += (b"\2" + bytes(len(row))) if row == previous else (b"\0" + row)
+            previous = row
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", w, h, 1, 0, 0, 0, 1 if interlaced else 0)
+    open(name, "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr)
+                           + chunk(b"IDAT", zlib.compress(bytes(raw), 9)) + chunk(b"IEND", b""))
+write("huge-gray1.png", 7900, 7900, False)
+write("large-gray1-interlaced.png", 3000, 3000, True)
+PY
+
 # Translucency: top-left red at alpha 0x80, top-right fully transparent,
 # bottom-left opaque blue, bottom-right yellow at alpha 0x40.
 convert -size 32x16 xc:'#FF000080' xc:'#00FF0000' +append \

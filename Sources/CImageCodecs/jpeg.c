@@ -192,6 +192,14 @@ static void cmyk_row_to_native(uint8_t *row, uint32_t width, int inverted) {
 int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err) {
     jpeg->err = err;
     if (setjmp(jpeg->jump)) return -1;
+    // A baseline file streams: DCT scaling keeps libjpeg's own buffers to a
+    // few block rows. A progressive one refines every block in every scan,
+    // so jpeg_start_decompress allocates the whole image's coefficients, 2
+    // bytes per sample at full size whatever the scale (145 MB for a 24 MP
+    // 4:4:4 photo). FIXME: bound it (cinfo.mem->max_memory_to_use makes
+    // libjpeg fail with "Backing store not supported" past a limit), which
+    // needs a policy for refusing valid pictures; until then max_pixels is
+    // the only bound.
     jpeg_start_decompress(&jpeg->cinfo);
     if (jpeg->cinfo.output_components != 4) {
         set_error(err, CIC_UNSUPPORTED, "JPEG color space cannot be converted to RGB");

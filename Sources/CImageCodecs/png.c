@@ -1,6 +1,7 @@
 // PNG decoding through libpng 1.6 with error callbacks that longjmp back into
 // this file only. See CImageCodecs.h for the contract.
 #include "CImageCodecs.h"
+#include "box.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -16,7 +17,10 @@ struct cic_png {
     size_t size;
     size_t offset;
     cic_error *err;    // the current call's, where messages go
-    png_bytep *rows;   // freed by cic_png_destroy, so that a longjmp cannot leak it
+    // Freed by cic_png_destroy, so that a longjmp cannot leak them.
+    png_bytep *rows;   // the row table of a full-size decode
+    uint32_t *row;     // one source row of a reduced decode
+    cic_box *box;      // the reduction of a reduced decode
     int has_alpha;
     // The latest warning: libpng explains a bad IHDR in warnings ("Image width
     // is zero in IHDR") and then fails with a bare "Invalid IHDR data".
@@ -126,8 +130,73 @@ static void premultiply(uint8_t *row, uint32_t width) {
     }
 }
 
-int cic_png_decode(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err) {
+// A full-size decode: libpng writes straight into `dst` (and runs the 7
+// Adam7 passes over those rows itself).
+static void decode_full(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err) {
+    png_structp png = reader->png;
+    const png_uint_32 width = png_get_image_width(png, reader->info);
+    const png_uint_32 height = png_get_image_height(png, reader->info);
+    reader->rows = malloc(sizeof(png_bytep) * (size_t)height);
+    if (reader->rows == NULL) {
+        set_error(err, CIC_NO_MEMORY, "out of memory for PNG row table");
+        png_longjmp(png, 1);
+    }
+    for (png_uint_32 y = 0; y < height; y++) reader->rows[y] = dst + (size_t)y * stride;
+    // Reading stops after the last row; we never call png_read_end, so a file
+    // that lacks only its IEND chunk still shows. The last IDAT's CRC is still
+    // checked when libpng finishes the image data.
+    png_read_image(png, reader->rows);
+    if (reader->has_alpha) {
+        for (png_uint_32 y = 0; y < height; y++) premultiply(dst + (size_t)y * stride, width);
+    }
+}
+
+// A reduced decode: one source row at a time (png_read_row) into the box
+// reduction, so memory is the output, one source row and the accumulators.
+// An interlaced file delivers its pixels in 7 sparse passes, so no output row
+// is complete before the last pass: its reduction keeps an accumulator for
+// every output row (16 bytes a pixel, four times the output, still bounded by
+// the target and never by the file's size).
+static void decode_reduced(cic_png *reader, int interlaced, uint8_t *dst, size_t stride,
+                           uint32_t dst_width, uint32_t dst_height, size_t *scratch_bytes, cic_error *err) {
+    png_structp png = reader->png;
+    const png_uint_32 width = png_get_image_width(png, reader->info);
+    const png_uint_32 height = png_get_image_height(png, reader->info);
+    size_t box_bytes = 0;
+    reader->box = cic_box_create(width, height, dst_width, dst_height, dst, stride, interlaced, &box_bytes);
+    reader->row = malloc((size_t)width * 4);
+    *scratch_bytes = box_bytes + (size_t)width * 4;
+    if (reader->box == NULL || reader->row == NULL) {
+        set_error(err, CIC_NO_MEMORY, "out of memory for PNG reduction");
+        png_longjmp(png, 1);
+    }
+    if (!interlaced) {
+        for (png_uint_32 y = 0; y < height; y++) {
+            png_read_row(png, (png_bytep)reader->row, NULL);
+            if (reader->has_alpha) premultiply((uint8_t *)reader->row, width);
+            cic_box_add_row(reader->box, y, reader->row, 0, 1, width);
+        }
+    } else {
+        // Without png_set_interlace_handling libpng hands over each pass as
+        // the small image it is, and skips passes that are empty.
+        for (int pass = 0; pass < 7; pass++) {
+            const png_uint_32 rows = PNG_PASS_ROWS(height, pass), cols = PNG_PASS_COLS(width, pass);
+            if (rows == 0 || cols == 0) continue;
+            for (png_uint_32 i = 0; i < rows; i++) {
+                png_read_row(png, (png_bytep)reader->row, NULL);
+                if (reader->has_alpha) premultiply((uint8_t *)reader->row, cols);
+                cic_box_add_row(reader->box, PNG_ROW_FROM_PASS_ROW(i, pass), reader->row,
+                                PNG_PASS_START_COL(pass), 1u << PNG_PASS_COL_SHIFT(pass), cols);
+            }
+        }
+    }
+    cic_box_finish(reader->box);
+}
+
+int cic_png_decode(cic_png *reader, uint8_t *dst, size_t stride, uint32_t dst_width, uint32_t dst_height,
+                   size_t *scratch_bytes, cic_error *err) {
     reader->err = err;
+    *scratch_bytes = 0;
     png_structp png = reader->png;
     png_infop info = reader->info;
     if (setjmp(png_jmpbuf(png))) return -1;
@@ -136,6 +205,12 @@ int cic_png_decode(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err)
     const int bit_depth = png_get_bit_depth(png, info);
     const png_uint_32 width = png_get_image_width(png, info);
     const png_uint_32 height = png_get_image_height(png, info);
+    const int interlaced = png_get_interlace_type(png, info) != PNG_INTERLACE_NONE;
+    const int reduced = dst_width != width || dst_height != height;
+    if (dst_width == 0 || dst_height == 0 || dst_width > width || dst_height > height) {
+        set_error(err, CIC_LIMIT, "PNG output size must be within the image's");
+        return -1;
+    }
 
     // Normalise every PNG flavour to 8-bit RGBA with libpng's transforms:
     // palette -> RGB, gray 1/2/4 -> 8 bits, tRNS -> alpha channel.
@@ -150,8 +225,9 @@ int cic_png_decode(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err)
     png_set_swap_alpha(png);  // A, R, G, B
     if (!reader->has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_BEFORE);
 #endif
-    // Adam7: libpng runs the 7 passes over the full rows we hand it.
-    png_set_interlace_handling(png);
+    // Adam7 at full size: libpng runs the 7 passes over the full rows we hand
+    // it. A reduced decode takes the passes one by one instead.
+    if (!reduced) png_set_interlace_handling(png);
     // gAMA, cHRM and iCCP are deliberately not applied: samples are shown as
     // sRGB, as the JPEG and WebP paths do.
     png_read_update_info(png, info);
@@ -160,20 +236,10 @@ int cic_png_decode(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err)
         return -1;
     }
 
-    free(reader->rows);
-    reader->rows = malloc(sizeof(png_bytep) * (size_t)height);
-    if (reader->rows == NULL) {
-        set_error(err, CIC_NO_MEMORY, "out of memory for PNG row table");
-        return -1;
-    }
-    for (png_uint_32 y = 0; y < height; y++) reader->rows[y] = dst + (size_t)y * stride;
-    // Reading stops after the last row; we never call png_read_end, so a file
-    // that lacks only its IEND chunk still shows. The last IDAT's CRC is still
-    // checked when libpng finishes the image data.
-    png_read_image(png, reader->rows);
-
-    if (reader->has_alpha) {
-        for (png_uint_32 y = 0; y < height; y++) premultiply(dst + (size_t)y * stride, width);
+    if (reduced) {
+        decode_reduced(reader, interlaced, dst, stride, dst_width, dst_height, scratch_bytes, err);
+    } else {
+        decode_full(reader, dst, stride, err);
     }
     return 0;
 }
@@ -182,5 +248,7 @@ void cic_png_destroy(cic_png *reader) {
     if (reader == NULL) return;
     png_destroy_read_struct(&reader->png, &reader->info, NULL);
     free(reader->rows);
+    free(reader->row);
+    cic_box_destroy(reader->box);
     free(reader);
 }

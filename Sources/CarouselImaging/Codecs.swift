@@ -118,12 +118,18 @@ final class PNGReader {
         return (PixelSize(width: w, height: h), hasAlpha != 0)
     }
 
-    /// Decodes into `image` (premultiplied). The corresponding C function is
-    /// `cic_png_decode` (png_read_image).
-    func decode(into image: DecodedImage) throws(ImageError) {
+    /// Decodes into `image` (premultiplied): at the stored size straight from
+    /// libpng; at a smaller size row by row through a streaming area average,
+    /// so no full-size buffer exists. Returns the scratch bytes the shim
+    /// allocated besides `image` (rows and accumulators).
+    /// The corresponding C function is `cic_png_decode` (png_read_image or png_read_row).
+    func decode(into image: DecodedImage) throws(ImageError) -> Int {
         var err = cic_error()
-        let status = cic_png_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride, &err)
-        guard status == 0 else { throw imageError(err, .png, path: path, pixelBytes: image.byteCount) }
+        var scratch = 0
+        let status = cic_png_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride,
+                                    UInt32(image.width), UInt32(image.height), &scratch, &err)
+        guard status == 0 else { throw imageError(err, .png, path: path, pixelBytes: image.byteCount + scratch) }
+        return scratch
     }
 }
 
@@ -161,7 +167,11 @@ enum WebPCodec {
         if image.size != header.size {
             // libwebp's rescaler averages the source pixels under each output
             // pixel when shrinking: a proper area filter, at a fraction of
-            // the memory of a full-size decode.
+            // the memory of a full-size decode for lossy files. FIXME: a
+            // lossless (VP8L) file still costs its full size, 4 bytes a
+            // pixel, inside libwebp: its LZ77 references may reach any
+            // earlier pixel, so the decoder keeps them all (a 62 MP file
+            // peaks carouseld render at 270 MB). Only max_pixels bounds it.
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(image.width)
             config.options.scaled_height = Int32(image.height)
@@ -200,16 +210,9 @@ enum WebPCodec {
         }
     }
 
-    /// The smallest size with the stored aspect ratio that is at least
-    /// `minimum` on both axes, never larger than `size` (libwebp would
-    /// upscale, which the scaler does better later).
+    /// The size libwebp scales to: `ImageDecoder.reducedSize` (libwebp
+    /// would upscale, which the scaler does better later).
     static func scaledSize(for size: PixelSize, covering minimum: PixelSize) -> PixelSize {
-        let mw = max(1, minimum.width), mh = max(1, minimum.height)
-        guard mw < size.width && mh < size.height else { return size }
-        // Width binds when mw / w >= mh / h; the other side is rounded up.
-        if mw * size.height >= mh * size.width {
-            return PixelSize(width: mw, height: min(size.height, (size.height * mw + size.width - 1) / size.width))
-        }
-        return PixelSize(width: min(size.width, (size.width * mh + size.height - 1) / size.height), height: mh)
+        ImageDecoder.reducedSize(of: size, covering: minimum)
     }
 }

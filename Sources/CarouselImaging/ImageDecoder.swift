@@ -22,7 +22,10 @@ public enum ImageDecoder {
     ///   - targetSize: the upright size the image will be drawn into, or nil
     ///     for full resolution. JPEG (DCT scaling, n/8) and WebP (libwebp's
     ///     rescaler) then decode to the smallest size that still covers what
-    ///     `fit` draws in that box, never smaller. PNG decodes at full size.
+    ///     `fit` draws in that box, never smaller; PNG (rows area-averaged as
+    ///     libpng delivers them) to exactly the size `fit` draws it at. No
+    ///     decode holds a full-size picture: a 62 MP PNG for a 1280x800
+    ///     screen needs a few MB, not 250.
     ///   - fit: how the image will fill `targetSize`; `.cover` and `.stretch`
     ///     need both sides covered, `.contain` only the letterboxed size,
     ///     `.none` full resolution.
@@ -110,9 +113,25 @@ public enum ImageDecoder {
         case .png:
             let png = try PNGReader(contents, path: path)
             let (stored, hasAlpha) = try png.readHeader()
-            _ = try admit(stored)
-            image = try allocate(stored, format: hasAlpha ? .argb8888Premultiplied : .xrgb8888, hasAlpha: hasAlpha)
-            try png.decode(into: image)
+            let minimum = try admit(stored)
+            // The reduction addresses source columns and rows up to maxSide,
+            // as the full-size decode it replaces did.
+            if stored.width > maxSide || stored.height > maxSide {
+                let upright = orientation.uprightSize(of: stored)
+                throw ImageError(path: path, reason: .sideTooLong(width: upright.width, height: upright.height))
+            }
+            // Straight to the size `fit` draws the picture at (the scaler then
+            // only crops or letterboxes): one exact area average, and the
+            // placement is the full picture's, not a rounded reduction's.
+            // Each axis only shrinks; enlarging is the scaler's job.
+            let drawn = drawnSize(upright: orientation.uprightSize(of: stored), targetSize: targetSize, fit: fit)
+            let drawnStored = orientation.swapsAxes ? drawn.transposed : drawn
+            let output = PixelSize(width: min(stored.width, max(drawnStored.width, minimum.width)),
+                                   height: min(stored.height, max(drawnStored.height, minimum.height)))
+            image = try allocate(output, format: hasAlpha ? .argb8888Premultiplied : .xrgb8888, hasAlpha: hasAlpha)
+            // The shim's rows and accumulators count as the decode's pixel memory too.
+            let scratch = try png.decode(into: image)
+            if scratch > 0 { DecodedImage.allocationObserver?(scratch) }
         case .webp:
             let header = try WebPCodec.readHeader(contents, path: path)
             let minimum = try admit(header.size)
@@ -124,12 +143,36 @@ public enum ImageDecoder {
         return try image.oriented(orientation, path: path)
     }
 
+    /// The smallest size with the stored aspect ratio that is at least
+    /// `minimum` on both axes, never larger than `size`: what PNG and WebP
+    /// decode to (reducing further is the scaler's job, with the exact box).
+    static func reducedSize(of size: PixelSize, covering minimum: PixelSize) -> PixelSize {
+        let mw = max(1, minimum.width), mh = max(1, minimum.height)
+        guard mw < size.width && mh < size.height else { return size }
+        // Width binds when mw / w >= mh / h; the other side is rounded up.
+        if mw * size.height >= mh * size.width {
+            return PixelSize(width: mw, height: min(size.height, (size.height * mw + size.width - 1) / size.width))
+        }
+        return PixelSize(width: min(size.width, (size.width * mh + size.height - 1) / size.height), height: mh)
+    }
+
+    /// The target clamped to what pixman can address.
+    private static func clampedBox(_ targetSize: PixelSize) -> PixelSize {
+        PixelSize(width: min(max(targetSize.width, 1), maxSide), height: min(max(targetSize.height, 1), maxSide))
+    }
+
+    /// The upright size `ImageScaler` draws a picture of `upright` size at
+    /// for `fit` in `targetSize` (before cropping to the box).
+    static func drawnSize(upright: PixelSize, targetSize: PixelSize?, fit: FitMode) -> PixelSize {
+        guard let targetSize, fit != .none else { return upright }
+        return ImageScaler.placement(of: upright, in: clampedBox(targetSize), fit: fit).size
+    }
+
     /// The upright size a decode must reach so that drawing it with `fit`
     /// into `targetSize` never upscales what a full decode would not.
     static func minimumSize(upright: PixelSize, targetSize: PixelSize?, fit: FitMode) -> PixelSize {
         guard let targetSize, fit != .none else { return upright }
-        let box = PixelSize(width: min(max(targetSize.width, 1), maxSide),
-                            height: min(max(targetSize.height, 1), maxSide))
+        let box = clampedBox(targetSize)
         switch fit {
         case .cover, .stretch:
             return box

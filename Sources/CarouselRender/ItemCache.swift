@@ -57,6 +57,9 @@ public final class ItemCache: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Serial on purpose: one decode at a time, so that what a decode needs
+    /// besides the cache (its output before scaling, the file's bytes, the
+    /// codec's buffers) is paid once, never once per core.
     private let queue = DispatchQueue(label: "carouseld.decoder", qos: .utility)
     private let onReady: @Sendable () -> Void
     /// Reads, decodes and scales one file (a seam for tests that must hold a

@@ -2,7 +2,7 @@ import CarouselCore
 import Testing
 @testable import CarouselImaging
 
-@Suite("Decoding near a target size: JPEG DCT scaling and WebP's rescaler")
+@Suite("Decoding near a target size: JPEG DCT scaling, WebP's rescaler, PNG's box reduction")
 struct DCTScalingTests {
     @Test("the smallest n/8 whose output covers the target", arguments: [
         // (image, minimum, expected n)
@@ -71,9 +71,10 @@ struct DCTScalingTests {
         expectQuadrants(image, Quadrant.red, Quadrant.green, Quadrant.blue, Quadrant.yellow, tolerance: 8)
     }
 
-    @Test("PNG ignores the target: libpng has no reduced decode")
-    func pngFullSize() throws {
+    @Test("PNG reduces to cover the target too, rows area-averaged as libpng delivers them")
+    func pngReduced() throws {
         let image = try ImageDecoder.decode(path: Fixtures.path("quadrants.png"), targetSize: PixelSize(width: 16, height: 8))
-        #expect(image.size == PixelSize(width: 64, height: 32))
+        #expect(image.size == PixelSize(width: 16, height: 8))
+        expectQuadrants(image, Quadrant.red, Quadrant.green, Quadrant.blue, Quadrant.yellow)
     }
 }

@@ -77,8 +77,17 @@ int cic_png_read_header(cic_png *png, uint32_t *width, uint32_t *height,
                         int *has_alpha, cic_error *err);
 
 /// Decodes every color type and bit depth (palette, gray, 16-bit, interlaced,
-/// tRNS) into premultiplied 32-bit pixels: height rows of `stride` bytes.
-int cic_png_decode(cic_png *png, uint8_t *dst, size_t stride, cic_error *err);
+/// tRNS) into premultiplied 32-bit pixels: `dst_height` rows of `stride` bytes.
+///
+/// At the image's own size libpng writes straight into `dst`. At a smaller
+/// size (each side at most the image's) rows are read one at a time
+/// (png_read_row) and area-averaged as they come, so that no full-size
+/// buffer exists: the scratch memory, reported in `*scratch_bytes`, is 12
+/// bytes per source column (a row and a table) plus 48 per output column (16
+/// bytes per output pixel instead for an interlaced file, whose passes
+/// complete no row before the last).
+int cic_png_decode(cic_png *png, uint8_t *dst, size_t stride, uint32_t dst_width, uint32_t dst_height,
+                   size_t *scratch_bytes, cic_error *err);
 
 /// Releases the reader (png_destroy_read_struct). Accepts NULL.
 void cic_png_destroy(cic_png *png);
