@@ -10,7 +10,8 @@ import CarouselImaging
 ///   pixels than `max_pixels`, and rows that hold its width.
 /// * Asked for a box, it is never larger than the full-size decode, and
 ///   with cover or stretch it covers the box (or is the full size).
-/// * PNG at full size is exactly IHDR's size, turned upright.
+/// * PNG at full size is exactly IHDR's size, turned upright (libpng skips
+///   unknown ancillary chunks before IHDR, so IHDR is looked for).
 enum DecoderProperties {
     static let maxPixelsChoices = [4096, 65536, 1 << 20, 4 << 20]
 
@@ -48,8 +49,7 @@ enum DecoderProperties {
                             "decoded \(image.size) does not cover \(box) (\(fit)); the full size is \(full.size)")
             }
         }
-        if format == .png, let full, file.count >= 24 {
-            let stored = PixelSize(width: bigEndian(file, 16), height: bigEndian(file, 20))
+        if format == .png, let full, let stored = ihdrSize(file) {
             let orientation = (try? ImageDecoder.inspect(bytes: file, name: "fuzz"))?.orientation ?? .identity
             try require(full.size == orientation.uprightSize(of: stored),
                         "PNG decoded at \(full.size) but IHDR says \(stored), orientation \(orientation)")
@@ -63,6 +63,18 @@ enum DecoderProperties {
     static func overwrite(_ file: inout [UInt8], _ bytes: [UInt8], at offset: Int) {
         guard file.count >= offset + bytes.count else { return }
         file.replaceSubrange(offset..<offset + bytes.count, with: bytes)
+    }
+
+    /// The size in the first IHDR chunk, walking the chunks from the signature.
+    static func ihdrSize(_ file: [UInt8]) -> PixelSize? {
+        var i = 8
+        while i + 16 <= file.count {
+            if file[i + 4..<i + 8].elementsEqual("IHDR".utf8) {
+                return PixelSize(width: bigEndian(file, i + 8), height: bigEndian(file, i + 12))
+            }
+            i += 12 + bigEndian(file, i)
+        }
+        return nil
     }
 
     static func bigEndian(_ b: [UInt8], _ o: Int) -> Int {
