@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "carouseld", targets: ["carouseld"]),
         .executable(name: "carouselctl", targets: ["carouselctl"]),
         .executable(name: "carousel-bench", targets: ["CarouselBenchmarks"]),
+        .executable(name: "carousel-fuzz", targets: ["carousel-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -89,6 +90,15 @@ let package = Package(
         // The control socket: the line protocol, its JSON, and the non-blocking server.
         .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
         .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform"]),
+        // Fuzzing: the properties each input format must keep (CarouselFuzzing),
+        // and the libFuzzer entry that scripts/fuzz.sh builds with sanitizers
+        // (a plain build makes it a replayer of input files). `swift test`
+        // replays the seeds and regression inputs in Fuzz/ through the same checks.
+        .target(name: "CarouselFuzzing", dependencies: [
+            "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselSimulation",
+        ]),
+        .executableTarget(name: "carousel-fuzz", dependencies: ["CarouselFuzzing", "CarouselPlatform"]),
+        .testTarget(name: "CarouselFuzzingTests", dependencies: ["CarouselFuzzing"]),
         // Tier 3: the daemon on the offscreen display: its pieces as units on a
         // manual clock, and the whole daemon run as a process.
         .testTarget(name: "CarouselDaemonTests", dependencies: [

@@ -11,6 +11,8 @@ packages=(
   libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
+# Fuzzing (scripts/fuzz.sh) needs no package: libFuzzer and AddressSanitizer
+# come with the Swift toolchain's clang (lib/swift/clang/lib/linux).
 
 missing=()
 for p in "${packages[@]}"; do

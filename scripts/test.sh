@@ -34,6 +34,13 @@ print(f"simulate: {len(lines)} JSON lines, {len(events)} events")
 PY
 echo "simulate example: passed"
 
+echo "== fuzzing: every target 20 s with libFuzzer and AddressSanitizer (scripts/fuzz.sh; longer runs by hand)"
+fuzz_log=$(mktemp)
+trap 'rm -f "$log" "$out" "$fuzz_log"' EXIT
+bash scripts/fuzz.sh all 20 | tee "$fuzz_log"
+fuzz_passed=$(sed -n 's/^fuzz: \([0-9]*\) passed, 0 failed$/\1/p' "$fuzz_log")
+[ -n "$fuzz_passed" ] || { echo "could not read the fuzz summary" >&2; exit 1; }
+
 echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
 # The VM's kernel, root image and initramfs are built once and cached in .build-vm/.
 bash scripts/vm/build-assets.sh
@@ -42,7 +49,7 @@ vm_binary=.build-static/release/carouseld
 python3 scripts/vm/drm_smoke.py --binary "/mnt/host/$vm_binary"
 python3 scripts/vm/input_smoke.py --binary "$vm_binary"
 e2e_log=$(mktemp)
-trap 'rm -f "$log" "$out" "$e2e_log"' EXIT
+trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log"' EXIT
 python3 scripts/vm/e2e.py "$vm_binary" | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' "$e2e_log")
 [ -n "$e2e_passed" ] || { echo "could not read the e2e summary" >&2; exit 1; }
@@ -50,11 +57,11 @@ e2e_passed=$(sed -n 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' "$e2e_log")
 echo "== the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd"
 swift build -c release --static-swift-stdlib --scratch-path .build-static --product carouselctl
 service_log=$(mktemp)
-trap 'rm -f "$log" "$out" "$e2e_log" "$service_log"' EXIT
+trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$service_log"' EXIT
 python3 scripts/vm/service_e2e.py .build-static/release | tee "$service_log"
 service_passed=$(sed -n 's/^service: \([0-9]*\) passed, 0 failed$/\1/p' "$service_log")
 [ -n "$service_passed" ] || { echo "could not read the service test summary" >&2; exit 1; }
 
 # One closing line for the whole suite: Swift tests, the simulate example,
-# the two VM smoke tests, the e2e scenarios and the service checks.
-echo "tests: $((swift_tests + 1 + 2 + e2e_passed + service_passed)) passed, 0 failed"
+# the fuzz targets, the two VM smoke tests, the e2e scenarios and the service checks.
+echo "tests: $((swift_tests + 1 + fuzz_passed + 2 + e2e_passed + service_passed)) passed, 0 failed"

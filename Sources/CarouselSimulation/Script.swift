@@ -106,8 +106,12 @@ public struct SimulationScript: Sendable {
                 let action: Action
                 switch words[2] {
                 case "down", "move":
-                    guard args.count == 2, let x = Double(args[0]), let y = Double(args[1]), x.isFinite, y.isFinite else {
-                        throw fail("expected '\(words[2]) X Y' in layout pixels")
+                    // A finger is on (or just off) a screen of at most 16384 px: a
+                    // coordinate of 1e57 would drag the model to an offset no
+                    // item index can hold, and the model traps on it.
+                    guard args.count == 2, let x = Double(args[0]), let y = Double(args[1]),
+                          abs(x) <= maximumCoordinate, abs(y) <= maximumCoordinate else {
+                        throw fail("expected '\(words[2]) X Y' in layout pixels, each within ±\(Int(maximumCoordinate))")
                     }
                     let p = Point(x: x, y: y)
                     action = .touch(words[2] == "down" ? .down(id: finger, at: p) : .move(id: finger, to: p))
@@ -154,6 +158,9 @@ public struct SimulationScript: Sendable {
             throw ScriptError(line: line, message: "\(error.message); \(usage)")
         }
     }
+
+    /// The largest touch coordinate a script may give, in layout pixels.
+    static let maximumCoordinate = 1_000_000.0
 
     private static func milliseconds(_ word: String) -> Timestamp? {
         guard let ms = Double(word), ms.isFinite, ms >= 0, ms < 1e12 else { return nil }

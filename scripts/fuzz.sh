@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets with libFuzzer and AddressSanitizer and runs them.
+#
+#   scripts/fuzz.sh                  every target, 10 minutes each (by hand)
+#   scripts/fuzz.sh png 3600         one target for an hour
+#   scripts/fuzz.sh all 20           every target 20 s (what scripts/test.sh runs)
+#
+# Targets (Sources/CarouselFuzzing, one input format each): config, control,
+# exif, jpeg, png, webp, simulate. Each starts from its committed seeds
+# (Fuzz/corpus/TARGET) and every input that ever failed
+# (Fuzz/regressions/TARGET); what it learns stays in .build-fuzz/corpus/TARGET
+# for the next run on this machine. A failing input (a trap, a sanitizer
+# report, a broken property, a timeout or running out of memory) is written
+# to Fuzz/crashes/ and the run fails. Fix the bug, then move the input to
+# Fuzz/regressions/TARGET/: `swift test` replays it from then on.
+#
+# The last line is "fuzz: N passed, M failed"; each target's line says how
+# many inputs it tried.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+targets=(config control exif jpeg png webp simulate)
+target=${1:-all}
+seconds=${2:-600}
+if [ "$target" != all ] && [[ ! " ${targets[*]} " == *" $target "* ]]; then
+  echo "usage: scripts/fuzz.sh [all|${targets[*]// /|}] [SECONDS]" >&2
+  exit 2
+fi
+[ "$target" = all ] || targets=("$target")
+
+# Swift code is instrumented by -sanitize=fuzzer,address (libFuzzer's main
+# comes with it; CAROUSEL_FUZZING leaves out the replayer's main), the C
+# shims (CImageCodecs, CPlatform) by clang's fuzzer-no-link and address.
+# Release, as libFuzzer is meant to run: several times the inputs per second
+# of a debug build, and Swift's overflow and bounds checks stay in.
+# -enable-testing: the EXIF target reads ExifReader, internal to its room.
+# The system libraries (libjpeg, libpng, libwebp) are not instrumented: the
+# shims' calls into them and every buffer we hand them are.
+echo "fuzz: building (.build-fuzz)" >&2
+swift build --scratch-path .build-fuzz -c release --product carousel-fuzz \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -DCAROUSEL_FUZZING \
+  -Xcc -fsanitize=fuzzer-no-link,address >&2
+binary=.build-fuzz/release/carousel-fuzz
+
+mkdir -p Fuzz/crashes .build-fuzz/logs
+passed=0
+failed=0
+for t in "${targets[@]}"; do
+  corpus=.build-fuzz/corpus/$t
+  log=.build-fuzz/logs/$t.log
+  mkdir -p "$corpus" "Fuzz/regressions/$t"
+  # Long enough inputs to reach the paths past a limit: the control
+  # socket's 4096-byte line, a decoder's second scanline pass.
+  case $t in
+    control) max_len=12000 ;;
+    jpeg|png|webp) max_len=16384 ;;
+    exif) max_len=4096 ;;
+    *) max_len=8192 ;;
+  esac
+  dict=()
+  [ -f "Fuzz/dict/$t.dict" ] && dict=("-dict=Fuzz/dict/$t.dict")
+  status=0
+  # The first folder is where libFuzzer adds what it finds; the committed ones are only read.
+  # Swift's own crash backtracer is off: libFuzzer prints the stack, and the
+  # backtracer's reads of memory trip AddressSanitizer's shadow gap.
+  CAROUSEL_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no "$binary" "$corpus" "Fuzz/corpus/$t" "Fuzz/regressions/$t" \
+    "${dict[@]}" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="Fuzz/crashes/$t-" >"$log" 2>&1 || status=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
+  if [ "$status" -eq 0 ]; then
+    echo "fuzz $t: ${runs:-?} inputs in ${seconds} s, $(find "$corpus" -type f | wc -l) in its corpus, 0 failures"
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "fuzz $t: FAILED after ${runs:-?} inputs (exit $status); what went wrong, from $log:"
+    grep -m 6 -E 'Fatal error|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY|ALARM|out-of-memory' "$log" | cut -c1-400 | sed 's/^/  /'
+    input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
+    if [ -n "$input" ]; then
+      echo "  the input: $input"
+      echo "  again: CAROUSEL_FUZZ_TARGET=$t $binary $input"
+      echo "  without sanitizers: swift build --product carousel-fuzz && .build/debug/carousel-fuzz $t $input"
+      echo "  once fixed: git mv/add it as Fuzz/regressions/$t/NAME (swift test replays it)"
+    fi
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
