@@ -34,10 +34,15 @@ import Musl
 /// the new folder and the change says `folderReplaced`. Both ask for a
 /// rescan; `fileDescriptor` stays the same throughout.
 ///
+/// Mounting makes no inotify event, so the mount table is watched too
+/// (`mountsDescriptor`, /proc/self/mountinfo): after any mount or unmount,
+/// `mountsChanged()` looks at what the path names now, and a file system
+/// mounted on the folder (or under it, on its path) or unmounted from it
+/// is a `folderReplaced` like any other new folder.
+///
 /// - FIXME: if the parent itself is deleted or moved, or cannot be watched
-///   (no read permission on it), a vanished folder is not followed back;
-///   the daemon has to create a new watcher. Nor is a file system mounted
-///   on the folder after an unmount: mounting makes no inotify event.
+///   (no read permission on it), a vanished folder is not followed back
+///   until the next mount or unmount; the daemon has to create a new watcher.
 /// - Note: every entry created or removed in the parent wakes the descriptor
 ///   (inotify cannot watch one name); `drain()` then returns an empty change.
 public final class FolderWatcher {
@@ -83,6 +88,9 @@ public final class FolderWatcher {
     /// The folder being watched, as given.
     public let folder: String
     private var descriptor: Int32
+    /// /proc/self/mountinfo, open for its change notification; -1 if it
+    /// cannot be opened (no /proc).
+    private var mounts: Int32 = -1
     private let buffer: UnsafeMutableRawPointer
     /// The watch on the folder now at `folder`; nil while there is none.
     /// Events of older watches (a folder moved away, whose `IN_IGNORED` is
@@ -157,6 +165,9 @@ public final class FolderWatcher {
         }
         self.buffer = UnsafeMutableRawPointer.allocate(
             byteCount: Self.bufferSize, alignment: MemoryLayout<inotify_event>.alignment)
+        // The kernel marks it (POLLPRI | POLLERR) at each mount or unmount
+        // in this mount namespace; poll/epoll clear the mark.
+        mounts = (try? systemCall("open") { open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) }) ?? -1
     }
 
     deinit {
@@ -168,12 +179,33 @@ public final class FolderWatcher {
     /// after `close()`. Still owned by this object: do not close it.
     public var fileDescriptor: Int32 { descriptor }
 
+    /// A descriptor that is ready for `EPOLLPRI` after a file system was
+    /// mounted or unmounted (/proc/self/mountinfo); call `mountsChanged()`
+    /// then. -1 when there is none (no /proc, or after `close()`).
+    public var mountsDescriptor: Int32 { mounts }
+
+    /// Looks at what `folder` names after a mount or unmount: the change
+    /// says `folderReplaced` if it is another directory now (a file system
+    /// mounted on it or unmounted from it), `folderVanished` if nothing is
+    /// there; empty if it is the same folder.
+    public func mountsChanged() -> Change {
+        var change = Change()
+        guard descriptor >= 0 else { return change }
+        rewatch(&change)
+        if folderWatch != nil { change.folderVanished = false }
+        return change
+    }
+
     /// Stops watching and closes the descriptor; later calls do nothing.
     /// Remove the descriptor from any epoll set first.
     public func close() {
         guard descriptor >= 0 else { return }
         closeDescriptor(descriptor)
         descriptor = -1
+        if mounts >= 0 {
+            closeDescriptor(mounts)
+            mounts = -1
+        }
     }
 
     /// Reads every queued event without blocking and sums them up. Returns an

@@ -28,6 +28,12 @@ public final class DRMBackend: DisplayBackend {
     public private(set) var physicalSize: PhysicalSize?
     /// Whether the connector had a display at the last look (`reprobe`).
     public private(set) var isConnected = true
+    /// The card's device number (`st_rdev`), which udev's events name
+    /// (`udev_device_get_devnum`): whether a removed card is this one.
+    public var deviceNumber: UInt64 {
+        var status = stat()
+        return fstat(device.fd, &status) == 0 ? UInt64(status.st_rdev) : 0
+    }
 
     public var panelSize: PixelSize { PixelSize(width: mode.width, height: mode.height) }
     public var modeName: String { mode.name }
@@ -229,6 +235,20 @@ public final class DRMBackend: DisplayBackend {
         buffers = []
     }
 
+    /// Gives up a card that went away (its driver unbound or unloaded):
+    /// frees the buffers without waiting for a flip or putting the CRTC
+    /// back, neither of which an unplugged device can do (every ioctl fails
+    /// with ENODEV, and a pending flip's event may never come). The card's
+    /// descriptor closes when the backend is dropped. Later calls behave as
+    /// after `restore`.
+    public func abandon() {
+        guard !restored else { return }
+        restored = true
+        pending = nil
+        for b in buffers { b.release() }
+        buffers = []
+    }
+
     // MARK: hotplug
 
     /// Looks at the connector again after a hotplug event (udev "drm"
@@ -411,7 +431,7 @@ public final class DRMBackend: DisplayBackend {
     public static func isWorthWaiting(_ error: DisplayError) -> Bool {
         switch error.reason {
         case .noDevice, .notConnected: return true
-        case .permission, .busy, .other: return false
+        case .permission, .busy, .gone, .other: return false
         }
     }
 

@@ -39,6 +39,7 @@ enum DRMErrors {
         switch code {
         case EACCES, EPERM: return .permission
         case EBUSY: return .busy
+        case ENODEV: return .gone
         default: return .other
         }
     }

@@ -23,7 +23,7 @@ import Glibc
 /// frames are drawn when the picture changed, paced by `FramePacer`.
 public final class Daemon {
     enum Token: UInt64 {
-        case timer = 1, signals, wakeup, display, input, watcher, hotplug
+        case timer = 1, signals, wakeup, display, input, watcher, hotplug, mounts
     }
 
     /// What the daemon opens besides the display. Tests on the offscreen
@@ -38,6 +38,10 @@ public final class Daemon {
         public var signals = true
         /// udev's display hotplug events (DRM only).
         public var hotplug = true
+        /// Opens the display again after its device went away and a card
+        /// appeared (`displayMayBeBack`). Default: the DRM display the
+        /// configuration names, for a DRM backend; none for others.
+        public var reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
         /// CLOCK_MONOTONIC when the process started (µs), for the
         /// "first frame ... ms after start" lines.
         public var startedAt: Int64?
@@ -48,7 +52,11 @@ public final class Daemon {
     public internal(set) var config: Configuration
     /// The file `reload` and SIGHUP read again.
     public let configPath: String
-    public let backend: DisplayBackend
+    /// The display; an `AbsentDisplay` while its device is away.
+    public internal(set) var backend: DisplayBackend
+    /// The backend's descriptor in the epoll set, if it has one.
+    private var displayDescriptor: Int32?
+    private let reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
     public internal(set) var layout: Layout
     public var rotation: Rotation { layout.rotation }
     public internal(set) var model: Carousel
@@ -138,7 +146,12 @@ public final class Daemon {
         try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
         if let signals { try epoll.add(signals.fd.raw, token: Token.signals.rawValue) }
         try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
-        if let fd = backend.fileDescriptor { try epoll.add(fd, token: Token.display.rawValue) }
+        if let fd = backend.fileDescriptor {
+            try epoll.add(fd, token: Token.display.rawValue)
+            displayDescriptor = fd
+        }
+        let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
+        reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
         watchAlbum()
         if let interval = notifier.watchdogInterval {
             nextWatchdog = startTime
@@ -158,12 +171,21 @@ public final class Daemon {
     func watchAlbum() {
         if let old = watcher {
             epoll.remove(old.fileDescriptor)
+            if old.mountsDescriptor >= 0 { epoll.remove(old.mountsDescriptor) }
             watcher = nil
         }
         guard config.images.files.isEmpty else { return }
         do {
             let w = try FolderWatcher(folder: config.images.path)
             try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
+            if w.mountsDescriptor >= 0 {
+                // Without it a file system mounted on the folder later goes unseen; not fatal.
+                do {
+                    try epoll.add(w.mountsDescriptor, token: Token.mounts.rawValue, events: Epoll.priority)
+                } catch {
+                    log(.warning, "not watching mounts for \(config.images.path): \(error)")
+                }
+            }
             watcher = w
         } catch {
             log(.warning, "not watching \(config.images.path) for changes: \(error)")
@@ -269,7 +291,8 @@ public final class Daemon {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
         }
-        if moving || needsFrame, let frame = pacer.nextFrame(after: now) {
+        // No display, no frames: the model's own deadlines (autoplay) still run.
+        if moving || needsFrame, !displayIsAway, let frame = pacer.nextFrame(after: now) {
             wake = min(wake ?? frame, frame)
         }
         return wake
@@ -308,8 +331,18 @@ public final class Daemon {
             for routed in input?.read() ?? [] { carryOut(routed) }
         case .watcher:
             folderChanged()
+        case .mounts:
+            if let change = watcher?.mountsChanged() { folderChanged(change) }
         case .hotplug:
-            if hotplug?.drain() == true { displayChanged() }
+            guard let events = hotplug?.drain() else { break }
+            if let drm = backend as? DRMBackend, events.removedCards.contains(drm.deviceNumber) {
+                displayWentAway("its card was removed: driver unbound or unloaded?")
+            }
+            if displayIsAway {
+                if events.count > 0 { displayMayBeBack() }
+            } else if events.hotplug {
+                displayChanged()
+            }
         case nil:
             break
         }
@@ -361,6 +394,9 @@ public final class Daemon {
                       panelWidth: buffer.size.width, panelHeight: buffer.size.height)
         do {
             try backend.present(buffer)
+        } catch where error.reason == .gone {
+            displayWentAway("\(error)")
+            return
         } catch {
             // The frame stays due; try again a while later rather than on
             // every pass of the loop (which would spin and flood the log).
@@ -453,6 +489,61 @@ public final class Daemon {
         }
     }
 
+    /// Whether the display's device is away (`AbsentDisplay` stands in).
+    public var displayIsAway: Bool { backend is AbsentDisplay }
+
+    /// The display's device went away under us (a `remove` event for its
+    /// card, or ENODEV from presenting): one line, the stand-in takes its
+    /// place, and the carousel runs on (autoplay, commands, input) without
+    /// drawing until `displayMayBeBack` finds a display again.
+    public func displayWentAway(_ why: String) {
+        guard !displayIsAway else { return }
+        if let fd = displayDescriptor {
+            epoll.remove(fd)
+            displayDescriptor = nil
+        }
+        let gone = backend
+        backend = AbsentDisplay(replacing: gone)
+        if let drm = gone as? DRMBackend { drm.abandon() } else { gone.restore() }
+        log(.warning, "display: \(gone.summary) went away (\(why)); "
+            + (reopenDisplay == nil ? "nothing will be drawn" : "the carousel runs on and draws again when it is back"))
+        pacer.displayReset()
+        needsFrame = true
+    }
+
+    /// A card appeared (or a connector changed) while the display was away:
+    /// open it again; once it opens, draw a whole frame there (laid out
+    /// anew if its size or orientation differs). Not there yet: wait for
+    /// the next event, quietly.
+    public func displayMayBeBack() {
+        guard displayIsAway, let reopen = reopenDisplay else { return }
+        let fresh: DisplayBackend
+        do {
+            fresh = try reopen(config)
+        } catch {
+            log(.debug, "display not back yet: \(error)")
+            return
+        }
+        if let fd = fresh.fileDescriptor {
+            do {
+                try epoll.add(fd, token: Token.display.rawValue)
+            } catch {
+                log(.error, "display: cannot watch \(fresh.summary): \(error)")
+                fresh.restore()
+                return
+            }
+            displayDescriptor = fd
+        }
+        let before = backend
+        backend = fresh
+        log(.info, "display is back: \(fresh.summary)")
+        displayWasRemodeset()
+        if fresh.panelSize != before.panelSize || fresh.panelRotation != before.panelRotation
+            || fresh.physicalSize != before.physicalSize {
+            relayout()
+        }
+    }
+
     // MARK: - The album changes
 
     /// Files that cannot be decoded are skipped: one log line each, and the
@@ -468,17 +559,21 @@ public final class Daemon {
     public func folderChanged() {
         guard let w = watcher else { return }
         do {
-            let change = try w.drain()
-            if change.folderReplaced {
-                log(.info, "\(config.images.path) is a new folder now (re-created or moved in); watching it")
-            } else if change.folderVanished {
-                log(.warning, "\(config.images.path) was removed; showing nothing until it is back")
-            }
-            guard !change.isEmpty else { return }
+            folderChanged(try w.drain())
         } catch {
             log(.warning, "watching \(config.images.path): \(error)")
-            return
         }
+    }
+
+    /// What the watcher saw (events, or a look after a mount or unmount).
+    func folderChanged(_ change: FolderWatcher.Change) {
+        if change.folderReplaced {
+            log(.info, "\(config.images.path) is another folder now (re-created, moved in, or a file system mounted"
+                + " or unmounted there); watching it")
+        } else if change.folderVanished {
+            log(.warning, "\(config.images.path) was removed or unmounted; showing nothing until it is back")
+        }
+        guard !change.isEmpty else { return }
         rescanAlbum()
     }
 

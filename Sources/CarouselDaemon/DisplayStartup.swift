@@ -13,12 +13,10 @@ import Glibc
 /// once, wait for one, and start when it comes. SIGTERM still stops the wait.
 public func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws(StartupExit) -> DisplayBackend {
     let display = configuration.display
-    let request = configuration.displayModeRequest
-    let api = DRMAPI(rawValue: display.api.rawValue) ?? .auto
     var waited = false
     while true {
         do {
-            return try DRMBackend(device: display.device, connector: display.connector, mode: request, api: api)
+            return try openDRMBackend(configuration)
         } catch {
             guard DRMBackend.isWorthWaiting(error), !waited else {
                 log(.error, "display: \(error)")
@@ -39,6 +37,14 @@ public func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNoti
             }
         }
     }
+}
+
+/// The DRM display the configuration's [display] section names, opened
+/// now (at start, and again when a card that went away comes back).
+public func openDRMBackend(_ configuration: Configuration) throws(DisplayError) -> DRMBackend {
+    let display = configuration.display
+    return try DRMBackend(device: display.device, connector: display.connector, mode: configuration.displayModeRequest,
+                          api: DRMAPI(rawValue: display.api.rawValue) ?? .auto)
 }
 
 /// Start-up ended before the loop: stopped while waiting (exit 0), or a

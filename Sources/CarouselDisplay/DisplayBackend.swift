@@ -123,6 +123,10 @@ public struct DisplayError: Error, Equatable, Sendable, CustomStringConvertible 
         case permission
         /// Another program owns the display (not DRM master, EBUSY).
         case busy
+        /// The device went away under an open descriptor (ENODEV: its driver
+        /// was unbound or unloaded, a USB display was unplugged). The
+        /// descriptor is useless now; a new one must be opened when it returns.
+        case gone
         /// Anything else.
         case other
     }

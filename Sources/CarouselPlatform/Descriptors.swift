@@ -33,6 +33,8 @@ public enum MonotonicClock {
 
 /// An epoll set: every source of the daemon's loop is a descriptor in it.
 public final class Epoll {
+    /// `EPOLLPRI`: urgent data, or a change mark such as /proc/self/mountinfo's.
+    public static let priority: UInt32 = EPOLLPRI.rawValue
     public let fd: FileDescriptor
     private var buffer = [epoll_event](repeating: epoll_event(), count: 32)
 

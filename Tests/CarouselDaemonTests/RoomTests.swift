@@ -197,7 +197,8 @@ final class OffscreenDaemon {
     let daemon: Daemon
 
     init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
-         physicalSize: PhysicalSize? = nil, ini: String = "") throws {
+         physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
+         reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -210,6 +211,7 @@ final class OffscreenDaemon {
         let config = try readConfiguration(path)
         backend = OffscreenBackend(size: panel, physicalSize: physicalSize)
         var options = Daemon.Options()
+        options.reopenDisplay = reopen
         options.input = false
         options.controlSocket = false
         options.signals = false
@@ -217,7 +219,7 @@ final class OffscreenDaemon {
         let clock = Clock()
         clock.now = now
         self.clock = clock
-        daemon = try Daemon(config: config, path: path, backend: backend, options: options, clock: { clock.now })
+        daemon = try Daemon(config: config, path: path, backend: given ?? backend, options: options, clock: { clock.now })
     }
 
     final class Clock: @unchecked Sendable { var now: Int64 = 0 }
