@@ -3,6 +3,7 @@ import CarouselControl
 import CarouselDisplay
 import CarouselCore
 import CarouselPlatform
+import CarouselImaging
 import CarouselRender
 import Dispatch
 import Synchronization
@@ -179,8 +180,13 @@ extension Daemon {
                     try copy.writePNG(to: path)
                     reply = .ok(["path": .string(path)])
                 case let .descriptor(file):
-                    try copy.writePNG(toDescriptor: file.raw)
-                    reply = .ok(["bytes": .int(Int(lseek(file.raw, 0, SEEK_CUR)))])
+                    do throws(PNGWriteError) {
+                        try copy.writePNG(toDescriptor: file.raw)
+                        reply = .ok(["bytes": .int(Int(lseek(file.raw, 0, SEEK_CUR)))])
+                    } catch {
+                        // The client knows the file's name; the daemon only says why.
+                        reply = .error("screenshot: \(error.reason)")
+                    }
                 }
             } catch {
                 reply = .error("screenshot: \(error)")

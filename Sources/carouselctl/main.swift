@@ -281,6 +281,16 @@ struct Screenshot: ParsableCommand {
     }
 
     func run() throws {
+        do {
+            try save()
+        } catch let failure as Failure where connection.json && failure.status == .errorReply {
+            // --json promises a reply line on stdout, ours when carouseld's names no file.
+            if let message = failure.message { print(ControlReply.error(message).line) }
+            throw Failure(status: failure.status, message: nil)
+        }
+    }
+
+    private func save() throws {
         let file = try ScreenshotFile(path)
         defer { file.discard() }
         let line: String
@@ -303,8 +313,7 @@ struct Screenshot: ParsableCommand {
                 for output in humanReadable(fields) { print(output) }
             }
         case let .error(message):
-            if connection.json { print(line) }
-            throw Failure(status: .errorReply, message: connection.json ? nil : message)
+            throw Failure(status: .errorReply, message: "cannot write \(file.path): \(message)")
         }
     }
 }

@@ -228,6 +228,12 @@ struct CarouselctlTests {
         let shot = try carouselctl(["screenshot", "/nonexistent-\(UUID().uuidString)/x.png", "--socket", socket])
         #expect(shot.status == 1, "\(shot)")
         #expect(!shot.stderr.isEmpty, "\(shot)")
+        // With --json, the failure is a reply line too, naming the file.
+        let missing = "/nonexistent-\(UUID().uuidString)/x.png"
+        let json = try carouselctl(["screenshot", missing, "--json", "--socket", socket])
+        #expect(json.status == 1, "\(json)")
+        #expect(json.json?["ok"] == .bool(false), "\(json)")
+        #expect(json.json?["error"]?.stringValue?.contains(missing) == true, "\(json)")
     }
 
     @Test func aBadCommandLineExitsWithTwoAndSendsNothing() throws {
