@@ -67,7 +67,7 @@ extension Daemon {
                 guard let file = control.takePassedDescriptor() else {
                     return .error("screenshot needs a path, or an open file sent with the line (SCM_RIGHTS) as carouselctl does")
                 }
-                if let problem = ScreenshotTarget.unusable(file) { return .error("screenshot: \(problem)") }
+                if let problem = ScreenshotTarget.prepare(file) { return .error("screenshot: \(problem)") }
                 target = .descriptor(file)
             }
             startScreenshot(to: target, ticket: control.deferReply())

@@ -234,10 +234,11 @@ enum ScreenshotTarget: Sendable {
     case path(String)
     case descriptor(FileDescriptor)
 
-    /// Why a passed descriptor cannot take a PNG, or nil: it must be a
-    /// regular file open for writing (a pipe or socket could block the
-    /// writer for ever; a terminal or device is no place for one).
-    static func unusable(_ file: FileDescriptor) -> String? {
+    /// Readies a passed descriptor for a PNG (emptied, at its start), or
+    /// says why it cannot take one: it must be a regular file open for
+    /// writing (a pipe or socket could block the writer for ever; a
+    /// terminal or device is no place for one).
+    static func prepare(_ file: FileDescriptor) -> String? {
         var info = stat()
         guard fstat(file.raw, &info) == 0 else { return "the file sent cannot be examined: \(String(cString: strerror(errno)))" }
         guard info.st_mode & S_IFMT == S_IFREG else { return "the descriptor sent is not a regular file" }
