@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -127,7 +128,6 @@ class Suite:
         with open(ini, "w") as f:
             f.write(self.config(os.path.join(REPO, "scripts/demo/images")))
         out = os.path.join(self.out, f"ref-{offset}.png")
-        import subprocess
         subprocess.run([os.path.join(self.host_bin, "carouseld"), "render", "--config", ini, "--size", f"{W}x{H}",
                         f"--offset={offset}", "--out", out], check=True, capture_output=True)
         return read_png_rgb(out)
