@@ -238,15 +238,18 @@ public final class DRMBackend: DisplayBackend {
     /// Gives up a card that went away (its driver unbound or unloaded):
     /// frees the buffers without waiting for a flip or putting the CRTC
     /// back, neither of which an unplugged device can do (every ioctl fails
-    /// with ENODEV, and a pending flip's event may never come). The card's
-    /// descriptor closes when the backend is dropped. Later calls behave as
-    /// after `restore`.
+    /// with ENODEV, and a pending flip's event may never come), and closes
+    /// the card's descriptor now, whoever still holds the backend: the
+    /// kernel frees an unplugged device only once its last descriptor is
+    /// closed. Later calls behave as after `restore`; what still refers to
+    /// the device (a mode blob) fails harmlessly on descriptor -1.
     public func abandon() {
         guard !restored else { return }
         restored = true
         pending = nil
         for b in buffers { b.release() }
         buffers = []
+        device.descriptor.close()
     }
 
     // MARK: hotplug

@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -127,7 +128,6 @@ class Suite:
         with open(ini, "w") as f:
             f.write(self.config(os.path.join(REPO, "scripts/demo/images")))
         out = os.path.join(self.out, f"ref-{offset}.png")
-        import subprocess
         subprocess.run([os.path.join(self.host_bin, "carouseld"), "render", "--config", ini, "--size", f"{W}x{H}",
                         f"--offset={offset}", "--out", out], check=True, capture_output=True)
         return read_png_rgb(out)
@@ -169,8 +169,8 @@ def main():
 
         def fresh_pictures():
             # A scenario before may have taken the card away and back.
-            # (A card bound again may come back as card1: the kernel's fbdev
-            # emulation still holds the old minor.)
+            # (A card bound again comes back as card1 if anything still holds
+            # the old card0 open.)
             s.sh("udevadm settle -t 60; for i in $(seq 90); do ls /dev/dri/card* >/dev/null 2>&1 && exit 0; sleep 1; done; exit 1",
                  timeout=240)
             s.sh(f"umount -l {PICS} 2>/dev/null; mkdir -p {PICS} && mount -t tmpfs -o size=8m faults {PICS} "
@@ -197,6 +197,10 @@ def main():
                 m = d.wait_output(r"<[34]>[^\n]*(display|/dev/dri)[^\n]*(gone|removed|unbound|went away)[^\n]*",
                                   timeout=120, stream="stderr")
                 s.figures["unbind line"] = m.group(0).decode()
+                # The dead card is let go (else the kernel cannot free it).
+                held = s.sh(f"ls -l /proc/{d.pid}/fd | grep -c /dev/dri || true").strip()
+                if held != "0":
+                    raise Failure(f"carouseld still holds {held} descriptor(s) of the removed card")
                 # Still running, still answering; commands still move the model.
                 s.alive(d)
                 ok, reply = s.ctl("next")
