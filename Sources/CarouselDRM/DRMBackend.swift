@@ -157,7 +157,13 @@ public final class DRMBackend: DisplayBackend {
         return ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, index: 1 - front)
     }
 
-    public func present(_ buffer: ScanoutBuffer) throws(DisplayError) {
+    /// Panel-sized buffers only, for now.
+    public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
+
+    public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
+        guard window == .zero else {
+            throw DisplayError("\(devicePath) shows whole buffers only, not a window at \(window)", reason: .windowRefused)
+        }
         guard !restored else {
             throw DisplayError("present on \(devicePath) after restore", hint: "a bug: the display was already given back")
         }
@@ -434,7 +440,7 @@ public final class DRMBackend: DisplayBackend {
     public static func isWorthWaiting(_ error: DisplayError) -> Bool {
         switch error.reason {
         case .noDevice, .notConnected: return true
-        case .permission, .busy, .gone, .other: return false
+        case .permission, .busy, .gone, .windowRefused, .other: return false
         }
     }
 

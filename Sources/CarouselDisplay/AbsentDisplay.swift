@@ -35,7 +35,8 @@ public final class AbsentDisplay: DisplayBackend {
     }
 
     public func acquire() -> ScanoutBuffer? { nil }
-    public func present(_ buffer: ScanoutBuffer) throws(DisplayError) {
+    public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
+    public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
         throw DisplayError("no display: \(was) went away", hint: "carouseld draws again when it is back")
     }
     public func dispatch() throws(DisplayError) -> Bool { false }

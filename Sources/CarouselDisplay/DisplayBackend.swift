@@ -1,26 +1,60 @@
 import CarouselImaging
 
-/// A buffer the next frame is written into: `size` pixels of XRGB8888,
-/// `stride` bytes per row. For DRM it is scanout memory (often
-/// write-combined): write it in sequential rows and never read it.
+/// A buffer the next frame is written into: `extent` pixels of XRGB8888,
+/// `stride` bytes per row, of which a `size` (the panel's) window is shown.
+/// For DRM it is scanout memory (often write-combined): write it in
+/// sequential rows and never read it.
+///
+/// A buffer keeps what was written into it until the backend reallocates
+/// its buffers, which changes `generation`: a renderer may then write only
+/// what changed since it last wrote the same buffer (`index`) of the same
+/// generation.
 public struct ScanoutBuffer: @unchecked Sendable {
     public let pixels: UnsafeMutableRawPointer
     public let stride: Int
+    /// The panel's size: the window of the buffer that is shown.
     public let size: PixelSize
+    /// The whole buffer: `size`, or longer along one axis when the backend
+    /// granted room for a moving window (`reserveWindowRoom`).
+    public let extent: PixelSize
     /// Which of the backend's buffers this is.
     public let index: Int
+    /// Changes whenever the backend's buffers are made anew (a new mode, new
+    /// room): what was written into them before is gone.
+    public let generation: Int
 
-    public init(pixels: UnsafeMutableRawPointer, stride: Int, size: PixelSize, index: Int) {
+    public init(pixels: UnsafeMutableRawPointer, stride: Int, size: PixelSize, extent: PixelSize? = nil, index: Int,
+                generation: Int = 0) {
         self.pixels = pixels
         self.stride = stride
         self.size = size
+        self.extent = extent ?? size
         self.index = index
+        self.generation = generation
     }
 }
 
+/// The axis along which a buffer may be longer than the panel, so that
+/// moving the scan-out window over it slides the picture without copying.
+public enum ScanoutAxis: String, Sendable {
+    case horizontal, vertical
+}
+
+/// A pixel position: the top-left corner of the window a buffer shows.
+public struct PixelPoint: Hashable, Sendable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public init(x: Int, y: Int) {
+        self.x = x
+        self.y = y
+    }
+    public static let zero = PixelPoint(x: 0, y: 0)
+    public var description: String { "(\(x), \(y))" }
+}
+
 /// Where frames go: the kernel's DRM/KMS (a real panel) or memory (tests,
-/// previews). The renderer never knows which: it composes into its own
-/// shadow frame and copies that into the buffer `acquire` hands out.
+/// previews). The renderer never knows which: it composes straight into the
+/// buffer `acquire` hands out, writing only what changed in that buffer.
 ///
 /// Contract: at most one frame is in flight. After `present`, `acquire`
 /// returns `nil` until the backend reports the previous frame done (DRM: the
@@ -56,9 +90,20 @@ public protocol DisplayBackend: AnyObject {
 
     /// A free buffer for the next frame, or `nil` while a frame is in flight.
     func acquire() -> ScanoutBuffer?
-    /// Shows `buffer` (from `acquire`): a page flip on vblank for DRM. If this
-    /// throws, the buffer is free again and the previous frame stays on screen.
-    func present(_ buffer: ScanoutBuffer) throws(DisplayError)
+    /// Shows the panel-sized window of `buffer` (from `acquire`) whose
+    /// top-left corner is `window` (inside `buffer.extent`): a page flip on
+    /// vblank for DRM. If this throws, the buffer is free again and the
+    /// previous frame stays on screen; `.windowRefused` says the display
+    /// cannot show that window (the room is withdrawn: present at `.zero`).
+    func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError)
+    /// Asks for buffers `room` pixels longer than the panel along `axis`, so
+    /// that `present` can show any panel-sized window of them (zero-copy
+    /// slides: the scan-out window moves, the pixels stay). Returns the room
+    /// granted: `room`, or 0 when the display cannot move its window or the
+    /// memory is not there (buffers stay panel-sized). Takes effect from the
+    /// next `acquire` with a new `generation`; 0 goes back to panel-sized
+    /// buffers. A backend may keep a buffer that is on screen until it leaves.
+    func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int
     /// Reads completion events after `fileDescriptor` became readable; returns
     /// `true` when a presented frame reached the screen (a buffer is free).
     func dispatch() throws(DisplayError) -> Bool
@@ -74,6 +119,11 @@ public protocol DisplayBackend: AnyObject {
     /// Puts the display back as it was found (the saved CRTC, so the console
     /// returns), after waiting for a frame in flight. Safe to call twice.
     func restore()
+}
+
+extension DisplayBackend {
+    /// Shows `buffer` from its top-left corner.
+    public func present(_ buffer: ScanoutBuffer) throws(DisplayError) { try present(buffer, window: .zero) }
 }
 
 /// A panel's physical size as the display reports it (EDID, DRM connector).
@@ -127,6 +177,9 @@ public struct DisplayError: Error, Equatable, Sendable, CustomStringConvertible 
         /// was unbound or unloaded, a USB display was unplugged). The
         /// descriptor is useless now; a new one must be opened when it returns.
         case gone
+        /// The display cannot show the window asked for (its driver refused a
+        /// framebuffer at that offset): present whole panel-sized frames.
+        case windowRefused
         /// Anything else.
         case other
     }

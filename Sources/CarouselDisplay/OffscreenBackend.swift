@@ -24,14 +24,19 @@ public final class OffscreenBackend: DisplayBackend {
     public private(set) var presented = 0
 
     private var buffers: [UnsafeMutableRawPointer]
-    private var stride: Int
+    /// The buffers' whole size: the panel, or longer along one axis when room was reserved.
+    private var extent: PixelSize
+    private var stride: Int { extent.width * 4 }
     private var front = 1
+    /// The window of the front buffer on screen.
+    public private(set) var window = PixelPoint.zero
+    private var generation = 0
 
     public init(size: PixelSize, physicalSize: PhysicalSize? = nil, panelRotation: PanelOrientation = .normal) {
         panelSize = size
         self.physicalSize = physicalSize
         self.panelRotation = panelRotation
-        stride = size.width * 4
+        extent = size
         buffers = Self.allocate(size)
     }
 
@@ -44,10 +49,21 @@ public final class OffscreenBackend: DisplayBackend {
         }
     }
 
-    deinit { for b in buffers { PixelMemory.release(b, stride * panelSize.height) } }
+    private func reallocate(panel: PixelSize, extent newExtent: PixelSize) {
+        for b in buffers { PixelMemory.release(b, stride * extent.height) }
+        panelSize = panel
+        extent = newExtent
+        buffers = Self.allocate(newExtent)
+        front = 1
+        window = .zero
+        generation += 1
+    }
+
+    deinit { for b in buffers { PixelMemory.release(b, stride * extent.height) } }
 
     /// Memory takes any size: a request of another size reallocates the
-    /// screen (as a DRM modeset to a new mode does); `nil` keeps it.
+    /// screen (as a DRM modeset to a new mode does, dropping any window
+    /// room); `nil` keeps it.
     public func changeMode(to request: DisplayModeRequest?) throws(DisplayError) -> Bool {
         guard let request else { return false }
         guard request.width > 0, request.height > 0 else {
@@ -55,20 +71,33 @@ public final class OffscreenBackend: DisplayBackend {
         }
         let size = PixelSize(width: request.width, height: request.height)
         guard size != panelSize else { return false }
-        for b in buffers { PixelMemory.release(b, stride * panelSize.height) }
-        panelSize = size
-        stride = size.width * 4
-        buffers = Self.allocate(size)
-        front = 1
+        reallocate(panel: size, extent: size)
         return true
     }
 
-    public func acquire() -> ScanoutBuffer? {
-        ScanoutBuffer(pixels: buffers[1 - front], stride: stride, size: panelSize, index: 1 - front)
+    /// Memory can show any window: the buffers grow by `room` along `axis`.
+    public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int {
+        let room = max(0, room)
+        let wanted = axis == .horizontal
+            ? PixelSize(width: panelSize.width + room, height: panelSize.height)
+            : PixelSize(width: panelSize.width, height: panelSize.height + room)
+        if wanted != extent { reallocate(panel: panelSize, extent: wanted) }
+        return room
     }
 
-    public func present(_ buffer: ScanoutBuffer) throws(DisplayError) {
+    public func acquire() -> ScanoutBuffer? {
+        ScanoutBuffer(pixels: buffers[1 - front], stride: stride, size: panelSize, extent: extent, index: 1 - front,
+                      generation: generation)
+    }
+
+    public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
+        guard buffer.generation == generation, window.x >= 0, window.y >= 0,
+              window.x + panelSize.width <= extent.width, window.y + panelSize.height <= extent.height else {
+            throw DisplayError("offscreen: window \(window) of a \(panelSize) panel does not lie in a \(extent) buffer of generation \(generation)",
+                               hint: "a bug in the renderer")
+        }
         front = buffer.index
+        self.window = window
         presented += 1
     }
 
@@ -81,12 +110,15 @@ public final class OffscreenBackend: DisplayBackend {
 
     /// Writes what is on the screen as a PNG.
     public func screenshot(to path: String) throws(PNGWriteError) {
-        try PNGWriter.write(path: path, pixels: UnsafeRawPointer(buffers[front]), width: panelSize.width,
+        try PNGWriter.write(path: path, pixels: UnsafeRawPointer(shown), width: panelSize.width,
                             height: panelSize.height, stride: stride)
     }
 
     /// The screen's pixel at (x, y), 0xFFRRGGBB.
     public func pixel(x: Int, y: Int) -> UInt32 {
-        buffers[front].load(fromByteOffset: y * stride + x * 4, as: UInt32.self) | 0xFF00_0000
+        shown.load(fromByteOffset: y * stride + x * 4, as: UInt32.self) | 0xFF00_0000
     }
+
+    /// The first pixel of the window on screen.
+    private var shown: UnsafeMutableRawPointer { buffers[front] + window.y * stride + window.x * 4 }
 }

@@ -27,7 +27,8 @@ final class UnpluggedDisplay: DisplayBackend {
     var pixelFormat: PixelFormat { .xrgb8888 }
     var presentsAsynchronously: Bool { false }
     func acquire() -> ScanoutBuffer? { inner.acquire() }
-    func present(_ buffer: ScanoutBuffer) throws(DisplayError) {
+    func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
+    func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
         presents += 1
         throw DisplayError("drmModeAtomicCommit on /dev/dri/card0: No such device", reason: .gone)
     }
