@@ -50,7 +50,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "CarouselBenchmarks",
-            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender"]
+            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay"]
         ),
         // Image decoding and scaling room: JPEG/PNG/WebP to upright pixels, pixman scaling.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
@@ -78,8 +78,8 @@ let package = Package(
         .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
-        .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging"]),
-        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging"]),
+        .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging", "CarouselDisplay"]),
+        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),

@@ -50,14 +50,21 @@ public struct Geometry: Equatable, Sendable {
     /// shows item `k mod count`: with fewer items than visible slots an item
     /// appears in more than one slot, which is what keeps the wrap seamless.
     public func visibleSlots(offset: Double, count: Int, wrap: Bool) -> ClosedRange<Int>? {
+        slots(from: 0, to: axisExtent, offset: offset, count: count, wrap: wrap)
+    }
+
+    /// The slots whose extent intersects `low..<high` along the axis at
+    /// `offset`: the viewport (`visibleSlots`), or a longer stretch the
+    /// renderer lays out ahead of a slide.
+    public func slots(from low: Double, to high: Double, offset: Double, count: Int, wrap: Bool) -> ClosedRange<Int>? {
         guard count > 0 else { return nil }
-        // start(k) < axisExtent and start(k) + E > 0
-        var first = Int(((offset + (0 - lead - itemExtent) / pitch)).rounded(.down))
-        var last = Int(((offset + (axisExtent - lead) / pitch)).rounded(.up))
-        while start(ofSlot: first, offset: offset) + itemExtent <= 0 { first += 1 }
-        while first > Int.min, start(ofSlot: first - 1, offset: offset) + itemExtent > 0 { first -= 1 }
-        while start(ofSlot: last, offset: offset) >= axisExtent { last -= 1 }
-        while start(ofSlot: last + 1, offset: offset) < axisExtent { last += 1 }
+        // start(k) < high and start(k) + E > low
+        var first = Int(((offset + (low - lead - itemExtent) / pitch)).rounded(.down))
+        var last = Int(((offset + (high - lead) / pitch)).rounded(.up))
+        while start(ofSlot: first, offset: offset) + itemExtent <= low { first += 1 }
+        while first > Int.min, start(ofSlot: first - 1, offset: offset) + itemExtent > low { first -= 1 }
+        while start(ofSlot: last, offset: offset) >= high { last -= 1 }
+        while start(ofSlot: last + 1, offset: offset) < high { last += 1 }
         if !wrap {
             first = max(first, 0)
             last = min(last, count - 1)

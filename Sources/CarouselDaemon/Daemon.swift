@@ -64,8 +64,15 @@ public final class Daemon {
     public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
-    /// The frame in layout orientation, what `screenshot` writes.
-    var shadow: Frame
+    /// Writes frames into the display's buffers (only what changed) and
+    /// keeps the scene on screen, which `screenshot` composes again.
+    var writer: ScreenWriter
+    /// The writer whose scene is on screen (until a frame after a relayout
+    /// is presented, the one from before it): what `screenshot` composes.
+    var shown: ScreenWriter?
+    /// How far the display lets the scan-out window move along the panel
+    /// axis (pixels of room in its buffers; 0: every frame is written).
+    var windowRoom = 0
     let epoll: Epoll
     /// systemd's notification socket (does nothing outside systemd).
     let notifier: ServiceNotifier
@@ -125,7 +132,7 @@ public final class Daemon {
         startTime = clock()
         startedAt = options.startedAt ?? startTime
         layout = Layout(config: config, backend: backend)
-        shadow = Frame(width: layout.size.width, height: layout.size.height)
+        writer = ScreenWriter(compositor: layout.compositor)
         pacer = FramePacer(period: backend.framePeriodMicroseconds)
         travel = config.autoplay.direction == .forward ? 1 : -1
 
@@ -158,6 +165,7 @@ public final class Daemon {
             log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
         }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
+        reserveWindowRoom()
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
         if options.input { openInput() }
@@ -382,18 +390,24 @@ public final class Daemon {
         guard let buffer = backend.acquire() else { return }
         holdUntil = 0
         lastDrawnOffset = x
-        var complete = !placed.isEmpty
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
-        compositor.compose(into: shadow, placements: placed, count: album.count,
-                           page: page, pageCount: model.numberOfPages) { i in
-            let image = self.album.path(i).flatMap(self.cache.image(for:))
-            if image == nil { complete = false }
-            return image
+        // While the content moves, what comes next along the way is laid out
+        // too where the buffers have room: the slide moves the window over it.
+        let ahead = moving && windowRoom > 0 ? travel * windowRoom : 0
+        compositor.layOut(&writer.scene, offset: x, count: album.count, wrap: config.carousel.wrap, page: page,
+                          pageCount: model.numberOfPages, ahead: ahead) { i in
+            self.album.path(i).flatMap(self.cache.image(for:))
         }
-        Scanout.write(shadow, rotation: rotation, to: buffer.pixels, stride: buffer.stride,
-                      panelWidth: buffer.size.width, panelHeight: buffer.size.height)
+        let complete = !placed.isEmpty && writer.scene.complete
+        let window = writer.draw(into: buffer)
         do {
-            try backend.present(buffer)
+            try backend.present(buffer, window: window)
+        } catch where error.reason == .windowRefused {
+            // The driver will not show a window of a buffer: whole frames from now on.
+            log(.warning, "display: \(error); sliding by writing every frame instead")
+            windowRoom = 0
+            writer.invalidate()
+            return
         } catch where error.reason == .gone {
             displayWentAway("\(error)")
             return
@@ -412,6 +426,7 @@ public final class Daemon {
             presentFailures = 0
         }
         needsFrame = false
+        shown = writer
         pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
         // Without flip events a presented frame is on screen at once.
         if !backend.presentsAsynchronously { frameOnScreen() }
@@ -451,7 +466,15 @@ public final class Daemon {
     /// for it; draw a whole new frame.
     func displayWasRemodeset() {
         pacer.displayReset()
+        writer.invalidate()
+        reserveWindowRoom()
         needsFrame = true
+    }
+
+    /// Asks the display for buffers one screen longer along the panel axis,
+    /// so that a slide moves the scan-out window rather than the pixels.
+    func reserveWindowRoom() {
+        windowRoom = backend.reserveWindowRoom(compositor.axisExtent, along: writer.axis)
     }
 
     private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }

@@ -140,13 +140,14 @@ public struct Layout: Sendable {
         var settings = config.carousel
         if let slopScale { settings.touchSlop *= slopScale }
         self.settings = settings
-        compositor = Compositor(geometry: Geometry(viewport: viewport, settings: settings), style: config.renderStyle)
+        compositor = Compositor(geometry: Geometry(viewport: viewport, settings: settings), style: config.renderStyle,
+                                rotation: rotation)
     }
 
     public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
         ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
-                           budgetBytes: config.cacheBytes)
+                           budgetBytes: config.cacheBytes, rotation: rotation)
     }
 
     /// One log line about the slop, when it was scaled.

@@ -130,9 +130,8 @@ extension Daemon {
         let previous = previousCache ?? layout.cacheSettings(config)
         let before = layout
         layout = Layout(config: config, backend: backend, touchscreen: touchscreen)
-        if layout.size.width != shadow.width || layout.size.height != shadow.height {
-            shadow = Frame(width: layout.size.width, height: layout.size.height)
-        }
+        writer = ScreenWriter(compositor: layout.compositor)
+        reserveWindowRoom()
         let cacheSettings = layout.cacheSettings(config)
         if cacheSettings != previous {
             cache.reset(settings: cacheSettings)
@@ -164,15 +163,24 @@ extension Daemon {
 
     // MARK: - Screenshots, off the loop
 
-    /// Starts writing the shadow frame (what is on screen, in layout
-    /// orientation) as a PNG on a background thread; the reply follows when
-    /// the file is complete. The loop only copies the pixels.
+    /// Composes what is on screen once more (the scene of the last frame)
+    /// and writes it upright, in layout orientation, as a PNG on a background
+    /// thread; the reply follows when the file is complete. The loop only
+    /// composes: no frame is kept for this between requests.
     func startScreenshot(to target: ScreenshotTarget, ticket: ControlTicket) {
-        let copy = Frame(width: shadow.width, height: shadow.height)
-        copy.pixels.update(from: shadow.pixels, count: shadow.width * shadow.height)
+        // What is on screen, unless the layout turned or resized since: then
+        // the new layout (as laid out so far), as a screenshot follows the layout.
+        let source = shown.flatMap { old in
+            old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel
+                ? old : nil
+        } ?? writer
+        let panel = Frame(width: source.compositor.panel.width, height: source.compositor.panel.height)
+        source.render(source.scene, into: panel)
+        let rotation = source.compositor.rotation
         let jobs = screenshots
         let wake = wakeup
         Self.screenshotQueue.async {
+            let copy = panel.upright(from: rotation)
             let reply: ControlReply
             do {
                 switch target {

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -51,6 +52,10 @@ public final class DecodedImage: @unchecked Sendable {
     public let hasAlpha: Bool
 
     let base: UnsafeMutableRawPointer
+    /// Unique among the images of this process, never reused: a renderer
+    /// remembers which picture it wrote where without keeping it alive.
+    public let identity: UInt64
+    private static let identities = Atomic<UInt64>(0)
     public var byteCount: Int { stride * height }
     public var size: PixelSize { PixelSize(width: width, height: height) }
 
@@ -73,6 +78,7 @@ public final class DecodedImage: @unchecked Sendable {
         }
         memory.bindMemory(to: UInt32.self, capacity: total / 4)
         self.base = memory
+        identity = Self.identities.wrappingAdd(1, ordering: .relaxed).newValue
         self.width = width
         self.height = height
         self.stride = rowBytes

@@ -1,3 +1,4 @@
+import CarouselCore
 extension DecodedImage {
     /// This image turned upright for `orientation`: a new image, or `self`
     /// for `.identity`.
@@ -35,5 +36,19 @@ extension DecodedImage {
         }
         withExtendedLifetime(self) {}
         return result
+    }
+}
+
+extension DecodedImage {
+    /// This image turned as `rotation` turns the logical picture onto the
+    /// panel (`Rotation.panel`): items are prepared in panel orientation once,
+    /// at decode time, so that every frame is row copies.
+    public func turned(_ rotation: Rotation) throws(ImageError) -> DecodedImage {
+        switch rotation {
+        case .none: self
+        case .clockwise90: try oriented(.rotate90, path: "<turned>")
+        case .upsideDown: try oriented(.rotate180, path: "<turned>")
+        case .clockwise270: try oriented(.rotate270, path: "<turned>")
+        }
     }
 }

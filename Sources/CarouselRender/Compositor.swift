@@ -9,31 +9,96 @@ public struct RenderStyle: Equatable, Sendable {
     public init() {}
 }
 
-/// Draws the carousel into a frame: items at the positions `Geometry` gives
-/// (the same numbers the model hit-tests with), background in the gaps and
-/// letterbox, then the page dots.
+/// One stretch of a frame along the panel's scroll axis, across the whole
+/// cross extent: a prepared item picture, or background.
+public struct SceneSpan: Sendable {
+    /// Where the stretch starts and ends along the panel axis, window coordinates.
+    public var start: Int
+    public var end: Int
+    /// The item's picture, prepared in panel orientation; `nil`: background.
+    public var image: DecodedImage?
+    /// The picture's coordinate along the axis shown at `start`.
+    public var source: Int
+}
+
+/// What a frame shows, in panel orientation: the carousel as spans along
+/// the panel axis (the window is `0..<extent`; a scene laid out ahead of a
+/// slide reaches beyond it), the page dots, or the empty-folder picture.
+/// Rebuilt in place every frame (`Compositor.layOut`), so that drawing
+/// allocates nothing.
+public struct Scene: Sendable {
+    public internal(set) var spans: [SceneSpan] = []
+    /// The stretch the spans cover along the panel axis: `low..<high`, with
+    /// the window `0..<extent` inside it.
+    public internal(set) var low = 0
+    public internal(set) var high = 0
+    /// No pictures: the empty-folder picture, no dots.
+    public internal(set) var empty = false
+    public internal(set) var page = 0
+    public internal(set) var pageCount = 0
+    /// Every item in the window had its picture.
+    public internal(set) var complete = true
+
+    public init() {}
+}
+
+/// Lays the carousel out on the panel: items at the positions `Geometry`
+/// gives (the same numbers the model hit-tests with, in logical pixels),
+/// turned into panel orientation, with background in the gaps and letterbox,
+/// then the page dots.
 ///
-/// Items arrive pre-scaled to `itemPixelSize` (fit mode and letterbox already
-/// applied by the cache, off the render path), so a frame is row copies and
-/// fills: each frame pixel is written once, and nothing is allocated.
+/// Items arrive prepared: scaled to `itemPixelSize` with fit mode and
+/// letterbox applied, then turned to panel orientation (`itemPanelSize`), by
+/// the cache, off the render path. So a frame in any rotation is row copies
+/// and fills along the panel's own rows (`ScreenWriter`).
 public struct Compositor: Sendable {
     public let geometry: Geometry
     public let style: RenderStyle
+    /// How the logical layout is turned on the panel.
+    public let rotation: Rotation
+    /// The panel's size (scanout orientation).
+    public let panel: PixelSize
     /// Item extent along the axis, whole pixels.
     public let itemExtent: Int
-    private let background: UInt32
+    /// The logical axis runs along the panel's x axis (else its y axis).
+    public let panelAxisIsHorizontal: Bool
+    /// Logical positions along the axis grow the other way on the panel.
+    public let reversed: Bool
+    /// The viewport's extent along the axis, whole pixels (logical and panel alike).
+    public let axisExtent: Int
+    let background: UInt32
 
-    public init(geometry: Geometry, style: RenderStyle) {
+    /// `rotation` turns the logical layout (`geometry`'s viewport) onto the panel.
+    public init(geometry: Geometry, style: RenderStyle, rotation: Rotation = .none) {
         self.geometry = geometry
         self.style = style
+        self.rotation = rotation
         itemExtent = max(1, Int(geometry.itemExtent.rounded()))
         background = style.background.opaqueWord
+        let logicalWidth = Int(geometry.viewport.width), logicalHeight = Int(geometry.viewport.height)
+        let turned = rotation == .clockwise90 || rotation == .clockwise270
+        panel = turned ? PixelSize(width: logicalHeight, height: logicalWidth)
+            : PixelSize(width: logicalWidth, height: logicalHeight)
+        panelAxisIsHorizontal = geometry.vertical == turned
+        // Where a logical coordinate grows the other way on the panel (see Rotation.panel).
+        reversed = geometry.vertical
+            ? rotation == .upsideDown || rotation == .clockwise90
+            : rotation == .upsideDown || rotation == .clockwise270
+        axisExtent = geometry.vertical ? logicalHeight : logicalWidth
     }
 
-    /// The size every item image must have: the item's extent along the axis by the full cross extent.
+    /// The size every item image must have before it is turned: the item's
+    /// extent along the axis by the full cross extent.
     public var itemPixelSize: PixelSize {
         let cross = Int(geometry.crossExtent)
         return geometry.vertical ? PixelSize(width: cross, height: itemExtent) : PixelSize(width: itemExtent, height: cross)
+    }
+
+    /// The size of an item image turned to panel orientation (what the cache hands out).
+    public var itemPanelSize: PixelSize {
+        let size = itemPixelSize
+        return rotation == .clockwise90 || rotation == .clockwise270
+            ? PixelSize(width: size.height, height: size.width) : size
     }
 
     /// Where slot `slot` starts along the axis at `offset`, in whole pixels
@@ -50,97 +115,81 @@ public struct Compositor: Sendable {
 
     /// The items on screen at `offset`, in slot order.
     public func placements(offset: Double, count: Int, wrap: Bool) -> [Placement] {
-        guard let slots = geometry.visibleSlots(offset: offset, count: count, wrap: wrap) else { return [] }
         var result: [Placement] = []
-        result.reserveCapacity(slots.count)
+        placements(offset: offset, count: count, wrap: wrap, into: &result)
+        return result
+    }
+
+    /// The items on screen at `offset`, in slot order, into `result` (its storage is reused).
+    public func placements(offset: Double, count: Int, wrap: Bool, into result: inout [Placement]) {
+        result.removeAll(keepingCapacity: true)
+        guard let slots = geometry.visibleSlots(offset: offset, count: count, wrap: wrap) else { return }
         for slot in slots {
             guard let index = Geometry.index(ofSlot: slot, count: count, wrap: wrap) else { continue }
             result.append(Placement(index: index, start: pixelStart(ofSlot: slot, offset: offset)))
         }
-        return result
     }
 
-    /// Composes the frame for `offset`. `image(i)` returns item `i`'s
-    /// prepared picture, or `nil` when it is not decoded yet (drawn as background).
-    /// `page`/`pageCount` drive the dots; with `count == 0` the empty-folder picture is drawn.
+    /// Lays out the frame for `offset` into `scene`. `image(i)` returns item
+    /// `i`'s prepared picture, or `nil` when it is not decoded yet (drawn as
+    /// background). `page`/`pageCount` drive the dots; with `count == 0` the
+    /// empty-folder picture is drawn. `ahead` logical pixels past the
+    /// viewport are laid out too, on the side content comes from when the
+    /// offset grows (`ahead > 0`) or shrinks (`ahead < 0`): a slide can then
+    /// move the scan-out window over pixels already written.
+    public func layOut(_ scene: inout Scene, offset: Double, count: Int, wrap: Bool, page: Int, pageCount: Int,
+                       ahead: Int = 0, image: (Int) -> DecodedImage?) {
+        scene.spans.removeAll(keepingCapacity: true)
+        scene.page = page
+        scene.pageCount = pageCount
+        scene.empty = count <= 0
+        scene.complete = count > 0
+        scene.low = 0
+        scene.high = axisExtent
+        guard count > 0 else { return }
+        let lo = min(ahead, 0), hi = axisExtent + max(ahead, 0)
+        let expected = itemPanelSize
+        var cursor = lo
+        func add(_ x0: Int, _ x1: Int, _ picture: DecodedImage?, itemStart: Int) {
+            // Logical [x0, x1) of an item starting at `itemStart`, onto the panel axis.
+            if reversed {
+                scene.spans.append(SceneSpan(start: axisExtent - x1, end: axisExtent - x0, image: picture,
+                                             source: picture == nil ? 0 : itemStart + itemExtent - x1))
+            } else {
+                scene.spans.append(SceneSpan(start: x0, end: x1, image: picture, source: picture == nil ? 0 : x0 - itemStart))
+            }
+        }
+        if let slots = geometry.slots(from: Double(lo), to: Double(hi), offset: offset, count: count, wrap: wrap) {
+            for slot in slots {
+                guard let index = Geometry.index(ofSlot: slot, count: count, wrap: wrap) else { continue }
+                let start = pixelStart(ofSlot: slot, offset: offset)
+                let x0 = max(start, cursor), x1 = min(start + itemExtent, hi)
+                guard x1 > x0 else { continue }
+                if x0 > cursor { add(cursor, x0, nil, itemStart: 0) }
+                var picture = image(index)
+                if let p = picture, p.size != expected { picture = nil }
+                if picture == nil, x0 < axisExtent, x1 > 0 { scene.complete = false }
+                add(x0, x1, picture, itemStart: start)
+                cursor = x1
+            }
+        }
+        if cursor < hi { add(cursor, hi, nil, itemStart: 0) }
+        if reversed {
+            scene.spans.reverse()
+            scene.low = axisExtent - hi
+            scene.high = axisExtent - lo
+        } else {
+            scene.low = lo
+            scene.high = hi
+        }
+    }
+
+    /// Composes the frame for `offset` into `frame` (the panel's size), whole.
     public func compose(into frame: Frame, offset: Double, count: Int, wrap: Bool, page: Int, pageCount: Int,
                         image: (Int) -> DecodedImage?) {
-        compose(into: frame, placements: placements(offset: offset, count: count, wrap: wrap), count: count,
-                page: page, pageCount: pageCount, image: image)
-    }
-
-    /// `compose` with the placements already computed (the render loop needs
-    /// them for the decode cache too: one computation per frame).
-    public func compose(into frame: Frame, placements placed: [Placement], count: Int, page: Int, pageCount: Int,
-                        image: (Int) -> DecodedImage?) {
-        guard count > 0 else {
-            drawEmpty(into: frame)
-            return
-        }
-        if geometry.vertical {
-            composeVertical(frame, placed, image)
-        } else {
-            composeHorizontal(frame, placed, image)
-        }
-        drawIndicator(into: frame, page: page, pageCount: pageCount)
-    }
-
-    private func composeHorizontal(_ frame: Frame, _ placed: [Placement], _ image: (Int) -> DecodedImage?) {
-        // Spans along x, computed once per frame: [x0, x1) from an image or background.
-        struct Span { var x0: Int; var x1: Int; var image: DecodedImage?; var sourceX: Int }
-        var spans: [Span] = []
-        spans.reserveCapacity(placed.count)
-        var cursor = 0
-        for p in placed {
-            let x0 = max(p.start, cursor, 0)
-            let x1 = min(p.start + itemExtent, frame.width)
-            guard x1 > x0 else { continue }
-            var img = image(p.index)
-            if let i = img, i.width < x1 - p.start || i.height < frame.height { img = nil }
-            spans.append(Span(x0: x0, x1: x1, image: img, sourceX: x0 - p.start))
-            cursor = x1
-        }
-        for y in 0..<frame.height {
-            let row = frame.row(y)
-            var x = 0
-            for span in spans {
-                if span.x0 > x { (row + x).update(repeating: background, count: span.x0 - x) }
-                if let img = span.image {
-                    img.withUnsafeBytes { raw in
-                        let source = (raw.baseAddress! + y * img.stride).assumingMemoryBound(to: UInt32.self) + span.sourceX
-                        (row + span.x0).update(from: source, count: span.x1 - span.x0)
-                    }
-                } else {
-                    (row + span.x0).update(repeating: background, count: span.x1 - span.x0)
-                }
-                x = span.x1
-            }
-            if x < frame.width { (row + x).update(repeating: background, count: frame.width - x) }
-        }
-    }
-
-    private func composeVertical(_ frame: Frame, _ placed: [Placement], _ image: (Int) -> DecodedImage?) {
-        var y = 0
-        for p in placed {
-            let y0 = max(p.start, y, 0)
-            let y1 = min(p.start + itemExtent, frame.height)
-            guard y1 > y0 else { continue }
-            for row in y..<y0 { frame.row(row).update(repeating: background, count: frame.width) }
-            var img = image(p.index)
-            if let i = img, i.height < p.start + itemExtent - p.start || i.width < frame.width { img = nil }
-            if let img {
-                img.withUnsafeBytes { raw in
-                    for row in y0..<y1 {
-                        let source = (raw.baseAddress! + (row - p.start) * img.stride).assumingMemoryBound(to: UInt32.self)
-                        frame.row(row).update(from: source, count: frame.width)
-                    }
-                }
-            } else {
-                for row in y0..<y1 { frame.row(row).update(repeating: background, count: frame.width) }
-            }
-            y = y1
-        }
-        for row in y..<frame.height { frame.row(row).update(repeating: background, count: frame.width) }
+        var scene = Scene()
+        layOut(&scene, offset: offset, count: count, wrap: wrap, page: page, pageCount: pageCount, image: image)
+        ScreenWriter(compositor: self).render(scene, into: frame)
     }
 
     // MARK: - Page dots
@@ -172,14 +221,6 @@ public struct Compositor: Sendable {
             return horizontal ? (along, across) : (across, along)
         }
         return (centres, min(max(current, 0), shown - 1))
-    }
-
-    private func drawIndicator(into frame: Frame, page: Int, pageCount: Int) {
-        guard let (centres, current) = dots(page: page, pageCount: pageCount, width: frame.width, height: frame.height) else { return }
-        for (i, c) in centres.enumerated() {
-            let color = i == current ? style.indicator.currentColor : style.indicator.color
-            fillCircle(frame, cx: c.x, cy: c.y, radius: style.indicator.size / 2, color: color)
-        }
     }
 
     /// An anti-aliased disc: coverage is the distance to the edge, clamped to one pixel.

@@ -50,6 +50,20 @@ public final class Frame: @unchecked Sendable {
     }
 }
 
+extension Frame {
+    /// This panel-oriented frame turned back upright, as the logical picture
+    /// `rotation` turned onto the panel (screenshots show what people see).
+    public func upright(from rotation: Rotation) -> Frame {
+        guard rotation != .none else { return self }
+        let inverse = Rotation(rawValue: (360 - rotation.rawValue) % 360)!
+        let size = rotation.logicalSize(panelWidth: width, panelHeight: height)
+        let result = Frame(width: size.width, height: size.height)
+        Scanout.write(self, rotation: inverse, to: UnsafeMutableRawPointer(result.pixels), stride: result.stride,
+                      panelWidth: result.width, panelHeight: result.height)
+        return result
+    }
+}
+
 extension PixelColor {
     /// Opaque 0xFFRRGGBB (alpha ignored): the background of an XRGB frame.
     var opaqueWord: UInt32 { 0xFF00_0000 | UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue) }

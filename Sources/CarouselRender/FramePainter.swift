@@ -10,7 +10,7 @@ public final class FramePainter {
     public let panel: PixelSize
     public private(set) var paths: [String]
     public let cache: ItemCache
-    private let logical: Frame
+    private let writer: ScreenWriter
     private let settings: CarouselSettings
     private let fit: FitMode
     private let maxPixels: Int
@@ -27,11 +27,11 @@ public final class FramePainter {
         self.maxPixels = maxPixels
         let size = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         let geometry = Geometry(viewport: Viewport(width: Double(size.width), height: Double(size.height)), settings: settings)
-        compositor = Compositor(geometry: geometry, style: style)
-        logical = Frame(width: size.width, height: size.height)
+        compositor = Compositor(geometry: geometry, style: style, rotation: rotation)
+        writer = ScreenWriter(compositor: compositor)
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes))
+                                                       budgetBytes: budgetBytes, rotation: rotation))
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
@@ -66,13 +66,12 @@ public final class FramePainter {
         let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
         cache.want(wanted)
         cache.waitUntilIdle()
-        compositor.compose(into: logical, offset: offset, count: count, wrap: settings.wrap, page: page,
-                           pageCount: pageCount) { i in
+        compositor.layOut(&writer.scene, offset: offset, count: count, wrap: settings.wrap, page: page,
+                          pageCount: pageCount) { i in
             i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
         }
         let out = Frame(width: panel.width, height: panel.height)
-        Scanout.write(logical, rotation: rotation, to: UnsafeMutableRawPointer(out.pixels), stride: out.stride,
-                      panelWidth: panel.width, panelHeight: panel.height)
+        writer.render(writer.scene, into: out)
         return (out, cache.drainFailures())
     }
 }

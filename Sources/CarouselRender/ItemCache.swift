@@ -19,8 +19,13 @@ public final class ItemCache: Sendable {
         public var background: PixelColor
         public var maxPixels: Int
         public var budgetBytes: Int
+        /// Pictures are turned to the panel's orientation after scaling (the
+        /// renderer then writes every rotation with row copies).
+        public var rotation: Rotation
 
-        public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int) {
+        public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
+                    rotation: Rotation = .none) {
+            self.rotation = rotation
             self.itemSize = itemSize
             self.fit = fit
             self.background = background
@@ -78,11 +83,13 @@ public final class ItemCache: Sendable {
     }
 
     /// The picture for `path` as the cache keeps it: decoded for the item
-    /// size and fit, then scaled onto exactly the item size.
+    /// size and fit, scaled onto exactly the item size, then turned to the
+    /// panel's orientation.
     static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
-        return try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background)
+        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background)
+        return try scaled.turned(settings.rotation)
     }
 
     /// The prepared picture for `path`, or `nil` if it is not ready (yet).

@@ -1,0 +1,529 @@
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+
+/// Writes scenes into the display's buffers in one pass, in panel
+/// orientation, and only what changed.
+///
+/// It remembers, per buffer, what each stretch along the panel axis holds
+/// (which picture at which position, background, or unknown) and where the
+/// dots were drawn. A frame then writes only the stretches whose content
+/// differs: at rest, a decoded neighbour repaints its own stretch and a dot
+/// change the dots' rectangle. A buffer longer than the panel (room granted
+/// by the backend) holds the content ahead of a slide, and the slide moves
+/// the scan-out window over it: frames of a slide write nothing but the dots.
+///
+/// Scanout memory is written in rows and never read: dots are blended in a
+/// scratch row in ordinary memory, over pixels taken from the pictures.
+public final class ScreenWriter {
+    public let compositor: Compositor
+    /// What the next frame shows; `Compositor.layOut` fills it in place.
+    public var scene = Scene()
+    /// Pixels written by the last `draw` (content, dots and their repairs).
+    public private(set) var pixelsWritten = 0
+    /// The panel axis: the one along which room extends a buffer.
+    public var axis: ScanoutAxis { compositor.panelAxisIsHorizontal ? .horizontal : .vertical }
+
+    private var records: [Record] = []
+    /// One panel row in ordinary memory, where dots are blended.
+    private let scratch: UnsafeMutablePointer<UInt32>
+    private let scratchCount: Int
+    private var dotsPlan: DotsPlan?
+    private var dotsPlanKey: DotsKey?
+    /// The empty-folder picture in panel orientation, drawn once when needed.
+    private var emptyPicture: Frame?
+    /// Reused between frames (no allocation per frame).
+    private var desired: [Piece] = []
+    private var repaint: [Interval] = []
+    private var merged: [Piece] = []
+
+    public init(compositor: Compositor) {
+        self.compositor = compositor
+        scratchCount = max(compositor.panel.width, 1)
+        scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: scratchCount)
+        scratch.initialize(repeating: 0, count: scratchCount)
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// Forgets what every buffer holds (they were made anew, or something
+    /// outside the writer wrote them): the next frame in each is written whole.
+    public func invalidate() { records.removeAll() }
+
+    /// Writes `scene` into `buffer` (written since it was last handed to this
+    /// writer only by this writer) and returns the window to present. With
+    /// room in the buffer the window may lie anywhere along the axis.
+    public func draw(into buffer: ScanoutBuffer) -> PixelPoint {
+        let target = Target(buffer, axis: axis)
+        var record = records.first { $0.index == buffer.index && $0.matches(target) } ?? Record(target)
+        records.removeAll { $0.index == buffer.index }
+        let window = write(scene, into: target, record: &record)
+        records.append(record)
+        return axis == .horizontal ? PixelPoint(x: window, y: 0) : PixelPoint(x: 0, y: window)
+    }
+
+    /// Writes `scene` whole into `frame` (the panel's size, ordinary memory):
+    /// screenshots and `render`.
+    public func render(_ scene: Scene, into frame: Frame) {
+        precondition(frame.width == compositor.panel.width && frame.height == compositor.panel.height,
+                     "a \(frame.width)x\(frame.height) frame for a \(compositor.panel) panel")
+        let target = Target(pixels: UnsafeMutableRawPointer(frame.pixels), stride: frame.stride,
+                            panel: compositor.panel, extent: compositor.panel, index: -1, generation: 0, axis: axis)
+        var record = Record(target)
+        _ = write(scene, into: target, record: &record)
+    }
+
+    // MARK: - One frame
+
+    private func write(_ scene: Scene, into target: Target, record: inout Record) -> Int {
+        pixelsWritten = 0
+        let extent = compositor.axisExtent
+        if scene.empty {
+            if !(record.empty && record.window == 0) { writeEmpty(into: target, record: &record) }
+            return 0
+        }
+        if record.empty {
+            record.empty = false
+            record.content = [Piece(start: 0, end: target.length, content: .unknown)]
+        }
+        let room = target.length - extent
+        repaint.removeAll(keepingCapacity: true)
+        var window: Int
+        if let match = matchingWindow(scene, record: record, room: room) {
+            window = match
+        } else if (scene.low < 0 || scene.high > extent), scene.high - scene.low <= target.length {
+            // Moving, with room: lay the stretch ahead out too.
+            window = -scene.low
+            setDesired(scene, window: window, from: scene.low, to: scene.high, length: target.length)
+            collectRepaint(record)
+        } else {
+            // The window where the least must be written: where it was, or the start.
+            window = 0
+            setDesired(scene, window: 0, from: 0, to: extent, length: target.length)
+            collectRepaint(record)
+            if record.window != 0, record.window <= room {
+                let first = repaint
+                setDesired(scene, window: record.window, from: 0, to: extent, length: target.length)
+                repaint.removeAll(keepingCapacity: true)
+                collectRepaint(record)
+                if Self.total(repaint) < Self.total(first) {
+                    window = record.window
+                } else {
+                    setDesired(scene, window: 0, from: 0, to: extent, length: target.length)
+                    repaint = first
+                }
+            }
+        }
+        if !repaint.isEmpty {
+            writeContent(scene, window: window, into: target)
+            record.replace(with: desired, scratch: &merged)
+        }
+        writeDots(scene, window: window, into: target, record: &record)
+        record.window = window
+        return window
+    }
+
+    /// A window at which the buffer already holds everything `scene` shows
+    /// in the panel's window (a frame of a slide over laid-out content).
+    private func matchingWindow(_ scene: Scene, record: Record, room: Int) -> Int? {
+        let extent = compositor.axisExtent
+        var candidates: (Int?, Int?, Int?) = (nil, nil, nil)
+        var found = 0
+        if let span = scene.spans.first(where: { $0.image != nil && $0.end > 0 && $0.start < extent }),
+           let image = span.image {
+            for piece in record.content {
+                guard case let .image(id, origin) = piece.content, id == image.identity, found < 3 else { continue }
+                let s = origin - span.start + span.source
+                switch found {
+                case 0: candidates.0 = s
+                case 1: candidates.1 = s
+                default: candidates.2 = s
+                }
+                found += 1
+            }
+        } else {
+            candidates.0 = record.window
+        }
+        for candidate in [candidates.0, candidates.1, candidates.2] {
+            guard let s = candidate, s >= 0, s <= room else { continue }
+            if windowMatches(scene, record: record, window: s) { return s }
+        }
+        return nil
+    }
+
+    private func windowMatches(_ scene: Scene, record: Record, window s: Int) -> Bool {
+        let extent = compositor.axisExtent
+        var r = 0
+        for span in scene.spans {
+            let a = max(span.start, 0), b = min(span.end, extent)
+            guard b > a else { continue }
+            let want = Self.content(span, window: s)
+            var x = a + s
+            while x < b + s {
+                while r < record.content.count, record.content[r].end <= x { r += 1 }
+                guard r < record.content.count else { return false }
+                let piece = record.content[r]
+                if piece.start > x || piece.content != want || piece.content == .unknown { return false }
+                x = piece.end
+            }
+        }
+        return true
+    }
+
+    private static func content(_ span: SceneSpan, window s: Int) -> Content {
+        guard let image = span.image else { return .background }
+        return .image(image.identity, origin: span.start + s - span.source)
+    }
+
+    /// What the buffer should hold from `from` to `to` (window coordinates)
+    /// with the window at `s`, clipped to the buffer.
+    private func setDesired(_ scene: Scene, window s: Int, from: Int, to: Int, length: Int) {
+        desired.removeAll(keepingCapacity: true)
+        for span in scene.spans {
+            let a = max(span.start, from) + s, b = min(span.end, to) + s
+            let lo = max(a, 0), hi = min(b, length)
+            guard hi > lo else { continue }
+            desired.append(Piece(start: lo, end: hi, content: Self.content(span, window: s)))
+        }
+    }
+
+    /// The stretches where the buffer holds something else than `desired`.
+    private func collectRepaint(_ record: Record) {
+        var r = 0
+        for piece in desired {
+            var x = piece.start
+            while x < piece.end {
+                while r < record.content.count, record.content[r].end <= x { r += 1 }
+                let held = r < record.content.count ? record.content[r] : Piece(start: x, end: piece.end, content: .unknown)
+                let end = min(piece.end, held.end)
+                if held.content != piece.content || held.content == .unknown { addRepaint(x, end) }
+                x = end
+            }
+        }
+    }
+
+    private func addRepaint(_ a: Int, _ b: Int) {
+        if let last = repaint.last, last.end == a {
+            repaint[repaint.count - 1].end = b
+        } else {
+            repaint.append(Interval(start: a, end: b))
+        }
+    }
+
+    private static func total(_ intervals: [Interval]) -> Int { intervals.reduce(0) { $0 + $1.end - $1.start } }
+
+    // MARK: - Pixels
+
+    /// Writes the `repaint` stretches from `scene`, row after row.
+    private func writeContent(_ scene: Scene, window s: Int, into target: Target) {
+        let cross = axis == .horizontal ? compositor.panel.height : compositor.panel.width
+        if axis == .horizontal {
+            for y in 0..<cross {
+                let row = target.row(y)
+                for interval in repaint { fill(row, y: y, from: interval.start, to: interval.end, scene, window: s) }
+            }
+        } else {
+            for interval in repaint {
+                for y in interval.start..<interval.end { fill(target.row(y), y: y, from: 0, to: cross, scene, window: s) }
+            }
+        }
+    }
+
+    /// Writes row `y` (buffer coordinates) from `x0` to `x1` of `destination`
+    /// from the scene's pictures and background, the window at `s`.
+    private func fill(_ destination: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int, _ scene: Scene,
+                      window s: Int) {
+        guard x1 > x0 else { return }
+        pixelsWritten += x1 - x0
+        let background = compositor.background
+        if axis == .horizontal {
+            var x = x0
+            for span in scene.spans {
+                let a = max(span.start + s, x), b = min(span.end + s, x1)
+                guard b > a else { continue }
+                if a > x { (destination + x).update(repeating: background, count: a - x) }
+                if let image = span.image {
+                    image.withUnsafeBytes { raw in
+                        let source = (raw.baseAddress! + y * image.stride).assumingMemoryBound(to: UInt32.self)
+                        (destination + a).update(from: source + span.source + (a - span.start - s), count: b - a)
+                    }
+                } else {
+                    (destination + a).update(repeating: background, count: b - a)
+                }
+                x = b
+            }
+            if x < x1 { (destination + x).update(repeating: background, count: x1 - x) }
+        } else {
+            let along = y - s
+            if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let image = span.image {
+                image.withUnsafeBytes { raw in
+                    let row = span.source + along - span.start
+                    let source = (raw.baseAddress! + row * image.stride).assumingMemoryBound(to: UInt32.self)
+                    (destination + x0).update(from: source + x0, count: x1 - x0)
+                }
+            } else {
+                (destination + x0).update(repeating: background, count: x1 - x0)
+            }
+        }
+    }
+
+    private func writeEmpty(into target: Target, record: inout Record) {
+        let picture: Frame
+        if let emptyPicture {
+            picture = emptyPicture
+        } else {
+            let size = compositor.rotation.logicalSize(panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+            let logical = Frame(width: size.width, height: size.height)
+            compositor.drawEmpty(into: logical)
+            picture = Frame(width: compositor.panel.width, height: compositor.panel.height)
+            Scanout.write(logical, rotation: compositor.rotation, to: UnsafeMutableRawPointer(picture.pixels),
+                          stride: picture.stride, panelWidth: picture.width, panelHeight: picture.height)
+            emptyPicture = picture
+        }
+        for y in 0..<picture.height { target.row(y).update(from: picture.row(y), count: picture.width) }
+        pixelsWritten += picture.width * picture.height
+        record.content = [Piece(start: 0, end: target.length, content: .unknown)]
+        record.empty = true
+        record.dots = nil
+        record.window = 0
+    }
+
+    // MARK: - Dots
+
+    private func writeDots(_ scene: Scene, window s: Int, into target: Target, record: inout Record) {
+        let plan = plan(page: scene.page, pageCount: scene.pageCount)
+        let key = plan.map { _ in DotsKey(page: scene.page, pageCount: scene.pageCount) }
+        let rect = plan.map { $0.bounds.shifted(by: s, horizontal: axis == .horizontal) }
+        let touched = { (r: Rect) in
+            let (a, b) = self.axis == .horizontal ? (r.x0, r.x1) : (r.y0, r.y1)
+            return self.repaint.contains { $0.start < b && a < $0.end }
+        }
+        let redraw = rect.map { new in record.dots?.key != key || record.dots?.rect != new || touched(new) } ?? false
+        if let old = record.dots, redraw || rect == nil || old.key != key || old.rect != rect {
+            restore(old.rect, scene, window: s, into: target, record: &record)
+            record.dots = nil
+        }
+        guard redraw, let plan, let key, let rect else { return }
+        // The scratch row stands for buffer columns rect.x0..<rect.x1 (at most a panel's width).
+        let row = scratch - rect.x0
+        for y in rect.y0..<rect.y1 {
+            fill(row, y: y, from: rect.x0, to: rect.x1, scene, window: s)
+            for dot in plan.dots {
+                let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
+                guard y >= b.y0, y < b.y1 else { continue }
+                for x in b.x0..<b.x1 {
+                    // Coverage in logical pixels, as the logical picture would be drawn.
+                    let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
+                    let l = logicalPixel(x: px, y: py)
+                    let dx = Double(l.x) + 0.5 - dot.centre.x, dy = Double(l.y) + 0.5 - dot.centre.y
+                    let coverage = min(max(dot.radius + 0.5 - (dx * dx + dy * dy).squareRoot(), 0), 1)
+                    guard coverage > 0 else { continue }
+                    row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
+                }
+            }
+            (target.row(y) + rect.x0).update(from: scratch, count: rect.x1 - rect.x0)
+        }
+        record.dots = DotsMark(key: key, rect: rect)
+    }
+
+    /// Puts back what lay under dots drawn at `rect`: from the scene where it
+    /// reaches; elsewhere the stretch is marked unknown (it is off screen).
+    private func restore(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, record: inout Record) {
+        let lo = scene.low + s, hi = scene.high + s
+        if axis == .horizontal {
+            let a = max(rect.x0, lo), b = min(rect.x1, hi)
+            if b > a { for y in rect.y0..<rect.y1 { fill(target.row(y), y: y, from: a, to: b, scene, window: s) } }
+            if rect.x0 < a || b < rect.x1 {
+                record.markUnknown(rect.x0, min(rect.x1, max(a, rect.x0)), scratch: &merged)
+                record.markUnknown(max(b, rect.x0), rect.x1, scratch: &merged)
+            }
+        } else {
+            let a = max(rect.y0, lo), b = min(rect.y1, hi)
+            if b > a { for y in a..<b { fill(target.row(y), y: y, from: rect.x0, to: rect.x1, scene, window: s) } }
+            if rect.y0 < a || b < rect.y1 {
+                record.markUnknown(rect.y0, min(rect.y1, max(a, rect.y0)), scratch: &merged)
+                record.markUnknown(max(b, rect.y0), rect.y1, scratch: &merged)
+            }
+        }
+    }
+
+    /// The logical pixel shown at panel pixel (x, y): `Rotation.panel` undone.
+    private func logicalPixel(x: Int, y: Int) -> (x: Int, y: Int) {
+        let w = compositor.panel.width, h = compositor.panel.height
+        switch compositor.rotation {
+        case .none: return (x, y)
+        case .clockwise90: return (y, w - 1 - x)
+        case .upsideDown: return (w - 1 - x, h - 1 - y)
+        case .clockwise270: return (h - 1 - y, x)
+        }
+    }
+
+    /// The dots for a page, in panel pixels (computed when the page changes, not every frame).
+    private func plan(page: Int, pageCount: Int) -> DotsPlan? {
+        let key = DotsKey(page: page, pageCount: pageCount)
+        if key == dotsPlanKey { return dotsPlan }
+        dotsPlanKey = key
+        let logical = compositor.rotation.logicalSize(panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+        guard let (centres, current) = compositor.dots(page: page, pageCount: pageCount, width: logical.width,
+                                                       height: logical.height) else {
+            dotsPlan = nil
+            return nil
+        }
+        let style = compositor.style.indicator
+        let radius = style.size / 2
+        var dots: [DotsPlan.Dot] = []
+        var bounds: Rect?
+        for (i, c) in centres.enumerated() {
+            // The logical pixels fillCircle would touch, turned onto the panel.
+            let x0 = max(0, Int((c.x - radius - 1).rounded(.down)))
+            let x1 = min(logical.width - 1, Int((c.x + radius + 1).rounded(.up)))
+            let y0 = max(0, Int((c.y - radius - 1).rounded(.down)))
+            let y1 = min(logical.height - 1, Int((c.y + radius + 1).rounded(.up)))
+            guard x0 <= x1, y0 <= y1 else { continue }
+            let p = compositor.rotation.panel(x: x0, y: y0, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+            let q = compositor.rotation.panel(x: x1, y: y1, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+            let r = Rect(x0: min(p.x, q.x), y0: min(p.y, q.y), x1: max(p.x, q.x) + 1, y1: max(p.y, q.y) + 1)
+            let color = i == current ? style.currentColor : style.color
+            dots.append(DotsPlan.Dot(centre: (c.x, c.y), radius: radius, color: color,
+                                     alpha: Double(color.alpha) / 255, bounds: r))
+            bounds = bounds.map { $0.union(r) } ?? r
+        }
+        dotsPlan = bounds.map { DotsPlan(dots: dots, bounds: $0) }
+        return dotsPlan
+    }
+}
+
+// MARK: - What a buffer holds
+
+/// A buffer's memory as the writer sees it.
+private struct Target {
+    let pixels: UnsafeMutableRawPointer
+    let stride: Int
+    let panel: PixelSize
+    let extent: PixelSize
+    let index: Int
+    let generation: Int
+    /// The buffer's length along the panel axis.
+    let length: Int
+
+    init(pixels: UnsafeMutableRawPointer, stride: Int, panel: PixelSize, extent: PixelSize, index: Int, generation: Int,
+         axis: ScanoutAxis) {
+        self.pixels = pixels
+        self.stride = stride
+        self.panel = panel
+        // Room along the other axis is of no use: the window stays at its start there.
+        self.extent = axis == .horizontal ? PixelSize(width: extent.width, height: panel.height)
+            : PixelSize(width: panel.width, height: extent.height)
+        self.index = index
+        self.generation = generation
+        length = axis == .horizontal ? self.extent.width : self.extent.height
+    }
+
+    init(_ buffer: ScanoutBuffer, axis: ScanoutAxis) {
+        self.init(pixels: buffer.pixels, stride: buffer.stride, panel: buffer.size, extent: buffer.extent,
+                  index: buffer.index, generation: buffer.generation, axis: axis)
+    }
+
+    func row(_ y: Int) -> UnsafeMutablePointer<UInt32> { (pixels + y * stride).assumingMemoryBound(to: UInt32.self) }
+}
+
+private enum Content: Equatable {
+    /// Never written by this writer, or written over (dots restored off screen).
+    case unknown
+    case background
+    /// Picture `identity`, its axis coordinate 0 at buffer coordinate `origin`.
+    case image(UInt64, origin: Int)
+}
+
+private struct Piece {
+    var start: Int
+    var end: Int
+    var content: Content
+}
+
+private struct Interval {
+    var start: Int
+    var end: Int
+}
+
+private struct DotsKey: Equatable {
+    var page: Int
+    var pageCount: Int
+}
+
+private struct Rect: Equatable {
+    var x0, y0, x1, y1: Int
+    func union(_ o: Rect) -> Rect { Rect(x0: min(x0, o.x0), y0: min(y0, o.y0), x1: max(x1, o.x1), y1: max(y1, o.y1)) }
+    func shifted(by s: Int, horizontal: Bool) -> Rect {
+        horizontal ? Rect(x0: x0 + s, y0: y0, x1: x1 + s, y1: y1) : Rect(x0: x0, y0: y0 + s, x1: x1, y1: y1 + s)
+    }
+}
+
+private struct DotsMark {
+    var key: DotsKey
+    var rect: Rect
+}
+
+private struct DotsPlan {
+    struct Dot {
+        var centre: (x: Double, y: Double)
+        var radius: Double
+        var color: PixelColor
+        var alpha: Double
+        /// Panel pixels the dot may touch (window coordinates).
+        var bounds: Rect
+    }
+    var dots: [Dot]
+    var bounds: Rect
+}
+
+private struct Record {
+    let index: Int
+    let generation: Int
+    let pixels: UnsafeMutableRawPointer
+    let extent: PixelSize
+    let stride: Int
+    /// Along the panel axis, buffer coordinates, covering the whole buffer.
+    var content: [Piece]
+    var window = 0
+    var dots: DotsMark?
+    /// The empty-folder picture is in the window.
+    var empty = false
+
+    init(_ target: Target) {
+        index = target.index
+        generation = target.generation
+        pixels = target.pixels
+        extent = target.extent
+        stride = target.stride
+        content = [Piece(start: 0, end: target.length, content: .unknown)]
+    }
+
+    func matches(_ target: Target) -> Bool {
+        generation == target.generation && pixels == target.pixels && extent == target.extent && stride == target.stride
+    }
+
+    /// The content from `pieces` where they reach, the rest as it was.
+    mutating func replace(with pieces: [Piece], scratch: inout [Piece]) {
+        guard let first = pieces.first, let last = pieces.last else { return }
+        scratch.removeAll(keepingCapacity: true)
+        for p in content where p.start < first.start { append(Piece(start: p.start, end: min(p.end, first.start), content: p.content), to: &scratch) }
+        for p in pieces { append(p, to: &scratch) }
+        for p in content where p.end > last.end { append(Piece(start: max(p.start, last.end), end: p.end, content: p.content), to: &scratch) }
+        swap(&content, &scratch)
+    }
+
+    mutating func markUnknown(_ a: Int, _ b: Int, scratch: inout [Piece]) {
+        guard b > a else { return }
+        replace(with: [Piece(start: a, end: b, content: .unknown)], scratch: &scratch)
+    }
+
+    private func append(_ p: Piece, to list: inout [Piece]) {
+        guard p.end > p.start else { return }
+        if let last = list.last, last.end == p.start, last.content == p.content {
+            list[list.count - 1].end = p.end
+        } else {
+            list.append(p)
+        }
+    }
+}
