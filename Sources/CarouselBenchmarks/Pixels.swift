@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselDisplay
 import CarouselImaging
 import CarouselRender
 #if canImport(Glibc)
@@ -134,4 +135,156 @@ struct PixelBenchmarks {
 func format2(_ x: Double) -> String {
     let hundredths = Int((x * 100).rounded())
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+}
+
+/// Issue 11's figures: the cost of a frame on its way to the screen, for
+/// every rotation, and of a slide with and without moving the scan-out
+/// window, each as a ratio to a memcpy of the frame in the same run. Frames
+/// go into an offscreen display's buffers (ordinary memory, two of them,
+/// as a DRM backend hands out).
+struct FramePathBenchmarks {
+    let panel = PixelSize(width: 1920, height: 1080)
+
+    /// A full-screen wrapping carousel turned by `rotation`, its items
+    /// prepared (scaled and turned) as the cache hands them out.
+    func carousel(_ rotation: Rotation) -> (Compositor, [DecodedImage]) {
+        var settings = CarouselSettings()
+        settings.wrap = true
+        let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        let geometry = Geometry(viewport: Viewport(width: Double(logical.width), height: Double(logical.height)),
+                                settings: settings)
+        let compositor = Compositor(geometry: geometry, style: RenderStyle(), rotation: rotation)
+        let size = compositor.itemPixelSize
+        let images = (0..<3).map { i in
+            try! DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, _ in
+                buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
+            }.turned(rotation)
+        }
+        return (compositor, images)
+    }
+
+    func run() -> [String] {
+        let display = OffscreenBackend(size: panel)
+        let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
+        let frames = 60
+        let copy = measure("memcpy of a 1920x1080 frame into a display buffer", operations: frames) {
+            var sum = 0
+            for k in 0..<frames {
+                let b = display.acquire()!
+                memcpy(b.pixels, source.pixels, source.stride * source.height)
+                sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+            }
+            return sum
+        }
+        var lines = [line(copy)]
+        // This machine's speed drifts (other work, turbo): each figure is
+        // divided by a memcpy measured just before it.
+        func ratio(_ r: Result) -> String {
+            let floor = measure("memcpy", operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    let b = display.acquire()!
+                    memcpy(b.pixels, source.pixels, source.stride * source.height)
+                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+                }
+                return sum
+            }.perOperation[0]
+            return "\(format2(r.perOperation[0] / floor))x memcpy"
+        }
+        for rotation in Rotation.allCases {
+            let (compositor, images) = carousel(rotation)
+            let writer = ScreenWriter(compositor: compositor)
+            // Mid-slide, a new offset every frame: nothing on screen can be reused.
+            let onePass = measure("frame mid-slide, rotation \(rotation.rawValue), one pass", operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    compositor.layOut(&writer.scene, offset: 0.3 + Double(k) * 0.005, count: 10, wrap: true, page: 0,
+                                      pageCount: 10) { images[$0 % 3] }
+                    let b = display.acquire()!
+                    let window = writer.draw(into: b)
+                    try! display.present(b, window: window)
+                    sum &+= writer.pixelsWritten
+                }
+                return sum
+            }
+            // What the renderer did before: compose upright into a shadow frame, then copy it turned.
+            let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+            let shadowCompositor = Compositor(geometry: compositor.geometry, style: RenderStyle())
+            let uprightImages = (0..<3).map { i in
+                try! DecodedImage(width: compositor.itemPixelSize.width, height: compositor.itemPixelSize.height,
+                                  format: .xrgb8888) { buffer, _ in
+                    buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
+                }
+            }
+            let shadow = Frame(width: logical.width, height: logical.height)
+            let twoPass = measure("frame mid-slide, rotation \(rotation.rawValue), shadow + turned copy (before)",
+                                  operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    shadowCompositor.compose(into: shadow, offset: 0.3 + Double(k) * 0.005, count: 10, wrap: true,
+                                             page: 0, pageCount: 10) { uprightImages[$0 % 3] }
+                    let b = display.acquire()!
+                    Scanout.write(shadow, rotation: rotation, to: b.pixels, stride: b.stride,
+                                  panelWidth: panel.width, panelHeight: panel.height)
+                    try! display.present(b)
+                    sum &+= Int(shadow.pixels[k])
+                }
+                return sum
+            }
+            lines += [line(onePass) + " = " + ratio(onePass), line(twoPass) + " = " + ratio(twoPass)]
+        }
+        lines += slides(floor: copy.perOperation[0])
+        return lines
+    }
+
+    /// A whole 0.5 s slide at 60 Hz (30 frames, from rest to rest, dots on),
+    /// with the scan-out window moving over a buffer one screen longer, and
+    /// without (every frame written).
+    func slides(floor: Double) -> [String] {
+        var lines: [String] = []
+        for room in [true, false] {
+            let display = OffscreenBackend(size: panel)
+            let (compositor, images) = carousel(.none)
+            let writer = ScreenWriter(compositor: compositor)
+            let granted = room ? display.reserveWindowRoom(compositor.axisExtent, along: writer.axis) : 0
+            var page = 0
+            func frame(_ offset: Double, moving: Bool) -> Int {
+                compositor.layOut(&writer.scene, offset: offset, count: 10, wrap: true, page: page % 10, pageCount: 10,
+                                  ahead: moving ? granted : 0) { images[$0 % 3] }
+                let b = display.acquire()!
+                let window = writer.draw(into: b)
+                try! display.present(b, window: window)
+                return writer.pixelsWritten
+            }
+            var steady: [Double] = []
+            let clock = ContinuousClock()
+            let whole = measure("slide of 30 frames, \(room ? "window moved (zero copy)" : "every frame written")",
+                                operations: 30) {
+                var sum = 0
+                // Two frames at rest (one per buffer), then the slide.
+                sum &+= frame(Double(page), moving: false) + frame(Double(page), moving: false)
+                for k in 1...30 {
+                    let t = Double(k) / 30
+                    let eased = 1 - (1 - t) * (1 - t)
+                    let started = clock.now
+                    sum &+= frame(Double(page) + eased, moving: k < 30)
+                    if k > 2, k < 30 {
+                        let d = clock.now - started
+                        steady.append(Double(d.components.attoseconds) / 1e9 + Double(d.components.seconds) * 1e9)
+                    }
+                }
+                page += 1
+                return sum
+            }
+            steady.sort()
+            lines.append(line(whole) + " = " + "\(format2(whole.perOperation[0] / floor))x memcpy per frame, amortised")
+            lines.append("  its steady frames (3 to 29), median: \(format(steady[steady.count / 2])) = "
+                         + "\(format2(steady[steady.count / 2] / floor))x memcpy")
+        }
+        return lines
+    }
+
+    func line(_ r: Result) -> String {
+        "  \(r.name): \(format(r.perOperation[0])) / \(format(r.perOperation[r.perOperation.count / 2]))"
+    }
 }

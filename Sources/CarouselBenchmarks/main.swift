@@ -119,6 +119,12 @@ if CommandLine.arguments.dropFirst().first == "--socket-latency" {
 }
 
 // `--memory N FOLDER`: one memory figure, in a process of its own.
+if CommandLine.arguments.dropFirst().first == "--frame-path" {
+    print("frame path (ratios to a memcpy of the frame in this run):")
+    for l in FramePathBenchmarks().run() { print(l) }
+    exit(0)
+}
+
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory", let n = Int(CommandLine.arguments[2]) {
     print(PixelBenchmarks(folder: CommandLine.arguments[3]).memory(count: n))
     exit(0)
@@ -140,6 +146,8 @@ let pixels = PixelBenchmarks()
 print("pixels:")
 for l in pixels.composeVersusMemcpy() { print(l) }
 for l in pixels.dctVersusFullDecode() { print(l) }
+print("frame path (ratios to a memcpy of the frame in this run):")
+for l in FramePathBenchmarks().run() { print(l) }
 print("memory (cache_mb = 64, 1920x1080 items, each count in a fresh process):")
 for count in [10, 10_000] {
     _ = shell("'\(CommandLine.arguments[0])' --memory \(count) '\(pixels.folder)'")
