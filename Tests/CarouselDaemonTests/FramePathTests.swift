@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+import CarouselRender
+@testable import CarouselDaemon
+
+/// The daemon's frame path (issue 11): slides move the scan-out window where
+/// the display allows it, and a display that refuses windows gets whole
+/// frames; the screen is right at every frame either way.
+@Suite("The daemon's frame path: window slides and their fallback")
+struct FramePathTests {
+    /// Pixels of the screen that differ from `frame`.
+    static func differences(_ display: OffscreenBackend, _ frame: Frame) -> Int {
+        var n = 0
+        for y in 0..<frame.height {
+            for x in 0..<frame.width where display.pixel(x: x, y: y) != frame.row(y)[x] | 0xFF00_0000 { n += 1 }
+        }
+        return n
+    }
+
+    /// What the screen should show now: the daemon's scene written whole.
+    static func expected(_ d: Daemon) -> Frame {
+        let f = Frame(width: d.compositor.panel.width, height: d.compositor.panel.height, color: 0xFF12_3456)
+        ScreenWriter(compositor: d.compositor).render(d.writer.scene, into: f)
+        return f
+    }
+
+    /// `next`, then the slide frame by frame: the screen, the window, what was written.
+    static func slide(_ d: OffscreenDaemon, display: OffscreenBackend) -> (windows: Set<PixelPoint>, written: [Int], wrong: Int) {
+        _ = d.daemon.answer(.next)
+        var windows = Set<PixelPoint>(), written: [Int] = [], wrong = 0
+        var last = d.daemon.pacer.framesPresented
+        for _ in 0..<120 {
+            d.advance(ms: 10)
+            guard d.daemon.pacer.framesPresented != last else { continue }
+            last = d.daemon.pacer.framesPresented
+            windows.insert(display.window)
+            written.append(d.daemon.writer.pixelsWritten)
+            wrong += differences(display, expected(d.daemon))
+        }
+        return (windows, written, wrong)
+    }
+
+    @Test("a slide on a display with room moves the window: two buffers written once, then only the dots",
+          arguments: [0, 90])
+    func aSlideMovesTheWindow(rotation: Int) throws {
+        let d = try OffscreenDaemon(ini: "[display]\nrotation = \(rotation)\n")
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        d.advance(ms: 20)
+        #expect(d.daemon.windowRoom == d.daemon.compositor.axisExtent)
+        let result = Self.slide(d, display: d.backend)
+        #expect(result.wrong == 0)
+        #expect(result.windows.count > 10, "the window moved: \(result.windows.count) positions")
+        #expect(result.written.count > 10)
+        let full = 320 * 200
+        #expect(result.written.filter { $0 >= full / 2 }.count <= 2, "\(result.written)")
+        #expect(d.daemon.status()["index"] == .int(1))
+        // At rest, the last frame is the picture written whole.
+        #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
+    }
+
+    /// An offscreen display whose driver grants room but refuses to show
+    /// any window but the buffer's start (as a kernel refusing an offset).
+    final class RefusingDisplay: DisplayBackend {
+        let inner: OffscreenBackend
+        var refusals = 0
+        init(_ inner: OffscreenBackend) { self.inner = inner }
+        var panelSize: PixelSize { inner.panelSize }
+        var panelRotation: PanelOrientation { inner.panelRotation }
+        var summary: String { "refusing " + inner.summary }
+        var connectorName: String { inner.connectorName }
+        var modeName: String { inner.modeName }
+        var framePeriodMicroseconds: Int64 { inner.framePeriodMicroseconds }
+        var fileDescriptor: Int32? { nil }
+        var physicalSize: PhysicalSize? { nil }
+        var pixelFormat: PixelFormat { .xrgb8888 }
+        var presentsAsynchronously: Bool { false }
+        func acquire() -> ScanoutBuffer? { inner.acquire() }
+        func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { inner.reserveWindowRoom(room, along: axis) }
+        func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
+            guard window == .zero else {
+                refusals += 1
+                throw DisplayError("test display refuses the window at \(window)", reason: .windowRefused)
+            }
+            try inner.present(buffer, window: window)
+        }
+        func dispatch() throws(DisplayError) -> Bool { false }
+        func reprobe() throws(DisplayError) -> Bool { false }
+        func changeMode(to request: DisplayModeRequest?) throws(DisplayError) -> Bool { false }
+        func restore() {}
+    }
+
+    @Test("a display that refuses a window: once, then whole frames, and the screen stays right")
+    func aRefusedWindowFallsBackToWholeFrames() throws {
+        let display = OffscreenBackend(size: PixelSize(width: 320, height: 200))
+        let refusing = RefusingDisplay(display)
+        let d = try OffscreenDaemon(backend: refusing)
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        d.advance(ms: 20)
+        let result = Self.slide(d, display: display)
+        #expect(refusals(refusing) == 1)
+        #expect(d.daemon.windowRoom == 0)
+        #expect(result.wrong == 0)
+        #expect(result.windows == [.zero])
+        #expect(result.written.count > 10)
+        #expect(d.daemon.status()["index"] == .int(1))
+        #expect(Self.differences(display, Self.expected(d.daemon)) == 0)
+    }
+
+    private func refusals(_ display: RefusingDisplay) -> Int { display.refusals }
+}
