@@ -165,7 +165,6 @@ public final class Daemon {
             log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
         }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
-        reserveWindowRoom()
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
         if options.input { openInput() }
@@ -433,6 +432,8 @@ public final class Daemon {
         if complete, !pictureShown {
             pictureShown = true
             log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
+            // Only now: longer buffers cost a reallocation the first picture should not wait for.
+            reserveWindowRoom()
         }
     }
 
@@ -472,9 +473,17 @@ public final class Daemon {
     }
 
     /// Asks the display for buffers one screen longer along the panel axis,
-    /// so that a slide moves the scan-out window rather than the pixels.
+    /// so that a slide moves the scan-out window rather than the pixels
+    /// (once the first picture is on screen: it must not wait for them).
     func reserveWindowRoom() {
-        windowRoom = backend.reserveWindowRoom(compositor.axisExtent, along: writer.axis)
+        guard pictureShown else { return }
+        let granted = backend.reserveWindowRoom(compositor.axisExtent, along: writer.axis)
+        if granted != windowRoom {
+            log(.info, granted > 0
+                ? "display: slides move the scan-out window over buffers \(granted) px longer \(writer.axis == .horizontal ? "across" : "down") (zero copy)"
+                : "display: slides are written frame by frame (no room for a moving window)")
+        }
+        windowRoom = granted
     }
 
     private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
