@@ -13,6 +13,9 @@ public struct AlbumState: Sendable {
     /// The listing's own skip lines (not a regular file, unreadable, ...)
     /// already logged, so that a rescan logs only new ones.
     private var reportedSkips: Set<String> = []
+    /// Bumped whenever `paths` changes: the loop asks for pictures again
+    /// only when this or what is on screen changed.
+    public private(set) var generation = 0
 
     public init(_ entries: [AlbumEntry] = []) {
         self.entries = entries
@@ -50,6 +53,7 @@ public struct AlbumState: Sendable {
         let diff = AlbumDiff(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
+        generation += 1
         return Change(index: diff.currentIndex, stale: diff.replaced + diff.added)
     }
 
@@ -61,6 +65,7 @@ public struct AlbumState: Sendable {
         let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
+        generation += 1
         return Change(index: index, stale: [])
     }
 

@@ -424,13 +424,35 @@ public final class Daemon {
     /// Asks the decode cache for what the screen shows at offset `x`, then
     /// where the motion in flight comes to rest, then the neighbours (see
     /// `AlbumState.wanted`); returns the placements of the items on screen.
+    /// The wanted list is built only when what it is made of changed (the
+    /// items on screen, the target, the current item, the direction, the
+    /// album): while the content moves that is a few times a slide, not every frame.
     @discardableResult
     private func requestPictures(at x: Double) -> [Compositor.Placement] {
-        let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
-        cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                current: model.lattice.itemIndex(at: x), direction: travel, wrap: config.carousel.wrap))
+        let wrap = config.carousel.wrap
+        let placed = compositor.placements(offset: x, count: album.count, wrap: wrap)
+        // Placements are consecutive slots: the first index and the count name them all.
+        let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
+                            heading: prefetchTarget, current: model.lattice.itemIndex(at: x), direction: travel, wrap: wrap)
+        if key != wantedKey {
+            wantedKey = key
+            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
+                                    current: key.current, direction: travel, wrap: wrap))
+        }
         return placed
     }
+
+    /// What the last wanted list was made of (see `requestPictures`).
+    private struct WantedKey: Equatable {
+        var album: Int
+        var firstOnScreen: Int
+        var onScreen: Int
+        var heading: [Int]
+        var current: Int
+        var direction: Int
+        var wrap: Bool
+    }
+    private var wantedKey: WantedKey?
 
     /// Which way the content moves, from the offset of the last frame to
     /// `x`: only while it moves or follows a finger (a carousel coming to
