@@ -160,6 +160,7 @@ public final class Daemon {
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
+        log(.info, layout.cacheLine(config))
         if options.input { openInput() }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }

@@ -137,6 +137,12 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// The wanted pictures neither ready nor known broken: none once the
+    /// decoder has caught up, unless the budget had no room for them.
+    public var missing: [String] {
+        state.withLock { s in s.wanted.filter { s.ready[$0] == nil && s.failed[$0] == nil } }
+    }
+
     /// Bytes of decoded pictures held now.
     public var residentBytes: Int { state.withLock { $0.bytes } }
 
