@@ -152,6 +152,10 @@ public final class Daemon {
         }
         let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
         reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
+        // The start picture is decoded (on the decoder thread) from here on,
+        // while input devices are enumerated and the socket opened: the first
+        // frame would ask for it only once all that is done.
+        requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
         watchAlbum()
         if let interval = notifier.watchdogInterval {
             nextWatchdog = startTime
