@@ -45,6 +45,9 @@ public final class Daemon {
         /// CLOCK_MONOTONIC when the process started (µs), for the
         /// "first frame ... ms after start" lines.
         public var startedAt: Int64?
+        /// CLOCK_MONOTONIC when `run` began (µs): how much of the start
+        /// went before it is said once, with the first picture.
+        public var enteredMain: Int64?
         public init() {}
     }
 
@@ -74,6 +77,7 @@ public final class Daemon {
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
     let startTime: Int64
     private let startedAt: Int64
+    private let enteredMain: Int64?
     /// When the next `WATCHDOG=1` is due (µs), if systemd wants them.
     private var nextWatchdog: Int64?
     /// Until then (µs), a frame whose pictures are not decoded yet is not
@@ -124,6 +128,7 @@ public final class Daemon {
         self.clock = clock
         startTime = clock()
         startedAt = options.startedAt ?? startTime
+        enteredMain = options.enteredMain
         layout = Layout(config: config, backend: backend)
         shadow = Frame(width: layout.size.width, height: layout.size.height)
         pacer = FramePacer(period: backend.framePeriodMicroseconds)
@@ -422,7 +427,8 @@ public final class Daemon {
         if !backend.presentsAsynchronously { frameOnScreen() }
         if complete, !pictureShown {
             pictureShown = true
-            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
+            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
+            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
         }
     }
 
