@@ -46,7 +46,16 @@ trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
 install -d "$root/bin" "$root/systemd" "$root/etc" "$root/demo-images"
 install -m 0755 "$bin_dir/carouseld" "$bin_dir/carouselctl" "$root/bin/"
-strip --strip-unneeded "$root/bin/carouseld" "$root/bin/carouselctl" 2>/dev/null || true
+# Stripped: symbols and debug information are near half of the file, never needed on a
+# board. A strip that fails (a binary for another machine than the host's
+# strip knows) stops here rather than shipping them: STRIP=aarch64-linux-gnu-strip.
+strip=${STRIP:-strip}
+for b in carouseld carouselctl; do
+  "$strip" --strip-unneeded "$root/bin/$b" || die "$strip could not strip $b (for another machine? set STRIP=ARCH-linux-gnu-strip)"
+  if readelf -S --wide "$root/bin/$b" | grep -qE '\.(symtab|debug_info) '; then
+    die "bin/$b still has a symbol table or debug information after $strip --strip-unneeded"
+  fi
+done
 install -m 0755 scripts/install.sh "$root/install.sh"
 install -m 0644 systemd/carouseld.service systemd/carouseld.sysusers systemd/carouseld.tmpfiles \
   systemd/README.md "$root/systemd/"

@@ -55,7 +55,9 @@ public struct ImagesConfig: Equatable, Sendable {
     public var order = ImageOrder.name
     public var fit = FitMode.contain
     public var maxPixels = 64_000_000
-    public var cacheMB = 64
+    /// The decode budget in MiB; `nil` (`auto`): what the screen needs,
+    /// the pictures the carousel can want at once at the item size.
+    public var cacheMB: Int? = nil
     public init() {}
 }
 

@@ -8,6 +8,8 @@ public enum ValueDomain: Sendable, Equatable {
     /// A number in `range`; `unit` names it in messages.
     case number(ClosedRange<Double>, unit: String)
     case integer(ClosedRange<Int>)
+    /// `auto` (or empty), or a whole number in `range`.
+    case autoOrInteger(ClosedRange<Int>)
     /// One of these words (case-insensitive).
     case choice([String])
     case color
@@ -26,6 +28,8 @@ public enum ValueDomain: Sendable, Equatable {
         case let .integer(range):
             let lo = range.lowerBound, hi = range.upperBound
             return [lo, hi, lo + (hi - lo) / 2, lo - 1, hi + 1].map(String.init) + ["\(lo).5"]
+        case let .autoOrInteger(range):
+            return ValueDomain.integer(range).edgeValues + ["auto", "AUTO", "", "automatic"]
         case let .choice(words):
             return words + words.map { $0.uppercased() } + ["nonsense"]
         case .color:
@@ -286,7 +290,10 @@ public enum Schema {
         choice("images", "order", ImageOrder.self) { $0.images.order = $1 },
         choice("images", "fit", FitMode.self) { $0.images.fit = $1 },
         integer("images", "max_pixels", 1_000_000...1_000_000_000) { $0.images.maxPixels = $1 },
-        integer("images", "cache_mb", 8...4096) { $0.images.cacheMB = $1 },
+        KeySpec(section: "images", name: "cache_mb", domain: .autoOrInteger(8...4096),
+                accepts: "auto or 8 to 4096 (MiB)") { c, v throws(ValueError) in
+            c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
+        },
     ]
 
     static let indicator: [KeySpec] = [

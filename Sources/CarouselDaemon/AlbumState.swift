@@ -1,4 +1,5 @@
 import CarouselAlbum
+import CarouselCore
 
 /// The pictures the running carousel shows, in order: one list of entries
 /// (path, inode, size, mtime), from which the model's item count, the
@@ -13,6 +14,9 @@ public struct AlbumState: Sendable {
     /// The listing's own skip lines (not a regular file, unreadable, ...)
     /// already logged, so that a rescan logs only new ones.
     private var reportedSkips: Set<String> = []
+    /// Bumped whenever `paths` changes: the loop asks for pictures again
+    /// only when this or what is on screen changed.
+    public private(set) var generation = 0
 
     public init(_ entries: [AlbumEntry] = []) {
         self.entries = entries
@@ -50,6 +54,7 @@ public struct AlbumState: Sendable {
         let diff = AlbumDiff(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
+        generation += 1
         return Change(index: diff.currentIndex, stale: diff.replaced + diff.added)
     }
 
@@ -61,6 +66,7 @@ public struct AlbumState: Sendable {
         let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: current)
         entries = fresh
         paths = fresh.map(\.path)
+        generation += 1
         return Change(index: index, stale: [])
     }
 
@@ -82,12 +88,53 @@ public struct AlbumState: Sendable {
         var indices: [Int] = []
         for i in onScreen + heading where paths.indices.contains(i) && !indices.contains(i) { indices.append(i) }
         let n = paths.count
-        let step = direction < 0 ? -1 : 1
-        for offset in [step, 2 * step, -step] {
+        for offset in Self.neighbourSteps(direction: direction) {
             var i = current + offset
             if wrap { i = ((i % n) + n) % n }
             if paths.indices.contains(i), !indices.contains(i) { indices.append(i) }
         }
         return indices.map { paths[$0] }
+    }
+
+    /// The neighbours of the current item that `wanted` names, as steps from
+    /// it: two ahead in the direction of travel, then one behind.
+    static func neighbourSteps(direction: Int) -> [Int] {
+        let step = direction < 0 ? -1 : 1
+        return [step, 2 * step, -step]
+    }
+
+    /// The most pictures `wanted` can name at once on `geometry`: the items on
+    /// screen at the widest point of a slide together with the neighbours of
+    /// the current item, plus the items visible where a motion comes to rest
+    /// (which can be far away: a `goto`, a rewind). With `paging` a motion
+    /// rests on whole offsets; without, anywhere. A cache with room for this
+    /// many never refuses a wanted picture for lack of room, and needs no more.
+    public static func wantedLimit(geometry: Geometry, paging: Bool) -> Int {
+        // Slot space (unwrapped positions, an album long enough that no index
+        // repeats) is periodic in the offset with period 1: what is visible
+        // changes only where an item's far edge leaves the leading side,
+        // where an item's near edge enters the trailing side, and where the
+        // current (nearest) item changes at .5. Each of those instants, both
+        // sides of it and the middle of each stretch between cover every case.
+        func phase(_ d: Double) -> Double { d - d.rounded(.down) }
+        let edges = [0, 0.5, phase((geometry.lead + geometry.itemExtent) / geometry.pitch),
+                     phase((geometry.lead - geometry.axisExtent) / geometry.pitch)].sorted()
+        var offsets: [Double] = []
+        for (k, b) in edges.enumerated() {
+            let next = k + 1 < edges.count ? edges[k + 1] : 1
+            offsets += [b, b - 1e-7, b + 1e-7, (b + next) / 2]
+        }
+        var onScreenMost = 0, widest = 0
+        for x in offsets {
+            guard let slots = geometry.visibleSlots(offset: x, count: 1, wrap: true) else { continue }
+            onScreenMost = max(onScreenMost, slots.count)
+            let current = Int(x.rounded(.toNearestOrAwayFromZero))
+            for direction in [1, -1] {
+                let more = neighbourSteps(direction: direction).filter { !slots.contains(current + $0) }.count
+                widest = max(widest, slots.count + more)
+            }
+        }
+        let atRest = paging ? geometry.visibleSlots(offset: 0, count: 1, wrap: true)?.count ?? 0 : onScreenMost
+        return widest + atRest
     }
 }

@@ -45,6 +45,9 @@ public final class Daemon {
         /// CLOCK_MONOTONIC when the process started (µs), for the
         /// "first frame ... ms after start" lines.
         public var startedAt: Int64?
+        /// CLOCK_MONOTONIC when `run` began (µs): how much of the start
+        /// went before it is said once, with the first picture.
+        public var enteredMain: Int64?
         public init() {}
     }
 
@@ -81,6 +84,7 @@ public final class Daemon {
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
     let startTime: Int64
     private let startedAt: Int64
+    private let enteredMain: Int64?
     /// When the next `WATCHDOG=1` is due (µs), if systemd wants them.
     private var nextWatchdog: Int64?
     /// Until then (µs), a frame whose pictures are not decoded yet is not
@@ -131,6 +135,7 @@ public final class Daemon {
         self.clock = clock
         startTime = clock()
         startedAt = options.startedAt ?? startTime
+        enteredMain = options.enteredMain
         layout = Layout(config: config, backend: backend)
         writer = ScreenWriter(compositor: layout.compositor)
         pacer = FramePacer(period: backend.framePeriodMicroseconds)
@@ -159,6 +164,10 @@ public final class Daemon {
         }
         let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
         reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
+        // The start picture is decoded (on the decoder thread) from here on,
+        // while input devices are enumerated and the socket opened: the first
+        // frame would ask for it only once all that is done.
+        requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
         watchAlbum()
         if let interval = notifier.watchdogInterval {
             nextWatchdog = startTime
@@ -167,6 +176,7 @@ public final class Daemon {
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
+        log(.info, layout.cacheLine(config))
         if options.input { openInput() }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }
@@ -431,7 +441,8 @@ public final class Daemon {
         if !backend.presentsAsynchronously { frameOnScreen() }
         if complete, !pictureShown {
             pictureShown = true
-            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start")
+            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
+            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
             // Only now: longer buffers cost a reallocation the first picture should not wait for.
             reserveWindowRoom()
         }
@@ -440,13 +451,35 @@ public final class Daemon {
     /// Asks the decode cache for what the screen shows at offset `x`, then
     /// where the motion in flight comes to rest, then the neighbours (see
     /// `AlbumState.wanted`); returns the placements of the items on screen.
+    /// The wanted list is built only when what it is made of changed (the
+    /// items on screen, the target, the current item, the direction, the
+    /// album): while the content moves that is a few times a slide, not every frame.
     @discardableResult
     private func requestPictures(at x: Double) -> [Compositor.Placement] {
-        let placed = compositor.placements(offset: x, count: album.count, wrap: config.carousel.wrap)
-        cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                current: model.lattice.itemIndex(at: x), direction: travel, wrap: config.carousel.wrap))
+        let wrap = config.carousel.wrap
+        let placed = compositor.placements(offset: x, count: album.count, wrap: wrap)
+        // Placements are consecutive slots: the first index and the count name them all.
+        let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
+                            heading: prefetchTarget, current: model.lattice.itemIndex(at: x), direction: travel, wrap: wrap)
+        if key != wantedKey {
+            wantedKey = key
+            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
+                                    current: key.current, direction: travel, wrap: wrap))
+        }
         return placed
     }
+
+    /// What the last wanted list was made of (see `requestPictures`).
+    private struct WantedKey: Equatable {
+        var album: Int
+        var firstOnScreen: Int
+        var onScreen: Int
+        var heading: [Int]
+        var current: Int
+        var direction: Int
+        var wrap: Bool
+    }
+    private var wantedKey: WantedKey?
 
     /// Which way the content moves, from the offset of the last frame to
     /// `x`: only while it moves or follows a finger (a carousel coming to

@@ -29,7 +29,16 @@ extension Configuration {
 
     public var rotation: Rotation { Rotation(rawValue: display.rotation) ?? .none }
 
-    public var cacheBytes: Int { images.cacheMB * 1024 * 1024 }
+    /// The decode cache's budget for a layout of `screen` pixels: `[images]
+    /// cache_mb`, or with `auto` room for exactly the pictures the carousel
+    /// can want at once (`AlbumState.wantedLimit`) at the item size.
+    public func cacheBytes(screen: PixelSize) -> Int {
+        if let mb = images.cacheMB { return mb * 1024 * 1024 }
+        let geometry = Geometry(viewport: Viewport(width: Double(screen.width), height: Double(screen.height)),
+                                settings: carousel)
+        let item = Compositor(geometry: geometry, style: renderStyle).itemPixelSize
+        return AlbumState.wantedLimit(geometry: geometry, paging: carousel.paging) * item.width * item.height * 4
+    }
 
     /// `[images] order` for the album. The random order's seed is fixed, so a
     /// restart shows the same sequence (and files added later slot in without
@@ -147,7 +156,17 @@ public struct Layout: Sendable {
     public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
         ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
-                           budgetBytes: config.cacheBytes, rotation: rotation)
+                           budgetBytes: config.cacheBytes(screen: size), rotation: rotation)
+    }
+
+    /// One log line about the decode budget: what `cache_mb` came to here.
+    public func cacheLine(_ config: Configuration) -> String {
+        let settings = cacheSettings(config)
+        let item = settings.itemSize
+        let pictures = settings.budgetBytes / max(item.width * item.height * 4, 1)
+        let mib = (Double(settings.budgetBytes) / 1_048_576).formatted
+        return "decode cache: \(mib) MiB, \(pictures) picture\(pictures == 1 ? "" : "s") of \(item.width)x\(item.height)"
+            + (config.images.cacheMB == nil ? " (cache_mb = auto: what the screen needs)" : "")
     }
 
     /// One log line about the slop, when it was scaled.

@@ -114,7 +114,7 @@ enum ConfigProperties {
         try require(!c.images.path.isEmpty, "empty images path")
         try require(c.images.files.allSatisfy { !$0.isEmpty }, "an empty file name in images.files")
         try within(c.images.maxPixels, 1_000_000...1_000_000_000, "max_pixels")
-        try within(c.images.cacheMB, 8...4096, "cache_mb")
+        if let mb = c.images.cacheMB { try within(mb, 8...4096, "cache_mb") }
         try within(c.indicator.size, 1...200, "indicator size")
         try within(c.indicator.spacing, 0...500, "indicator spacing")
         try within(c.indicator.margin, 0...2000, "indicator margin")

@@ -31,6 +31,41 @@ public enum MonotonicClock {
     }
 }
 
+/// When this process was started (its `execve`), on `MonotonicClock`'s scale.
+public enum ProcessStart {
+    /// µs of CLOCK_MONOTONIC at the process's start, from field 22 of
+    /// /proc/self/stat (clock ticks since boot: 10 ms steps at the usual
+    /// 100 Hz, rounded down, so the time since reads up to 10 ms long), or
+    /// `nil` without /proc. CLOCK_BOOTTIME, which the kernel counts it on,
+    /// runs ahead of CLOCK_MONOTONIC by the time spent suspended.
+    public static func monotonicMicroseconds() -> Int64? {
+        guard let text = try? readFile("/proc/self/stat"),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // After "pid (comm)": state is field 3, starttime field 22.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        let hz = sysconf(Int32(_SC_CLK_TCK))
+        guard fields.count > 19, let ticks = Int64(fields[19]), hz > 0 else { return nil }
+        var boot = timespec(), mono = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &boot)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        let startBoot = ticks * 1_000_000 / Int64(hz)
+        let bootNow = Int64(boot.tv_sec) * 1_000_000 + Int64(boot.tv_nsec) / 1000
+        let monoNow = Int64(mono.tv_sec) * 1_000_000 + Int64(mono.tv_nsec) / 1000
+        return monoNow - (bootNow - startBoot)
+    }
+
+    /// /proc/self/stat is one short line: one read of a page holds it.
+    private static func readFile(_ path: String) throws -> String {
+        let fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let n = try bytes.withUnsafeMutableBytes { buffer in
+            try systemCall("read") { read(fd, buffer.baseAddress, buffer.count) }
+        }
+        return String(decoding: bytes[0..<n], as: UTF8.self)
+    }
+}
+
 /// An epoll set: every source of the daemon's loop is a descriptor in it.
 public final class Epoll {
     /// `EPOLLPRI`: urgent data, or a change mark such as /proc/self/mountinfo's.

@@ -59,6 +59,14 @@ public final class ItemCache: Sendable {
         /// thrown away, success or failure, and the file is decoded again.
         var inFlight: String?
         var inFlightForgotten = false
+
+        /// Whether the decoder must be started: something wanted is neither
+        /// ready nor known broken, and it is not running (then it is marked running).
+        mutating func startIfMissing() -> Bool {
+            guard !working, wanted.contains(where: { ready[$0] == nil && failed[$0] == nil }) else { return false }
+            working = true
+            return true
+        }
     }
 
     private let state: Mutex<State>
@@ -107,15 +115,15 @@ public final class ItemCache: Sendable {
 
     /// Sets what should be ready, most important first (on screen, then the
     /// neighbours in the direction of motion), and starts decoding what is missing.
+    /// The same list again does nothing: the render loop asks on every frame
+    /// while the content moves, and the list changes only a few times a
+    /// slide (`reset` and `forget`, which make wanted pictures missing
+    /// without a new list, start the decoder themselves).
     public func want(_ paths: [String]) {
         let start = state.withLock { s -> Bool in
+            guard paths != s.wanted else { return false }
             s.wanted = paths
-            let missing = paths.contains { s.ready[$0] == nil && s.failed[$0] == nil }
-            if missing, !s.working {
-                s.working = true
-                return true
-            }
-            return false
+            return s.startIfMissing()
         }
         if start { queue.async { self.work() } }
     }
@@ -136,34 +144,45 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// The wanted pictures neither ready nor known broken: none once the
+    /// decoder has caught up, unless the budget had no room for them.
+    public var missing: [String] {
+        state.withLock { s in s.wanted.filter { s.ready[$0] == nil && s.failed[$0] == nil } }
+    }
+
     /// Bytes of decoded pictures held now.
     public var residentBytes: Int { state.withLock { $0.bytes } }
 
     /// Number of pictures held now.
     public var residentCount: Int { state.withLock { $0.ready.count } }
 
-    /// Drops everything (the item size, fit or background changed).
+    /// Drops everything (the item size, fit or background changed) and
+    /// decodes what is wanted anew.
     public func reset(settings: Settings) {
-        state.withLock { s in
+        let start = state.withLock { s -> Bool in
             s.settings = settings
             s.ready.removeAll()
             s.lastUse.removeAll()
             s.failed.removeAll()
             s.bytes = 0
             s.generation += 1
+            return s.startIfMissing()
         }
+        if start { queue.async { self.work() } }
     }
 
     /// Forgets `paths` (files replaced or removed on disk): they are decoded again if wanted.
     public func forget(_ paths: [String]) {
-        state.withLock { s in
+        let start = state.withLock { s -> Bool in
             for p in paths {
                 if let image = s.ready.removeValue(forKey: p) { s.bytes -= image.byteCount }
                 s.lastUse[p] = nil
                 s.failed[p] = nil
             }
             if let p = s.inFlight, paths.contains(p) { s.inFlightForgotten = true }
+            return s.startIfMissing()
         }
+        if start { queue.async { self.work() } }
     }
 
     // MARK: - The decoder thread

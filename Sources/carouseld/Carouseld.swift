@@ -96,7 +96,7 @@ struct Simulate: ParsableCommand {
             if painter == nil {
                 painter = FramePainter(panel: panel, rotation: rotation, settings: effective.carousel,
                                        style: effective.renderStyle, paths: paths,
-                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes)
+                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes(screen: PixelSize(width: w, height: h)))
             }
             let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
                                                    page: request.snapshot.page, pageCount: request.model.numberOfPages)

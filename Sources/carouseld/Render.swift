@@ -50,10 +50,11 @@ struct Render: ParsableCommand {
         } catch {
             log(.warning, "\(error)")
         }
+        let logical = configuration.rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
         let painter = FramePainter(panel: PixelSize(width: mode.width, height: mode.height),
                                    rotation: configuration.rotation, settings: configuration.carousel,
                                    style: configuration.renderStyle, paths: paths,
-                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes)
+                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)))
         if paths.isEmpty { log(.info, "no images to show in \(configuration.images.path)") }
         // Every file is tried first: the offset counts pictures that show,
         // and every broken file is named once, whether on screen or not.

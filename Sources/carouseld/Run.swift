@@ -31,7 +31,10 @@ struct Run: ParsableCommand {
 
     func run() throws {
         var options = Daemon.Options()
-        options.startedAt = MonotonicClock.now()
+        // "After start" counts from exec: loading the libraries and Swift's
+        // runtime, and parsing arguments, are part of the wait for a picture.
+        options.enteredMain = MonotonicClock.now()
+        options.startedAt = ProcessStart.monotonicMicroseconds().map { min($0, options.enteredMain!) } ?? options.enteredMain
         // A configuration that cannot be used is an error line journald files
         // at error priority, and exit 2 (restarting cannot help).
         let configuration: Configuration

@@ -38,6 +38,16 @@ struct DomainTests {
             }
             #expect(!accepted(spec, "1.5"), "\(key) took a fraction")
             #expect(spec.accepts == "\(range.lowerBound) to \(range.upperBound)")
+        case let .autoOrInteger(range):
+            for inside in [range.lowerBound, range.upperBound] {
+                #expect(accepted(spec, "\(inside)"), "\(key) refused \(inside), inside \(range)")
+            }
+            for outside in [range.lowerBound - 1, range.upperBound + 1] {
+                #expect(!accepted(spec, "\(outside)"), "\(key) took \(outside), outside \(range)")
+            }
+            for auto in ["auto", "AUTO", ""] { #expect(accepted(spec, auto), "\(key) refused '\(auto)'") }
+            #expect(!accepted(spec, "1.5") && !accepted(spec, "automatic"))
+            #expect(spec.accepts.hasPrefix("auto or \(range.lowerBound) to \(range.upperBound)"))
         case let .choice(words):
             for word in words {
                 #expect(accepted(spec, word), "\(key) refused its own choice \(word)")
@@ -61,7 +71,7 @@ struct DomainTests {
         // domain: a range stated in words only could drift from the check.
         for spec in Schema.keys where spec.accepts.contains(" to ") {
             switch spec.domain {
-            case .number, .integer: break
+            case .number, .integer, .autoOrInteger: break
             default: Issue.record("\(spec.section).\(spec.name) says '\(spec.accepts)' but has no numeric domain")
             }
         }
