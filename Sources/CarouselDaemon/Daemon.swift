@@ -70,6 +70,8 @@ public final class Daemon {
     /// Writes frames into the display's buffers (only what changed) and
     /// keeps the scene on screen, which `screenshot` composes again.
     var writer: ScreenWriter
+    /// The items on screen at the last frame (storage reused: a frame allocates nothing).
+    private var placements: [Compositor.Placement] = []
     /// The writer whose scene is on screen (until a frame after a relayout
     /// is presented, the one from before it): what `screenshot` composes.
     var shown: ScreenWriter?
@@ -457,7 +459,8 @@ public final class Daemon {
     @discardableResult
     private func requestPictures(at x: Double) -> [Compositor.Placement] {
         let wrap = config.carousel.wrap
-        let placed = compositor.placements(offset: x, count: album.count, wrap: wrap)
+        compositor.placements(offset: x, count: album.count, wrap: wrap, into: &placements)
+        let placed = placements
         // Placements are consecutive slots: the first index and the count name them all.
         let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
                             heading: prefetchTarget, current: model.lattice.itemIndex(at: x), direction: travel, wrap: wrap)
