@@ -80,7 +80,7 @@ public struct AlbumState: Sendable {
 
     /// What the decode cache should hold, most wanted first: the items on
     /// screen, the items where a motion in flight comes to rest (`heading`,
-    /// the model's prefetch effect), then the neighbours of `current`: two
+    /// the model's prefetch effect), then the neighbours of `current`: one
     /// ahead in the direction of travel (`direction` +1 forward, -1 back) and
     /// one behind.
     public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool) -> [String] {
@@ -97,10 +97,11 @@ public struct AlbumState: Sendable {
     }
 
     /// The neighbours of the current item that `wanted` names, as steps from
-    /// it: two ahead in the direction of travel, then one behind.
+    /// it: one ahead in the direction of travel, then one behind. (Two ahead
+    /// cost a full-screen picture more for swipes faster than one decode.)
     static func neighbourSteps(direction: Int) -> [Int] {
         let step = direction < 0 ? -1 : 1
-        return [step, 2 * step, -step]
+        return [step, -step]
     }
 
     /// The most pictures `wanted` can name at once on `geometry`: the items on

@@ -8,9 +8,9 @@ import Synchronization
 /// The render path only asks `image(for:)`, which never blocks on decoding:
 /// an item that is not ready is drawn as background and appears when its
 /// decode finishes (`onReady` is called, from the decoder thread, so that the
-/// loop can wake up and draw). Memory is bounded by `budgetBytes`: pictures
-/// not wanted any more are dropped least recently used first, and nothing is
-/// decoded beyond the budget, so 10,000 images cost what 10 do.
+/// loop can wake up and draw). It holds what is wanted: a picture the new
+/// wanted list leaves out is let go at once, and nothing is decoded beyond
+/// `budgetBytes`, so 10,000 images cost what 10 do.
 public final class ItemCache: Sendable {
     public struct Settings: Equatable, Sendable {
         /// Every picture is scaled to exactly this size (the item's extent by the screen's cross extent).
@@ -119,10 +119,18 @@ public final class ItemCache: Sendable {
     /// while the content moves, and the list changes only a few times a
     /// slide (`reset` and `forget`, which make wanted pictures missing
     /// without a new list, start the decoder themselves).
+    ///
+    /// Pictures no longer wanted are let go at once: the cache holds what
+    /// the screen needs, not what fits in the budget (which only bounds it).
     public func want(_ paths: [String]) {
         let start = state.withLock { s -> Bool in
             guard paths != s.wanted else { return false }
             s.wanted = paths
+            let keep = Set(paths)
+            for path in s.ready.keys where !keep.contains(path) {
+                s.bytes -= s.ready.removeValue(forKey: path)!.byteCount
+                s.lastUse[path] = nil
+            }
             return s.startIfMissing()
         }
         if start { queue.async { self.work() } }
@@ -202,6 +210,8 @@ public final class ItemCache: Sendable {
                 guard s.generation == job.generation, !s.inFlightForgotten else { return }
                 switch result {
                 case .success(let image):
+                    // No longer wanted (the carousel moved on while it decoded): not kept.
+                    guard s.wanted.contains(job.path) else { return }
                     s.ready[job.path] = image
                     s.bytes += image.byteCount
                     s.useClock += 1

@@ -93,6 +93,25 @@ struct ItemCacheTests {
         }
     }
 
+    @Test("a picture the wanted list leaves out is let go at once, though the budget has room")
+    func unwantedPicturesAreLetGo() throws {
+        let scratch = try Scratch("cache-let-go")
+        let paths = try Self.folder(count: 6, in: scratch)
+        let cache = ItemCache(settings: Self.settings(budgetItems: 8))
+        cache.want(Array(paths[0..<4]))
+        cache.waitUntilIdle()
+        #expect(cache.residentCount == 4)
+        cache.want([paths[1], paths[2]])
+        #expect(cache.residentCount == 2)
+        #expect(cache.residentBytes == 2 * Self.itemBytes)
+        #expect(cache.image(for: paths[0]) == nil && cache.image(for: paths[1]) != nil)
+        // Wanted again: decoded again.
+        cache.want([paths[0], paths[1]])
+        cache.waitUntilIdle()
+        #expect(cache.image(for: paths[0]) != nil)
+        #expect(cache.residentCount == 2)
+    }
+
     /// A flag that is true once.
     final class Once: @unchecked Sendable {
         private let lock = NSLock()
