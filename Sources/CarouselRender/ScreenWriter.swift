@@ -1,6 +1,9 @@
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes scenes into the display's buffers in one pass, in panel
 /// orientation, and only what changed.
@@ -36,6 +39,7 @@ public final class ScreenWriter {
     private var desired: [Piece] = []
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
+    private var strips: [Strip] = []
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -218,10 +222,38 @@ public final class ScreenWriter {
     private func writeContent(_ scene: Scene, window s: Int, into target: Target) {
         let cross = axis == .horizontal ? compositor.panel.height : compositor.panel.width
         if axis == .horizontal {
-            for y in 0..<cross {
-                let row = target.row(y)
-                for interval in repaint { fill(row, y: y, from: interval.start, to: interval.end, scene, window: s) }
+            // Where each column stretch of every row comes from, worked out
+            // once: the row loop is then copies and fills only.
+            strips.removeAll(keepingCapacity: true)
+            for interval in repaint {
+                var x = interval.start
+                for span in scene.spans {
+                    let a = max(span.start + s, x), b = min(span.end + s, interval.end)
+                    guard b > a else { continue }
+                    if a > x { strips.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
+                    let source = span.image.map { image in
+                        image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
+                    }
+                    strips.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
+                    x = b
+                }
+                if x < interval.end { strips.append(Strip(x0: x, x1: interval.end, source: nil, stride: 0)) }
             }
+            let background = compositor.background
+            // The pictures stay alive: the scene holds them until this returns.
+            withExtendedLifetime(scene) {
+                for y in 0..<cross {
+                    let row = target.row(y)
+                    for strip in strips {
+                        if let source = strip.source {
+                            memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
+                        } else {
+                            (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
+                        }
+                    }
+                }
+            }
+            pixelsWritten += cross * Self.total(repaint)
         } else {
             for interval in repaint {
                 for y in interval.start..<interval.end { fill(target.row(y), y: y, from: 0, to: cross, scene, window: s) }
@@ -439,6 +471,15 @@ private struct Piece {
     var start: Int
     var end: Int
     var content: Content
+}
+
+/// A stretch of columns written in every row: from a picture's row
+/// (`source` is its first row at the stretch's first column), or background.
+private struct Strip {
+    var x0: Int
+    var x1: Int
+    var source: UnsafeRawPointer?
+    var stride: Int
 }
 
 private struct Interval {
