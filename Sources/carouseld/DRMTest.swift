@@ -86,6 +86,10 @@ struct DRMTest: ParsableCommand {
             help: "After the windows, time this many window moves and as many full-frame copies.")
     var measureMoves: Int = 0
 
+    @Option(name: .customLong("window-switch-mode"),
+            help: "After the windows (and moves), switch to this mode, show the window at (0, 0), ask for the room again and show the window one pixel along the axis.")
+    var windowSwitchMode: String?
+
     @Option(name: .customLong("wait-seconds"),
             help: "If there is no DRM device or no display yet, wait up to this long for one (as the daemon does at boot).")
     var waitSeconds: Int = 0
@@ -102,6 +106,9 @@ struct DRMTest: ParsableCommand {
         }
         if parsedWindows == nil { throw ValidationError("--windows: expected X,Y;X,Y..., not '\(windows)'") }
         if measureMoves < 0 { throw ValidationError("--measure-moves: at least 0") }
+        if let windowSwitchMode, ModeRequest(windowSwitchMode) == nil {
+            throw ValidationError("--window-switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(windowSwitchMode)'")
+        }
     }
 
     private var parsedWindows: [PixelPoint]? {
@@ -253,6 +260,12 @@ struct DRMTest: ParsableCommand {
         }
         var extent = backend.acquire()?.extent
         var results: [JSONValue] = []
+        /// Says a window is on screen (or refused) and, with --step, waits for the host.
+        func announce(_ window: PixelPoint, shown: Bool) {
+            // Straight to the descriptor: print's buffer would hold it back from a pipe.
+            writeAll(1, "window \(window.x) \(window.y) \(shown ? "shown" : "refused")\n")
+            if step { _ = readLine() }
+        }
         for window in parsedWindows! {
             let buffer = try nextBuffer()
             extent = buffer.extent
@@ -272,9 +285,7 @@ struct DRMTest: ParsableCommand {
                 log(.info, "drm-test: window \(window) refused: \(error)")
             }
             results.append(.fields(result))
-            // Straight to the descriptor: print's buffer would hold it back from a pipe.
-            writeAll(1, "window \(window.x) \(window.y) \(shown ? "shown" : "refused")\n")
-            if step { _ = readLine() }
+            announce(window, shown: shown)
         }
         var fields: [JSONField] = [
             JSONField("room_granted", .int(granted)),
@@ -283,14 +294,37 @@ struct DRMTest: ParsableCommand {
         ]
         let again = backend.reserveWindowRoom(room, along: axis)
         fields.append(JSONField("room_granted_again", .int(again)))
-        if measureMoves > 0 { fields += try measure(on: backend, axis: axis) }
+        if measureMoves > 0 { fields += try measure(on: backend, axis: axis, announce: announce) }
+        if let windowSwitchMode {
+            // A new mode makes new buffers: panel-sized, a new generation, no
+            // room until asked again.
+            let before = backend.generation
+            let changed = try backend.changeMode(to: ModeRequest(windowSwitchMode)?.displayModeRequest)
+            let b = try nextBuffer()
+            fields += [JSONField("switch_remodeset", .bool(changed)), JSONField("generation_before_switch", .int(before)),
+                       JSONField("switch_generation", .int(b.generation)), JSONField("switch_extent", .string("\(b.extent)"))]
+            try backend.present(b, window: .zero)
+            try backend.waitForFlip(timeoutMilliseconds: 2000)
+            announce(.zero, shown: true)
+            let granted = backend.reserveWindowRoom(room, along: axis)
+            fields.append(JSONField("switch_room_granted", .int(granted)))
+            if granted > 0 {
+                let window = axis == .horizontal ? PixelPoint(x: 1, y: 0) : PixelPoint(x: 0, y: 1)
+                let b = try nextBuffer()
+                fields.append(JSONField("switch_room_extent", .string("\(b.extent)")))
+                try backend.present(b, window: window)
+                try backend.waitForFlip(timeoutMilliseconds: 2000)
+                announce(window, shown: true)
+            }
+        }
         return fields
     }
 
     /// Times `measureMoves` window moves (present and its flip, the pattern
     /// already in the buffers) against as many full-frame copies into a
     /// buffer, what a copying slide pays per frame at the least.
-    private func measure(on backend: DRMBackend, axis: ScanoutAxis) throws(DisplayError) -> [JSONField] {
+    private func measure(on backend: DRMBackend, axis: ScanoutAxis,
+                         announce: (PixelPoint, Bool) -> Void) throws(DisplayError) -> [JSONField] {
         guard let first = backend.acquire() else { throw DisplayError("no free buffer to measure with") }
         let size = first.size, extent = first.extent
         let room = axis == .horizontal ? extent.width - size.width : extent.height - size.height
@@ -300,6 +334,7 @@ struct DRMTest: ParsableCommand {
         }
         var filled: Set<[Int]> = []
         var present: [Double] = [], flip: [Double] = [], copy: [Double] = []
+        var last = PixelPoint.zero
         for i in 0..<measureMoves {
             guard let b = backend.acquire() else { throw DisplayError("no free buffer for move \(i)") }
             if filled.insert([b.generation, b.index]).inserted { WindowPattern.fill(b) }
@@ -312,6 +347,7 @@ struct DRMTest: ParsableCommand {
             let t2 = MonotonicClock.now()
             present.append(Double(t1 - t0))
             flip.append(Double(t2 - t0))
+            last = window
         }
         // The frame a copying slide would write: in ordinary memory, copied
         // row after row into the scanout buffer.
@@ -333,6 +369,10 @@ struct DRMTest: ParsableCommand {
         func mean(_ v: [Double]) -> Double { v.reduce(0, +) / Double(v.count) }
         func rounded(_ x: Double, _ places: Double) -> JSONValue { .double((x * places).rounded() / places) }
         let (p, f, c) = (mean(present), mean(flip), mean(copy))
+        // The last move's window is still on screen (the copies went into
+        // the other buffer), with more framebuffers made and removed than
+        // the backend keeps: none on screen was removed.
+        announce(last, true)
         log(.info, "drm-test: \(measureMoves) window moves: present \(Int(p)) us, with its flip \(Int(f)) us; a frame copy \(Int(c)) us")
         return [
             JSONField("measured_moves", .int(measureMoves)),

@@ -107,8 +107,8 @@ def window_mismatches(w, h, rgb, wx, wy):
     return len(bad), len(points), bad[:3]
 
 
-def check_window(vm, out, name, wx, wy, label, wait=True):
-    """The screen shows the pattern through the window at (wx, wy). Waits
+def check_window(vm, out, name, wx, wy, label, wait=True, size=(W, H)):
+    """The screen (`size`) shows the pattern through the window at (wx, wy). Waits
     (polling, up to 20 s) for QEMU's display to catch up with the flip unless
     `wait` is False (a frame that must stay, checked after half a second)."""
     deadline = time.monotonic() + (20 if wait else 0)
@@ -116,7 +116,7 @@ def check_window(vm, out, name, wx, wy, label, wait=True):
         time.sleep(0.5)
     while True:
         w, h, rgb = vm.screen_rgb()
-        bad, total, first = window_mismatches(w, h, rgb, wx, wy) if (w, h) == (W, H) else (-1, 0, [])
+        bad, total, first = window_mismatches(w, h, rgb, wx, wy) if (w, h) == size else (-1, 0, [])
         if bad == 0 or time.monotonic() > deadline:
             break
         time.sleep(0.25)
@@ -125,18 +125,21 @@ def check_window(vm, out, name, wx, wy, label, wait=True):
           % (label, w, h, wx, wy, bad, total, "; first (x, y, got, wanted): %s" % first if first else ""))
 
 
-def window_test(vm, binary, out, label, args, steps):
+def window_test(vm, binary, out, label, args, steps, more=()):
     """Runs drm-test --window-room ARGS --step; `steps` lists, for each window
-    asked, (x, y, "shown" or "refused", (wx, wy) the screen must show then).
+    asked, (x, y, "shown" or "refused", (wx, wy) the screen must show then);
+    `more` the windows drm-test shows after those (the last measured move,
+    those after --window-switch-mode) as (x, y, (width, height) of the screen).
     Returns the JSON line."""
     windows = ";".join("%d,%d" % (x, y) for x, y, _, _ in steps)
     cmd = [binary, "drm-test", "--frames", "2", "--step", "--windows", windows] + args
     job = vm.spawn(cmd, stdin=True)
-    for i, (x, y, expect, screen) in enumerate(steps):
+    for i, (x, y, expect, screen) in enumerate(steps + [(x, y, "shown", (x, y) + size) for x, y, size in more]):
         line = job.readline(timeout=300)
         check(line == "window %d %d %s" % (x, y, expect), "%s: window (%d, %d) %s (got '%s')" % (label, x, y, expect, line))
         check_window(vm, out, "%s-%d-%d-%d" % (label, i, x, y), screen[0], screen[1],
-                     "%s, after window (%d, %d)" % (label, x, y), wait=expect == "shown")
+                     "%s, after window (%d, %d)" % (label, x, y), wait=expect == "shown",
+                     size=screen[2:] if len(screen) == 4 else (W, H))
         job.write("\n")
     job.close_stdin()
     rc = job.wait(120)
@@ -151,11 +154,15 @@ def windows(vm, binary, out, results):
     """Zero-copy windows: see the module's description."""
     h = lambda x: (x, 0, "shown", (x, 0))  # noqa: E731
     v = lambda y: (0, y, "shown", (0, y))  # noqa: E731
+    moves = 120
+    last_move = ((moves - 1) * 37 + 1) % (W + 1)  # drm-test's last measured window
     for api in ("atomic", "legacy"):
         label = "window-%s-horizontal" % api
         r = window_test(vm, binary, out, label,
-                        ["--api", api, "--window-room", str(W), "--window-axis", "horizontal", "--measure-moves", "120"],
-                        [h(0), h(1), h(333), h(W), (W + 1, 0, "refused", (W, 0)), h(640)])
+                        ["--api", api, "--window-room", str(W), "--window-axis", "horizontal",
+                         "--measure-moves", str(moves), "--window-switch-mode", "1024x768"],
+                        [h(0), h(1), h(333), h(W), (W + 1, 0, "refused", (W, 0)), h(640)],
+                        more=[(last_move, 0, (W, H)), (0, 0, (1024, 768)), (1, 0, (1024, 768))])
         results[label] = r
         check(r["api"] == api and r["room_granted"] == W and r["extent"] == "%dx%d" % (2 * W, H),
               "%s: %d pixels of room granted, %dx%d buffers" % (label, W, 2 * W, H))
@@ -163,6 +170,12 @@ def windows(vm, binary, out, results):
         check(refused["reason"] == "other" and "does not lie in the %dx%d buffer" % (2 * W, H) in refused["error"],
               "%s: a window past the buffer is refused as the caller's bug, naming the buffer (%s)" % (label, refused["error"]))
         check(r["room_granted_again"] == W, "%s: the room is still granted after that (%d)" % (label, r["room_granted_again"]))
+        check(r["switch_remodeset"] and r["switch_generation"] > r["generation_before_switch"]
+              and r["switch_extent"] == "1024x768",
+              "%s: a new mode makes panel-sized buffers of a new generation (%s, generation %d -> %d)"
+              % (label, r["switch_extent"], r["generation_before_switch"], r["switch_generation"]))
+        check(r["switch_room_granted"] == W and r["switch_room_extent"] == "%dx768" % (1024 + W),
+              "%s: room asked again in the new mode is granted (%s)" % (label, r["switch_room_extent"]))
         print("      %s: a window move (AddFB2 + commit) costs %.4f of a frame copy (%.1f us vs %.1f us; with its flip %.4f)"
               % (api, r["window_to_copy_ratio"], r["window_present_us_mean"], r["frame_copy_us_mean"],
                  r["window_flip_to_copy_ratio"]), flush=True)
