@@ -86,10 +86,11 @@ public final class DRMBackend: DisplayBackend {
     /// the one the flip in flight shows: neither may be removed.
     private var shownFramebuffer: UInt32
     private var pendingFramebuffer: UInt32 = 0
-    /// A buffer of an earlier generation that is still on screen: freed by
-    /// the first flip that takes it off (removing a framebuffer being
-    /// scanned out turns the CRTC off).
-    private var retired: DumbBuffer?
+    /// Buffers of an earlier generation that may still be on screen: freed
+    /// by the first flip that takes them off (removing a framebuffer being
+    /// scanned out turns the CRTC off). One, or two after a flip that did
+    /// not complete in time (either may be on screen).
+    private var retired: [DumbBuffer] = []
     /// Changes whenever the buffers are made anew (`ScanoutBuffer.generation`).
     public private(set) var generation = 0
     /// Set once the driver refused a window: no room is granted any more.
@@ -197,8 +198,10 @@ public final class DRMBackend: DisplayBackend {
 
     /// Makes both buffers `room` pixels longer than the mode along `axis`
     /// (a new generation). A flip in flight is waited for first (one
-    /// vblank at most: its buffer is about to be freed); the buffer on
-    /// screen is kept until the first flip of the new ones takes it off.
+    /// vblank, on a working driver: its buffer is about to be freed), so the
+    /// event loop should ask when `acquire` would hand out a buffer, and then
+    /// this never blocks; the buffer on screen is kept until the first flip
+    /// of the new ones takes it off.
     /// Returns 0, with panel-sized buffers, when the driver refused a window
     /// before (`windowsRefused`) or video memory does not hold the longer
     /// buffers. A buffer longer than the mode may still fail at its first
@@ -226,14 +229,19 @@ public final class DRMBackend: DisplayBackend {
     /// ones again) were made instead. Everything not on screen is freed
     /// first so that the new buffers fit where the old ones were.
     private func remake(extent: PixelSize) -> Bool {
-        _ = waitForPendingFlip()
+        let settled = waitForPendingFlip()
         var onScreen: DumbBuffer?
-        for b in buffers + (retired.map { [$0] } ?? []) {
-            if b.owns(shownFramebuffer) { onScreen = b } else { b.release() }
+        retired = (buffers + retired).filter { b in
+            if b.owns(shownFramebuffer) {
+                onScreen = b
+                return true
+            }
+            if !settled, b.owns(pendingFramebuffer) { return true }
+            b.release()
+            return false
         }
         buffers = []
         front = nil
-        retired = onScreen
         generation += 1
         let size = panelSize
         func pair(_ extent: PixelSize) throws(DisplayError) -> [DumbBuffer] {
@@ -254,7 +262,7 @@ public final class DRMBackend: DisplayBackend {
         if let onScreen, let partner = try? DumbBuffer(device: device, size: size, extent: onScreen.extent) {
             buffers = [onScreen, partner]
             front = 0
-            retired = nil
+            retired.removeAll { $0 === onScreen }
             return false
         }
         warn("no video memory for two \(size) buffers on \(devicePath); nothing more is drawn until the mode changes")
@@ -328,9 +336,10 @@ public final class DRMBackend: DisplayBackend {
         pending = nil
         shownFramebuffer = pendingFramebuffer
         // What left the screen may go now.
-        if let r = retired, !r.owns(shownFramebuffer) {
+        retired = retired.filter { r in
+            if r.owns(shownFramebuffer) { return true }
             r.release()
-            retired = nil
+            return false
         }
         for b in buffers { b.evictWindows(keeping: [shownFramebuffer], limit: Self.windowFramebufferLimit) }
         return true
@@ -381,8 +390,8 @@ public final class DRMBackend: DisplayBackend {
         // Only now that no CRTC shows them.
         for b in buffers { b.release() }
         buffers = []
-        retired?.release()
-        retired = nil
+        for r in retired { r.release() }
+        retired = []
     }
 
     /// Gives up a card that went away (its driver unbound or unloaded):
@@ -399,8 +408,8 @@ public final class DRMBackend: DisplayBackend {
         pending = nil
         for b in buffers { b.release() }
         buffers = []
-        retired?.release()
-        retired = nil
+        for r in retired { r.release() }
+        retired = []
         device.descriptor.close()
     }
 
@@ -476,8 +485,8 @@ public final class DRMBackend: DisplayBackend {
             try interface.modeset(buffers[shown].framebuffer, mode: newMode)
             front = shown
             shownFramebuffer = buffers[shown].framebuffer
-            retired?.release()  // the modeset took it off the screen
-            retired = nil
+            for r in retired { r.release() }  // the modeset took them off the screen
+            retired = []
         } else {
             var fresh: [DumbBuffer] = []
             do {
@@ -488,16 +497,16 @@ public final class DRMBackend: DisplayBackend {
                 fresh = []
                 for b in buffers { b.release() }
                 buffers = []
-                retired?.release()
-                retired = nil
+                for r in retired { r.release() }
+                retired = []
                 generation += 1
                 for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
             }
             try interface.modeset(fresh[0].framebuffer, mode: newMode)
-            let old = buffers + (retired.map { [$0] } ?? [])
+            let old = buffers + retired
             buffers = fresh
             front = 0
-            retired = nil
+            retired = []
             shownFramebuffer = fresh[0].framebuffer
             generation += 1
             for b in old { b.release() }  // no longer shown
