@@ -176,9 +176,11 @@ def windows(vm, binary, out, results):
               % (label, r["switch_extent"], r["generation_before_switch"], r["switch_generation"]))
         check(r["switch_room_granted"] == W and r["switch_room_extent"] == "%dx768" % (1024 + W),
               "%s: room asked again in the new mode is granted (%s)" % (label, r["switch_room_extent"]))
-        print("      %s: a window move (AddFB2 + commit) costs %.4f of a frame copy (%.1f us vs %.1f us; with its flip %.4f)"
+        print("      %s: a window move (AddFB2 + commit) costs %.4f of a frame copy (means %.1f us vs %.1f us; with its flip"
+              " %.4f); medians %.4f (%.1f us vs %.1f us; with its flip %.4f)"
               % (api, r["window_to_copy_ratio"], r["window_present_us_mean"], r["frame_copy_us_mean"],
-                 r["window_flip_to_copy_ratio"]), flush=True)
+                 r["window_flip_to_copy_ratio"], r["window_to_copy_ratio_median"], r["window_present_us_median"],
+                 r["frame_copy_us_median"], r["window_flip_to_copy_ratio_median"]), flush=True)
         label = "window-%s-vertical" % api
         r = window_test(vm, binary, out, label,
                         ["--api", api, "--window-room", str(H), "--window-axis", "vertical"],
