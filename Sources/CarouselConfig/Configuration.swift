@@ -36,6 +36,11 @@ public struct DisplayConfig: Equatable, Sendable {
     public var rotation = 0
     public var api = DisplayAPI.auto
     public var background = PixelColor(red: 0, green: 0, blue: 0)
+    /// Whether slides may move the display's scan-out window over a buffer
+    /// longer than the panel instead of copying each frame
+    /// (`DisplayBackend.reserveWindowRoom`). `false` for drivers that accept
+    /// a framebuffer offset but show the wrong window.
+    public var zeroCopy = true
     public init() {}
 }
 

@@ -224,6 +224,7 @@ public enum Schema {
         },
         choice("display", "api", DisplayAPI.self) { $0.display.api = $1 },
         colorKey("display", "background") { $0.display.background = $1 },
+        flag("display", "zero_copy") { $0.display.zeroCopy = $1 },
     ]
 
     static let input: [KeySpec] = [

@@ -14,6 +14,17 @@ import Glibc
 /// handed out; `restore` waits for the flip in flight, puts the saved CRTC
 /// back (the console returns), and only then frees the buffers.
 ///
+/// Zero-copy slides: `reserveWindowRoom` makes both buffers longer than the
+/// mode, and `present(_:window:)` shows a mode-sized window of one through a
+/// framebuffer of its own whose `offsets[0]` points at the window's first
+/// pixel, with the buffer's pitch (a few such framebuffers are kept per
+/// buffer). That is the portable way: every driver scans a framebuffer out
+/// from its offset (QEMU's bochs takes only that: its plane update reads the
+/// framebuffer's pitch and offset and ignores the plane's SRC_X/SRC_Y), while
+/// SRC_X/SRC_Y exist only on atomic drivers and not all of them honour them.
+/// A driver that refuses a window (AddFB2 or the flip fails) loses the room
+/// for good: `.windowRefused`, panel-sized buffers from then on.
+///
 /// Not thread-safe: use it from the event loop's thread.
 public final class DRMBackend: DisplayBackend {
     /// The card, such as "/dev/dri/card0", and its driver, such as "bochs-drm".
@@ -65,10 +76,29 @@ public final class DRMBackend: DisplayBackend {
     private var modeRequest: DRMModeRequest?
     /// The CRTC as we found it, put back by `restore`.
     private let saved: DRMDevice.CRTCState
+    /// The two buffers of this generation.
     private var buffers: [DumbBuffer]
-    /// The buffer on screen, and the one presented whose flip has not completed.
-    private var front = 0
+    /// The buffer on screen (`nil` while the screen still shows `retired`),
+    /// and the one presented whose flip has not completed.
+    private var front: Int? = 0
     private var pending: Int?
+    /// The framebuffer on screen (a buffer's own or one of its windows), and
+    /// the one the flip in flight shows: neither may be removed.
+    private var shownFramebuffer: UInt32
+    private var pendingFramebuffer: UInt32 = 0
+    /// Buffers of an earlier generation that may still be on screen: freed
+    /// by the first flip that takes them off (removing a framebuffer being
+    /// scanned out turns the CRTC off). One, or two after a flip that did
+    /// not complete in time (either may be on screen).
+    private var retired: [DumbBuffer] = []
+    /// Changes whenever the buffers are made anew (`ScanoutBuffer.generation`).
+    public private(set) var generation = 0
+    /// Set once the driver refused a window: no room is granted any more.
+    public private(set) var windowsRefused = false
+    /// Whether `present` refuses windows outside the buffer itself (a bug in
+    /// the caller) before the kernel sees them. `drm-test` turns it off to
+    /// let the kernel's own check refuse one, as an unknown driver's would.
+    public var checksWindowBounds = true
     private var presented = 0
     private let flips = FlipLog()
     private var restored = false
@@ -77,6 +107,10 @@ public final class DRMBackend: DisplayBackend {
     /// cannot be cancelled, and its buffer must not be freed before it is
     /// done (a vblank is 16 ms; a second means the driver is stuck).
     static let flipTimeoutMilliseconds = 1000
+    /// Window framebuffers kept per buffer besides the one on screen: a
+    /// slide makes one per frame and rarely shows the same window twice, so
+    /// a few are enough for the windows a carousel comes back to (rest).
+    static let windowFramebufferLimit = 4
 
     /// Opens the display and lights it up (black) in the chosen mode.
     ///
@@ -143,6 +177,7 @@ public final class DRMBackend: DisplayBackend {
         self.physicalSize = Self.physicalSize(connector)
         self.saved = saved
         self.buffers = buffers
+        self.shownFramebuffer = buffers[0].framebuffer
         self.interface = interface
         for w in warnings { warn(w) }
     }
@@ -151,19 +186,101 @@ public final class DRMBackend: DisplayBackend {
 
     // MARK: DisplayBackend
 
+    /// The buffer `acquire` hands out: the one not on screen.
+    private var freeIndex: Int { front.map { 1 - $0 } ?? 0 }
+
     public func acquire() -> ScanoutBuffer? {
-        guard !restored, pending == nil, buffers.count == 2, let pixels = buffers[1 - front].pixels else { return nil }
-        let b = buffers[1 - front]
-        return ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, index: 1 - front)
+        guard !restored, pending == nil, buffers.count == 2, let pixels = buffers[freeIndex].pixels else { return nil }
+        let b = buffers[freeIndex]
+        return ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, extent: b.extent, index: freeIndex,
+                             generation: generation)
     }
 
-    /// Panel-sized buffers only, for now.
-    public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
+    /// Makes both buffers `room` pixels longer than the mode along `axis`
+    /// (a new generation). A flip in flight is waited for first (one
+    /// vblank, on a working driver: its buffer is about to be freed), so the
+    /// event loop should ask when `acquire` would hand out a buffer, and then
+    /// this never blocks; the buffer on screen is kept until the first flip
+    /// of the new ones takes it off.
+    /// Returns 0, with panel-sized buffers, when the driver refused a window
+    /// before (`windowsRefused`) or video memory does not hold the longer
+    /// buffers. A buffer longer than the mode may still fail at its first
+    /// flip where the driver moves it into video memory only then (bochs'
+    /// VRAM helper): `present` then throws `.windowRefused` and goes back to
+    /// panel-sized buffers itself.
+    public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int {
+        guard !restored else { return 0 }
+        let panel = panelSize
+        var granted = windowsRefused ? 0 : max(0, room)
+        // DRM sizes are 32-bit and no scanout engine reads a 64k-pixel line.
+        if granted > 65_535 - max(panel.width, panel.height) {
+            warn("no room of \(granted) pixels for a \(panel) panel on \(devicePath): too long a buffer; slides copy whole frames")
+            granted = 0
+        }
+        let wanted = granted == 0 ? panel
+            : axis == .horizontal ? PixelSize(width: panel.width + granted, height: panel.height)
+            : PixelSize(width: panel.width, height: panel.height + granted)
+        if buffers.count == 2, buffers[0].extent == wanted { return granted }
+        return remake(extent: wanted) ? granted : 0
+    }
+
+    /// Makes the two buffers anew at `extent`, a new generation; `false` when
+    /// memory refused them and panel-sized ones (or, failing that, the old
+    /// ones again) were made instead. Everything not on screen is freed
+    /// first so that the new buffers fit where the old ones were.
+    private func remake(extent: PixelSize) -> Bool {
+        let settled = waitForPendingFlip()
+        var onScreen: DumbBuffer?
+        retired = (buffers + retired).filter { b in
+            if b.owns(shownFramebuffer) {
+                onScreen = b
+                return true
+            }
+            if !settled, b.owns(pendingFramebuffer) { return true }
+            b.release()
+            return false
+        }
+        buffers = []
+        front = nil
+        generation += 1
+        let size = panelSize
+        func pair(_ extent: PixelSize) throws(DisplayError) -> [DumbBuffer] {
+            // All or nothing: a first buffer made is released with the array.
+            [try DumbBuffer(device: device, size: size, extent: extent), try DumbBuffer(device: device, size: size, extent: extent)]
+        }
+        do {
+            buffers = try pair(extent)
+            return true
+        } catch {
+            if extent != size { warn("no room for two \(extent) buffers on \(devicePath): \(error); slides copy whole frames") }
+        }
+        if extent != size, let panelSized = try? pair(size) {
+            buffers = panelSized
+            return false
+        }
+        // The buffer on screen again, with a partner in the memory just freed.
+        if let onScreen, let partner = try? DumbBuffer(device: device, size: size, extent: onScreen.extent) {
+            buffers = [onScreen, partner]
+            front = 0
+            retired.removeAll { $0 === onScreen }
+            return false
+        }
+        warn("no video memory for two \(size) buffers on \(devicePath); nothing more is drawn until the mode changes")
+        return false
+    }
+
+    /// Withdraws the room after the driver refused `window` (`error`): no
+    /// room is granted any more, the buffers go back to the panel's size (a
+    /// new generation), and the screen keeps the last frame.
+    private func refuseWindow(_ window: PixelPoint, _ error: DisplayError) -> DisplayError {
+        windowsRefused = true
+        if buffers.count != 2 || buffers[0].extent != panelSize { _ = remake(extent: panelSize) }
+        return DisplayError("\(devicePath) (\(driverName)) cannot show a window at \(window) of a longer buffer: \(error.message)",
+                            hint: "slides copy whole frames from now on; [display] zero_copy = false stops asking",
+                            reason: .windowRefused)
+    }
 
     public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
-        guard window == .zero else {
-            throw DisplayError("\(devicePath) shows whole buffers only, not a window at \(window)", reason: .windowRefused)
-        }
         guard !restored else {
             throw DisplayError("present on \(devicePath) after restore", hint: "a bug: the display was already given back")
         }
@@ -171,12 +288,38 @@ public final class DRMBackend: DisplayBackend {
             throw DisplayError("present on \(devicePath) while a frame is in flight",
                                hint: "a bug: wait until dispatch() reports the previous frame done")
         }
-        guard buffer.index == 1 - front, buffers[buffer.index].pixels == buffer.pixels else {
+        guard buffers.count == 2, buffer.generation == generation, buffer.index == freeIndex,
+              buffers[buffer.index].pixels == buffer.pixels else {
             throw DisplayError("present on \(devicePath) of a buffer that is not the free one",
-                               hint: "a bug, or a buffer from before a re-modeset: acquire() a new one")
+                               hint: "a bug, or a buffer from before a re-modeset or new room: acquire() a new one")
         }
-        try interface.flip(to: buffers[buffer.index].framebuffer, userData: flips.userData)
+        let b = buffers[buffer.index]
+        if checksWindowBounds {
+            guard window.x >= 0, window.y >= 0, window.x + b.size.width <= b.extent.width,
+                  window.y + b.size.height <= b.extent.height else {
+                throw DisplayError("present on \(devicePath): a window at \(window) of a \(b.size) panel does not lie in the \(b.extent) buffer",
+                                   hint: "a bug in the renderer: windows lie within ScanoutBuffer.extent")
+            }
+        }
+        let framebuffer: UInt32
+        do {
+            framebuffer = try b.framebuffer(at: window)
+        } catch {
+            guard error.reason == .other else { throw error }
+            throw refuseWindow(window, error)
+        }
+        do {
+            try interface.flip(to: framebuffer, userData: flips.userData)
+        } catch {
+            // A driver that takes the framebuffer but not the flip (an offset
+            // it cannot scan out from, a longer buffer its video memory does
+            // not hold: EINVAL, ENOMEM, ENOSPC) refuses the room, not the
+            // frame. Busy, gone and permission keep their meaning.
+            guard error.reason == .other, window != .zero || b.extent != b.size else { throw error }
+            throw refuseWindow(window, error)
+        }
         pending = buffer.index
+        pendingFramebuffer = framebuffer
         presented += 1
     }
 
@@ -191,6 +334,14 @@ public final class DRMBackend: DisplayBackend {
         guard let p = pending, flips.completed >= presented else { return false }
         front = p
         pending = nil
+        shownFramebuffer = pendingFramebuffer
+        // What left the screen may go now.
+        retired = retired.filter { r in
+            if r.owns(shownFramebuffer) { return true }
+            r.release()
+            return false
+        }
+        for b in buffers { b.evictWindows(keeping: [shownFramebuffer], limit: Self.windowFramebufferLimit) }
         return true
     }
 
@@ -239,6 +390,8 @@ public final class DRMBackend: DisplayBackend {
         // Only now that no CRTC shows them.
         for b in buffers { b.release() }
         buffers = []
+        for r in retired { r.release() }
+        retired = []
     }
 
     /// Gives up a card that went away (its driver unbound or unloaded):
@@ -255,6 +408,8 @@ public final class DRMBackend: DisplayBackend {
         pending = nil
         for b in buffers { b.release() }
         buffers = []
+        for r in retired { r.release() }
+        retired = []
         device.descriptor.close()
     }
 
@@ -318,11 +473,20 @@ public final class DRMBackend: DisplayBackend {
         return true
     }
 
+    /// A mode of the same size keeps the buffers, their window room and
+    /// their generation (a refresh rate or a retrained link changes no
+    /// pixel); another size makes panel-sized buffers, a new generation with
+    /// no room (the renderer asks again for the new size).
     private func remodeset(_ newMode: DRMMode) throws(DisplayError) {
         _ = waitForPendingFlip()
         let size = PixelSize(width: newMode.width, height: newMode.height)
-        if size == buffers.first?.size {
-            try interface.modeset(buffers[front].framebuffer, mode: newMode)
+        if buffers.count == 2, size == buffers[0].size {
+            let shown = front ?? 0
+            try interface.modeset(buffers[shown].framebuffer, mode: newMode)
+            front = shown
+            shownFramebuffer = buffers[shown].framebuffer
+            for r in retired { r.release() }  // the modeset took them off the screen
+            retired = []
         } else {
             var fresh: [DumbBuffer] = []
             do {
@@ -333,12 +497,18 @@ public final class DRMBackend: DisplayBackend {
                 fresh = []
                 for b in buffers { b.release() }
                 buffers = []
+                for r in retired { r.release() }
+                retired = []
+                generation += 1
                 for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
             }
             try interface.modeset(fresh[0].framebuffer, mode: newMode)
-            let old = buffers
+            let old = buffers + retired
             buffers = fresh
             front = 0
+            retired = []
+            shownFramebuffer = fresh[0].framebuffer
+            generation += 1
             for b in old { b.release() }  // no longer shown
         }
         mode = newMode

@@ -10,26 +10,39 @@ import Glibc
 /// macro Swift does not import): 32-bit pixels, 0xXXRRGGBB in native order.
 let drmFormatXRGB8888: UInt32 = 0x3432_5258
 
-/// A dumb buffer: scanout memory the CPU writes, with its framebuffer and
-/// its mapping. The one owner of all three; releases them exactly once, in
+/// A dumb buffer: scanout memory the CPU writes, with its framebuffers and
+/// its mapping. The one owner of all of them; releases them exactly once, in
 /// reverse order (`release()` or deinit), and tolerates a half-built buffer.
+///
+/// The buffer is `extent` pixels, the panel's `size` or longer along one
+/// axis; `framebuffer` shows its top-left `size` window. Other windows get
+/// framebuffers of their own on the same memory (`framebuffer(at:)`: the
+/// buffer's pitch and `offsets[0]` pointing at the window's first pixel),
+/// which is how a slide moves the picture without copying it.
 final class DumbBuffer {
     let device: DRMDevice
+    /// The window shown: the mode's size.
     let size: PixelSize
+    /// The whole buffer.
+    let extent: PixelSize
     private(set) var handle: UInt32 = 0
     private(set) var framebuffer: UInt32 = 0
     private(set) var pixels: UnsafeMutableRawPointer? = nil
     private(set) var stride = 0
     private(set) var byteCount = 0
+    /// Framebuffers of windows other than the top-left one, least recently
+    /// used first.
+    private var windows: [(window: PixelPoint, framebuffer: UInt32)] = []
 
-    /// Creates a `size` XRGB8888 buffer, adds a framebuffer for it, maps it
-    /// and clears it to black. All or nothing: a failure releases what was
-    /// made.
+    /// Creates an `extent` XRGB8888 buffer (default: `size`), adds a `size`
+    /// framebuffer for its top-left window, maps it and clears it to black.
+    /// All or nothing: a failure releases what was made.
     /// The corresponding C functions are `drmModeCreateDumbBuffer`,
     /// `drmModeAddFB2`, `drmModeMapDumbBuffer` and `mmap`.
-    init(device: DRMDevice, size: PixelSize) throws(DisplayError) {
+    init(device: DRMDevice, size: PixelSize, extent: PixelSize? = nil) throws(DisplayError) {
         self.device = device
         self.size = size
+        self.extent = extent ?? size
         do {
             try create()
         } catch {
@@ -39,17 +52,14 @@ final class DumbBuffer {
     }
 
     private func create() throws(DisplayError) {
-        let fd = device.fd, w = UInt32(size.width), h = UInt32(size.height)
+        let fd = device.fd
         var pitch: UInt32 = 0, bytes: UInt64 = 0
-        try device.call("drmModeCreateDumbBuffer", "\(size) XRGB8888") {
-            drmModeCreateDumbBuffer(fd, w, h, 32, 0, &handle, &pitch, &bytes)
+        try device.call("drmModeCreateDumbBuffer", "\(extent) XRGB8888") {
+            drmModeCreateDumbBuffer(fd, UInt32(extent.width), UInt32(extent.height), 32, 0, &handle, &pitch, &bytes)
         }
         stride = Int(pitch)
         byteCount = Int(bytes)
-        var handles: [UInt32] = [handle, 0, 0, 0], pitches: [UInt32] = [pitch, 0, 0, 0], offsets: [UInt32] = [0, 0, 0, 0]
-        try device.call("drmModeAddFB2", "\(size) XRGB8888") {
-            drmModeAddFB2(fd, w, h, drmFormatXRGB8888, &handles, &pitches, &offsets, &framebuffer, 0)
-        }
+        framebuffer = try addFramebuffer(offset: 0, what: "\(size) XRGB8888")
         var offset: UInt64 = 0
         try device.call("drmModeMapDumbBuffer") { drmModeMapDumbBuffer(fd, handle, &offset) }
         let mapFailed = UnsafeMutableRawPointer(bitPattern: -1)
@@ -64,8 +74,76 @@ final class DumbBuffer {
         memset(pixels!, 0, byteCount)
     }
 
-    /// Unmaps, removes the framebuffer and destroys the buffer; each only if
-    /// it was made, each once. The framebuffer must not be on screen any more
+    /// A `size` framebuffer whose first pixel is `offset` bytes into the buffer.
+    /// The corresponding C function is `drmModeAddFB2`.
+    private func addFramebuffer(offset: Int, what: String) throws(DisplayError) -> UInt32 {
+        let fd = device.fd, w = UInt32(size.width), h = UInt32(size.height)
+        var handles: [UInt32] = [handle, 0, 0, 0], pitches: [UInt32] = [UInt32(stride), 0, 0, 0]
+        var offsets: [UInt32] = [UInt32(offset), 0, 0, 0], id: UInt32 = 0
+        try device.call("drmModeAddFB2", what) {
+            drmModeAddFB2(fd, w, h, drmFormatXRGB8888, &handles, &pitches, &offsets, &id, 0)
+        }
+        return id
+    }
+
+    /// The framebuffer showing the `size` window whose top-left corner is
+    /// `window`: `framebuffer` for (0, 0), else one made on first use and
+    /// kept until `evictWindows` removes it. Throws what the kernel says
+    /// (EINVAL: the driver takes no offset there, or the window does not lie
+    /// in the buffer).
+    /// The corresponding C function is `drmModeAddFB2`.
+    func framebuffer(at window: PixelPoint) throws(DisplayError) -> UInt32 {
+        if window == .zero { return framebuffer }
+        if let i = windows.firstIndex(where: { $0.window == window }) {
+            let entry = windows.remove(at: i)
+            windows.append(entry)
+            return entry.framebuffer
+        }
+        guard window.x >= 0, window.y >= 0 else {
+            throw DisplayError("a window at \(window) starts outside the \(extent) buffer on \(device.path)",
+                               hint: "a bug in the renderer")
+        }
+        // Unchecked against the extent on purpose: the kernel checks that
+        // the framebuffer lies in the buffer (drm_gem_fb_init_with_funcs).
+        let offset = window.y * stride + window.x * 4
+        guard offset <= Int(UInt32.max) else {
+            throw DisplayError("a window at \(window) is beyond what a framebuffer offset can reach on \(device.path)",
+                               hint: "a bug in the renderer")
+        }
+        let id = try addFramebuffer(offset: offset, what: "\(size) window at \(window) of a \(extent) XRGB8888 buffer")
+        windows.append((window, id))
+        return id
+    }
+
+    /// Whether `id` is one of this buffer's framebuffers.
+    func owns(_ id: UInt32) -> Bool {
+        id != 0 && (id == framebuffer || windows.contains { $0.framebuffer == id })
+    }
+
+    /// Removes window framebuffers, least recently used first, until at most
+    /// `limit` are left, never one in `keep` (on screen or with a flip in
+    /// flight: removing a framebuffer being scanned out turns the CRTC off).
+    /// The corresponding C function is `drmModeRmFB`.
+    func evictWindows(keeping keep: [UInt32], limit: Int) {
+        var excess = windows.count - limit
+        var i = 0
+        while excess > 0, i < windows.count {
+            let id = windows[i].framebuffer
+            if keep.contains(id) {
+                i += 1
+                continue
+            }
+            _ = try? device.call("drmModeRmFB") { drmModeRmFB(device.fd, id) }
+            windows.remove(at: i)
+            excess -= 1
+        }
+    }
+
+    /// Window framebuffers made so far and still kept (for tests and figures).
+    var windowFramebufferCount: Int { windows.count }
+
+    /// Unmaps, removes the framebuffers and destroys the buffer; each only if
+    /// it was made, each once. No framebuffer of it may be on screen any more
     /// (removing a framebuffer being scanned out turns the CRTC off).
     /// The corresponding C functions are `munmap`, `drmModeRmFB` and `drmModeDestroyDumbBuffer`.
     func release() {
@@ -74,6 +152,8 @@ final class DumbBuffer {
             _ = try? systemCall("munmap") { munmap(p, byteCount) }
             pixels = nil
         }
+        for w in windows { _ = try? device.call("drmModeRmFB") { drmModeRmFB(fd, w.framebuffer) } }
+        windows = []
         if framebuffer != 0 {
             _ = try? device.call("drmModeRmFB") { drmModeRmFB(fd, framebuffer) }
             framebuffer = 0

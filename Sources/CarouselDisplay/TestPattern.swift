@@ -49,3 +49,28 @@ public struct BarPainter {
         }
     }
 }
+
+/// The picture of `carouseld drm-test --window-room`: every pixel of a
+/// buffer up to 4096x4096 has its own colour, so a capture of any window
+/// tells exactly which window is shown (an offset wrong by one pixel, a
+/// pitch wrong by a row shows everywhere). Red is x's low byte, blue y's low
+/// byte, green x's and y's next four bits.
+public enum WindowPattern {
+    /// The colour of buffer pixel (x, y), 0x00RRGGBB.
+    public static func color(x: Int, y: Int) -> UInt32 {
+        UInt32(x & 0xFF) << 16 | UInt32((x >> 8) & 0xF) << 12 | UInt32((y >> 8) & 0xF) << 8 | UInt32(y & 0xFF)
+    }
+
+    /// Fills the whole of `buffer.extent`, row after row (write-only: scanout
+    /// memory is often write-combined).
+    public static func fill(_ buffer: ScanoutBuffer) {
+        let w = buffer.extent.width
+        var row = [UInt32](repeating: 0, count: w)
+        for y in 0..<buffer.extent.height {
+            row.withUnsafeMutableBufferPointer { r in
+                for x in 0..<w { r[x] = color(x: x, y: y) }
+                (buffer.pixels + y * buffer.stride).copyMemory(from: r.baseAddress!, byteCount: w * 4)
+            }
+        }
+    }
+}

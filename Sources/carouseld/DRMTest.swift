@@ -20,7 +20,13 @@ struct DRMTest: ParsableCommand {
         Output (one line): frames, api, device, driver, connector, mode (the last), panel_orientation, \
         flip_interval_ms_mean/max (between the kernel's flip timestamps), \
         flip_latency_ms_mean/max (present to flip event), draw_ms_mean, elapsed_s, flips_completed, \
-        and switch_remodeset/reprobe_remodeset with --switch-mode/--reprobe. \
+        and switch_remodeset/reprobe_remodeset with --switch-mode/--reprobe; with --window-room: \
+        room_granted, extent, windows (each: x, y, shown, generation, error, reason), room_granted_again \
+        (asked once more after the windows), and with --measure-moves: window_present_us_mean (AddFB2 and \
+        the commit of one window move), window_flip_us_mean (present to flip event), frame_copy_us_mean \
+        (one panel-sized frame copied into the buffer) and the ratios window_to_copy_ratio, \
+        window_flip_to_copy_ratio; the same as medians (_median). Each window shown or refused also prints 'window X Y shown|refused' \
+        on standard output (then, with --step, waits for a line on standard input). \
         Progress lines go to standard error ('drm-test: drawing', 'holding', 'restored').
         """,
         shouldDisplay: false
@@ -59,6 +65,31 @@ struct DRMTest: ParsableCommand {
           help: "Present one more frame and restore at once, without waiting for its flip (restore must wait for it).")
     var restoreInFlight = false
 
+    @Option(name: .customLong("window-room"),
+            help: "After the frames, ask for buffers this many pixels longer than the mode along --window-axis, fill them with the window pattern and show --windows of it.")
+    var windowRoom: Int?
+
+    @Option(name: .customLong("window-axis"), help: "horizontal or vertical.")
+    var windowAxis: String = "horizontal"
+
+    @Option(help: "Windows to show, X,Y separated by ';' (e.g. '0,0;1,0;333,0').")
+    var windows: String = "0,0"
+
+    @Flag(help: "After each window, print its line and wait for a line on standard input (a capture from the host).")
+    var step = false
+
+    @Flag(name: .customLong("unchecked-windows"),
+          help: "Let the kernel, not the backend, refuse windows outside the buffer.")
+    var uncheckedWindows = false
+
+    @Option(name: .customLong("measure-moves"),
+            help: "After the windows, time this many window moves and as many full-frame copies.")
+    var measureMoves: Int = 0
+
+    @Option(name: .customLong("window-switch-mode"),
+            help: "After the windows (and moves), switch to this mode, show the window at (0, 0), ask for the room again and show the window one pixel along the axis.")
+    var windowSwitchMode: String?
+
     @Option(name: .customLong("wait-seconds"),
             help: "If there is no DRM device or no display yet, wait up to this long for one (as the daemon does at boot).")
     var waitSeconds: Int = 0
@@ -70,6 +101,24 @@ struct DRMTest: ParsableCommand {
         if let mode, ModeRequest(mode) == nil { throw ValidationError("--mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(mode)'") }
         if DRMAPI(rawValue: api) == nil { throw ValidationError("--api: expected auto, atomic or legacy, not '\(api)'") }
         if frames < 1 { throw ValidationError("--frames: at least 1") }
+        if ScanoutAxis(rawValue: windowAxis) == nil {
+            throw ValidationError("--window-axis: expected horizontal or vertical, not '\(windowAxis)'")
+        }
+        if parsedWindows == nil { throw ValidationError("--windows: expected X,Y;X,Y..., not '\(windows)'") }
+        if measureMoves < 0 { throw ValidationError("--measure-moves: at least 0") }
+        if let windowSwitchMode, ModeRequest(windowSwitchMode) == nil {
+            throw ValidationError("--window-switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(windowSwitchMode)'")
+        }
+    }
+
+    private var parsedWindows: [PixelPoint]? {
+        var points: [PixelPoint] = []
+        for item in windows.split(separator: ";") {
+            let xy = item.split(separator: ",")
+            guard xy.count == 2, let x = Int(xy[0]), let y = Int(xy[1]) else { return nil }
+            points.append(PixelPoint(x: x, y: y))
+        }
+        return points.isEmpty ? nil : points
     }
 
     func run() throws {
@@ -140,6 +189,16 @@ struct DRMTest: ParsableCommand {
                 throw ExitCode(1)
             }
         }
+        var windowFields: [JSONField] = []
+        if let windowRoom {
+            do {
+                windowFields = try showWindows(on: backend, room: windowRoom)
+            } catch {
+                log(.error, "drm-test: \(error)")
+                backend.restore()
+                throw ExitCode(1)
+            }
+        }
         if holdMilliseconds > 0 {
             log(.info, "drm-test: holding the last frame for \(holdMilliseconds) ms")
             sleep(milliseconds: holdMilliseconds)
@@ -179,7 +238,159 @@ struct DRMTest: ParsableCommand {
         ]
         if let switched { fields.append(JSONField("switch_remodeset", .bool(switched))) }
         if let reprobed { fields.append(JSONField("reprobe_remodeset", .bool(reprobed))) }
+        fields += windowFields
         print(JSONValue.fields(fields).encoded)
+    }
+
+    /// Asks for window room, shows each of `windows` of the window pattern
+    /// (refusals are results, not failures), asks for the room once more,
+    /// and with `measureMoves` times window moves against frame copies.
+    private func showWindows(on backend: DRMBackend, room: Int) throws(DisplayError) -> [JSONField] {
+        let axis = ScanoutAxis(rawValue: windowAxis)!
+        backend.checksWindowBounds = !uncheckedWindows
+        let granted = backend.reserveWindowRoom(room, along: axis)
+        log(.info, "drm-test: asked for \(room) pixels of room along \(axis.rawValue): granted \(granted)")
+        var filled: Set<[Int]> = []  // [generation, index] of buffers holding the pattern
+        func nextBuffer() throws(DisplayError) -> ScanoutBuffer {
+            guard let b = backend.acquire() else {
+                throw DisplayError("no free buffer for a window", hint: "a bug in the backend's flip bookkeeping")
+            }
+            if filled.insert([b.generation, b.index]).inserted { WindowPattern.fill(b) }
+            return b
+        }
+        var extent = backend.acquire()?.extent
+        var results: [JSONValue] = []
+        /// Says a window is on screen (or refused) and, with --step, waits for the host.
+        func announce(_ window: PixelPoint, shown: Bool) {
+            // Straight to the descriptor: print's buffer would hold it back from a pipe.
+            writeAll(1, "window \(window.x) \(window.y) \(shown ? "shown" : "refused")\n")
+            if step { _ = readLine() }
+        }
+        for window in parsedWindows! {
+            let buffer = try nextBuffer()
+            extent = buffer.extent
+            var result: [JSONField] = [JSONField("x", .int(window.x)), JSONField("y", .int(window.y))]
+            var shown = false
+            do {
+                try backend.present(buffer, window: window)
+                try backend.waitForFlip(timeoutMilliseconds: 2000)
+                shown = true
+                result += [JSONField("shown", .bool(true)), JSONField("generation", .int(buffer.generation))]
+                log(.info, "drm-test: window \(window) of the \(buffer.extent) buffer shown")
+            } catch where error.reason == .windowRefused || error.reason == .other {
+                // Refusals are what some windows are here to show.
+                result += [JSONField("shown", .bool(false)), JSONField("generation", .int(buffer.generation)),
+                           JSONField("error", .string(error.description)),
+                           JSONField("reason", .string(error.reason == .windowRefused ? "window_refused" : "other"))]
+                log(.info, "drm-test: window \(window) refused: \(error)")
+            }
+            results.append(.fields(result))
+            announce(window, shown: shown)
+        }
+        var fields: [JSONField] = [
+            JSONField("room_granted", .int(granted)),
+            JSONField("extent", .string(extent.map { "\($0)" } ?? "none")),
+            JSONField("windows", .array(results)),
+        ]
+        let again = backend.reserveWindowRoom(room, along: axis)
+        fields.append(JSONField("room_granted_again", .int(again)))
+        if measureMoves > 0 { fields += try measure(on: backend, axis: axis, announce: announce) }
+        if let windowSwitchMode {
+            // A new mode makes new buffers: panel-sized, a new generation, no
+            // room until asked again.
+            let before = backend.generation
+            let changed = try backend.changeMode(to: ModeRequest(windowSwitchMode)?.displayModeRequest)
+            let b = try nextBuffer()
+            fields += [JSONField("switch_remodeset", .bool(changed)), JSONField("generation_before_switch", .int(before)),
+                       JSONField("switch_generation", .int(b.generation)), JSONField("switch_extent", .string("\(b.extent)"))]
+            try backend.present(b, window: .zero)
+            try backend.waitForFlip(timeoutMilliseconds: 2000)
+            announce(.zero, shown: true)
+            let granted = backend.reserveWindowRoom(room, along: axis)
+            fields.append(JSONField("switch_room_granted", .int(granted)))
+            if granted > 0 {
+                let window = axis == .horizontal ? PixelPoint(x: 1, y: 0) : PixelPoint(x: 0, y: 1)
+                let b = try nextBuffer()
+                fields.append(JSONField("switch_room_extent", .string("\(b.extent)")))
+                try backend.present(b, window: window)
+                try backend.waitForFlip(timeoutMilliseconds: 2000)
+                announce(window, shown: true)
+            }
+        }
+        return fields
+    }
+
+    /// Times `measureMoves` window moves (present and its flip, the pattern
+    /// already in the buffers) against as many full-frame copies into a
+    /// buffer, what a copying slide pays per frame at the least.
+    private func measure(on backend: DRMBackend, axis: ScanoutAxis,
+                         announce: (PixelPoint, Bool) -> Void) throws(DisplayError) -> [JSONField] {
+        guard let first = backend.acquire() else { throw DisplayError("no free buffer to measure with") }
+        let size = first.size, extent = first.extent
+        let room = axis == .horizontal ? extent.width - size.width : extent.height - size.height
+        guard room > 0 else {
+            log(.warning, "drm-test: no window room left to measure moves in")
+            return [JSONField("measured_moves", .int(0))]
+        }
+        var filled: Set<[Int]> = []
+        var present: [Double] = [], flip: [Double] = [], copy: [Double] = []
+        var last = PixelPoint.zero
+        for i in 0..<measureMoves {
+            guard let b = backend.acquire() else { throw DisplayError("no free buffer for move \(i)") }
+            if filled.insert([b.generation, b.index]).inserted { WindowPattern.fill(b) }
+            let offset = (i * 37 + 1) % (room + 1)
+            let window = axis == .horizontal ? PixelPoint(x: offset, y: 0) : PixelPoint(x: 0, y: offset)
+            let t0 = MonotonicClock.now()
+            try backend.present(b, window: window)
+            let t1 = MonotonicClock.now()
+            try backend.waitForFlip(timeoutMilliseconds: 2000)
+            let t2 = MonotonicClock.now()
+            present.append(Double(t1 - t0))
+            flip.append(Double(t2 - t0))
+            last = window
+        }
+        // The frame a copying slide would write: in ordinary memory, copied
+        // row after row into the scanout buffer.
+        let frame = [UInt32](unsafeUninitializedCapacity: size.width * size.height) { p, n in
+            for y in 0..<size.height { for x in 0..<size.width { p[y * size.width + x] = WindowPattern.color(x: x + 1, y: y) } }
+            n = size.width * size.height
+        }
+        guard let target = backend.acquire() else { throw DisplayError("no free buffer to copy into") }
+        frame.withUnsafeBytes { source in
+            for _ in 0..<measureMoves {
+                let t0 = MonotonicClock.now()
+                for y in 0..<size.height {
+                    (target.pixels + y * target.stride).copyMemory(from: source.baseAddress! + y * size.width * 4,
+                                                                    byteCount: size.width * 4)
+                }
+                copy.append(Double(MonotonicClock.now() - t0))
+            }
+        }
+        func mean(_ v: [Double]) -> Double { v.reduce(0, +) / Double(v.count) }
+        // The median too: under emulation and on a shared host a few slow
+        // samples (the vCPU descheduled) pull a mean far from the typical cost.
+        func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+        func rounded(_ x: Double, _ places: Double) -> JSONValue { .double((x * places).rounded() / places) }
+        let (p, f, c) = (mean(present), mean(flip), mean(copy))
+        let (pm, fm, cm) = (median(present), median(flip), median(copy))
+        // The last move's window is still on screen (the copies went into
+        // the other buffer), with more framebuffers made and removed than
+        // the backend keeps: none on screen was removed.
+        announce(last, true)
+        log(.info, "drm-test: \(measureMoves) window moves: present \(Int(p)) us, with its flip \(Int(f)) us; a frame copy \(Int(c)) us")
+        return [
+            JSONField("measured_moves", .int(measureMoves)),
+            JSONField("window_present_us_mean", rounded(p, 10)),
+            JSONField("window_flip_us_mean", rounded(f, 10)),
+            JSONField("frame_copy_us_mean", rounded(c, 10)),
+            JSONField("window_to_copy_ratio", rounded(p / c, 10_000)),
+            JSONField("window_flip_to_copy_ratio", rounded(f / c, 10_000)),
+            JSONField("window_present_us_median", rounded(pm, 10)),
+            JSONField("window_flip_us_median", rounded(fm, 10)),
+            JSONField("frame_copy_us_median", rounded(cm, 10)),
+            JSONField("window_to_copy_ratio_median", rounded(pm / cm, 10_000)),
+            JSONField("window_flip_to_copy_ratio_median", rounded(fm / cm, 10_000)),
+        ]
     }
 
     private func openBackend() throws(DisplayError) -> DRMBackend {

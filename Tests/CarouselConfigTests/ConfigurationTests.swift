@@ -70,6 +70,7 @@ import CarouselCore
         rotation = 270
         api = legacy
         background = #11223344
+        zero_copy = false
         [input]
         seat = seat1
         touch_slop = 16
@@ -131,6 +132,7 @@ import CarouselCore
         #expect(c.display.rotation == 270)
         #expect(c.display.api == .legacy)
         #expect(c.display.background == PixelColor(red: 0x11, green: 0x22, blue: 0x33, alpha: 0x44))
+        #expect(!c.display.zeroCopy && Configuration().display.zeroCopy)
         #expect(c.input.seat == "seat1")
         #expect(c.carousel.touchSlop == 16)
         #expect(c.input.calibration == [0, 1, 0, -1, 0, 1])

@@ -2,7 +2,14 @@
 """The DRM backend on a real kernel: `carouseld probe` and `carouseld drm-test`
 (atomic, legacy, auto with a mode switch) in the QEMU VM, with the screen
 captured while the bar shows, after the restore (device still open) and after
-exit. Exits non-zero naming the first check that failed.
+exit; then zero-copy windows (`drm-test --window-room`): buffers longer than
+the mode filled with a pattern in which every pixel has its own colour, shown
+at several windows (odd offsets too) on both axes and both APIs, each capture
+compared pixel for pixel with the window asked for; windows refused by the
+backend and by the kernel (the screen keeps the last frame, the room is
+withdrawn, the window at (0, 0) still shows); a room video memory cannot hold;
+and window moves timed against frame copies. Exits non-zero naming the first
+check that failed.
 
   scripts/vm/drm_smoke.py [--binary GUEST_PATH] [--out DIR] [-v]
 
@@ -85,6 +92,157 @@ def check_console(w, h, rgb, label):
     check(same == len(samples), "%s: the console's framebuffer is back (%d/%d samples)" % (label, same, len(samples)))
 
 
+def window_color(x, y):
+    """WindowPattern.color (Sources/CarouselDisplay/TestPattern.swift) as RGB."""
+    return (x & 0xff, ((x >> 8) & 0xf) << 4 | ((y >> 8) & 0xf), y & 0xff)
+
+
+def window_mismatches(w, h, rgb, wx, wy):
+    """Pixels of four whole rows and four whole columns of the screen that are
+    not the window pattern seen through a window at (wx, wy): (count, first few)."""
+    points = [(x, y) for y in (0, 1, h // 2, h - 1) for x in range(w)]
+    points += [(x, y) for x in (0, 1, w // 2, w - 1) for y in range(h)]
+    bad = [(x, y, pixel(w, rgb, x, y), window_color(x + wx, y + wy)) for x, y in points
+           if pixel(w, rgb, x, y) != window_color(x + wx, y + wy)]
+    return len(bad), len(points), bad[:3]
+
+
+def check_window(vm, out, name, wx, wy, label, wait=True, size=(W, H)):
+    """The screen (`size`) shows the pattern through the window at (wx, wy). Waits
+    (polling, up to 20 s) for QEMU's display to catch up with the flip unless
+    `wait` is False (a frame that must stay, checked after half a second)."""
+    deadline = time.monotonic() + (20 if wait else 0)
+    if not wait:
+        time.sleep(0.5)
+    while True:
+        w, h, rgb = vm.screen_rgb()
+        bad, total, first = window_mismatches(w, h, rgb, wx, wy) if (w, h) == size else (-1, 0, [])
+        if bad == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
+    write_png(os.path.join(out, "%s.png" % name), w, h, rgb)
+    check(bad == 0, "%s: the screen (%dx%d) shows the window at (%d, %d) (%d of %d pixels differ%s)"
+          % (label, w, h, wx, wy, bad, total, "; first (x, y, got, wanted): %s" % first if first else ""))
+
+
+def window_test(vm, binary, out, label, args, steps, more=()):
+    """Runs drm-test --window-room ARGS --step; `steps` lists, for each window
+    asked, (x, y, "shown" or "refused", (wx, wy) the screen must show then);
+    `more` the windows drm-test shows after those (the last measured move,
+    those after --window-switch-mode) as (x, y, (width, height) of the screen).
+    Returns the JSON line."""
+    windows = ";".join("%d,%d" % (x, y) for x, y, _, _ in steps)
+    cmd = [binary, "drm-test", "--frames", "2", "--step", "--windows", windows] + args
+    job = vm.spawn(cmd, stdin=True)
+    for i, (x, y, expect, screen) in enumerate(steps + [(x, y, "shown", (x, y) + size) for x, y, size in more]):
+        line = job.readline(timeout=300)
+        check(line == "window %d %d %s" % (x, y, expect), "%s: window (%d, %d) %s (got '%s')" % (label, x, y, expect, line))
+        check_window(vm, out, "%s-%d-%d-%d" % (label, i, x, y), screen[0], screen[1],
+                     "%s, after window (%d, %d)" % (label, x, y), wait=expect == "shown",
+                     size=screen[2:] if len(screen) == 4 else (W, H))
+        job.write("\n")
+    job.close_stdin()
+    rc = job.wait(120)
+    check(rc == 0, "%s: drm-test exited 0 (rc %s)\n%s" % (label, rc, job.err))
+    result = json.loads(job.out.strip().splitlines()[-1])
+    print("      %s" % json.dumps(result), flush=True)
+    print("      stderr: %s" % " | ".join(job.err.strip().splitlines()), flush=True)
+    return result
+
+
+def windows(vm, binary, out, results):
+    """Zero-copy windows: see the module's description."""
+    h = lambda x: (x, 0, "shown", (x, 0))  # noqa: E731
+    v = lambda y: (0, y, "shown", (0, y))  # noqa: E731
+    moves = 120
+    last_move = ((moves - 1) * 37 + 1) % (W + 1)  # drm-test's last measured window
+    for api in ("atomic", "legacy"):
+        label = "window-%s-horizontal" % api
+        r = window_test(vm, binary, out, label,
+                        ["--api", api, "--window-room", str(W), "--window-axis", "horizontal",
+                         "--measure-moves", str(moves), "--window-switch-mode", "1024x768"],
+                        [h(0), h(1), h(333), h(W), (W + 1, 0, "refused", (W, 0)), h(640)],
+                        more=[(last_move, 0, (W, H)), (0, 0, (1024, 768)), (1, 0, (1024, 768))])
+        results[label] = r
+        check(r["api"] == api and r["room_granted"] == W and r["extent"] == "%dx%d" % (2 * W, H),
+              "%s: %d pixels of room granted, %dx%d buffers" % (label, W, 2 * W, H))
+        refused = r["windows"][4]
+        check(refused["reason"] == "other" and "does not lie in the %dx%d buffer" % (2 * W, H) in refused["error"],
+              "%s: a window past the buffer is refused as the caller's bug, naming the buffer (%s)" % (label, refused["error"]))
+        check(r["room_granted_again"] == W, "%s: the room is still granted after that (%d)" % (label, r["room_granted_again"]))
+        check(r["switch_remodeset"] and r["switch_generation"] > r["generation_before_switch"]
+              and r["switch_extent"] == "1024x768",
+              "%s: a new mode makes panel-sized buffers of a new generation (%s, generation %d -> %d)"
+              % (label, r["switch_extent"], r["generation_before_switch"], r["switch_generation"]))
+        check(r["switch_room_granted"] == W and r["switch_room_extent"] == "%dx768" % (1024 + W),
+              "%s: room asked again in the new mode is granted (%s)" % (label, r["switch_room_extent"]))
+        print("      %s: a window move (AddFB2 + commit) costs %.4f of a frame copy (means %.1f us vs %.1f us; with its flip"
+              " %.4f); medians %.4f (%.1f us vs %.1f us; with its flip %.4f)"
+              % (api, r["window_to_copy_ratio"], r["window_present_us_mean"], r["frame_copy_us_mean"],
+                 r["window_flip_to_copy_ratio"], r["window_to_copy_ratio_median"], r["window_present_us_median"],
+                 r["frame_copy_us_median"], r["window_flip_to_copy_ratio_median"]), flush=True)
+        label = "window-%s-vertical" % api
+        r = window_test(vm, binary, out, label,
+                        ["--api", api, "--window-room", str(H), "--window-axis", "vertical"],
+                        [v(1), v(333), v(H), (0, H + 1, "refused", (0, H)), v(0)])
+        results[label] = r
+        check(r["room_granted"] == H and r["extent"] == "%dx%d" % (W, 2 * H),
+              "%s: %d pixels of room granted, %dx%d buffers" % (label, H, W, 2 * H))
+
+    # The kernel's own refusal (the backend's check off, as on a driver that
+    # takes no offset at all): AddFB2 fails for a window past the buffer.
+    label = "window-kernel-refusal"
+    r = window_test(vm, binary, out, label,
+                    ["--api", "atomic", "--window-room", str(W), "--unchecked-windows"],
+                    [h(333), (0, 900, "refused", (333, 0)), h(0)])
+    results[label] = r
+    refused = r["windows"][1]
+    check(refused["reason"] == "window_refused" and "drmModeAddFB2" in refused["error"],
+          "%s: AddFB2's refusal is .windowRefused, naming the call (%s)" % (label, refused["error"]))
+    check(r["windows"][2]["generation"] > r["windows"][0]["generation"] and r["extent"] == "%dx%d" % (W, H),
+          "%s: panel-sized buffers of a new generation after it" % label)
+    check(r["room_granted_again"] == 0, "%s: no room is granted any more (%d)" % (label, r["room_granted_again"]))
+
+    # More room than a buffer can have: none is granted, buffers stay
+    # panel-sized, the window at (0, 0) shows and others are refused.
+    label = "window-too-long"
+    r = window_test(vm, binary, out, label, ["--window-room", "100000"], [h(0), (1, 0, "refused", (0, 0))])
+    results[label] = r
+    check(r["room_granted"] == 0 and r["extent"] == "%dx%d" % (W, H), "%s: no room granted, panel-sized buffers" % label)
+
+    # More room than video memory holds (64 MiB; two 13280x800 buffers are
+    # 85 MB). bochs makes dumb buffers in system memory and moves them into
+    # video memory at their first flip, so the room is granted and a flip
+    # fails with ENOMEM: that is a refusal of the room (.windowRefused), the
+    # backend goes back to panel-sized buffers and the window at (0, 0)
+    # shows at the next present. (A driver that refuses the memory at once
+    # grants no room: every window shows.)
+    label = "window-no-memory"
+    job = vm.spawn([binary, "drm-test", "--frames", "2", "--step", "--windows", "0,0;0,0;0,0", "--window-room", "12000"],
+                   stdin=True)
+    lines = []
+    for i in range(3):
+        lines.append(job.readline(timeout=300))
+        check(lines[-1] in ("window 0 0 shown", "window 0 0 refused"), "%s: window %d answered (%s)" % (label, i, lines[-1]))
+        check_window(vm, out, "%s-%d" % (label, i), 0, 0, "%s, window %d" % (label, i), wait=lines[-1].endswith("shown"))
+        job.write("\n")
+    job.close_stdin()
+    check(job.wait(120) == 0, "%s: drm-test exited 0\n%s" % (label, job.err))
+    r = json.loads(job.out.strip().splitlines()[-1])
+    print("      %s" % json.dumps(r), flush=True)
+    print("      stderr: %s" % " | ".join(job.err.strip().splitlines()), flush=True)
+    results[label] = r
+    refusals = [w for w in r["windows"] if not w["shown"]]
+    check(lines[-1] == "window 0 0 shown", "%s: the last window at (0, 0) shows" % label)
+    if r["room_granted"] == 0:
+        check(not refusals, "%s: no room granted, every window shows" % label)
+    else:
+        check(len(refusals) == 1 and refusals[0]["reason"] == "window_refused",
+              "%s: room granted, one flip refused as .windowRefused (%s)" % (label, refusals and refusals[0]["error"]))
+        check(r["extent"] == "%dx%d" % (W, H), "%s: panel-sized buffers after it" % label)
+    check(r["room_granted_again"] == 0, "%s: no room the second time" % label)
+
+
 def drm_test(vm, binary, out, label, args, expect_mode, frames=120, expect_api=None):
     """Runs drm-test holding the last frame and the restored console for a
     while; captures both and the screen after exit; checks the JSON line."""
@@ -162,6 +320,8 @@ def main():
         results["legacy-switch"] = drm_test(vm, a.binary, a.out, "legacy-switch",
                                             ["--api", "legacy", "--mode", "1024x768", "--switch-mode", "%dx%d" % (W, H)],
                                             preferred, expect_api="legacy")
+
+        windows(vm, a.binary, a.out, results)
 
         # restore() with a flip in flight waits for it before freeing the buffers.
         for api in ("atomic", "legacy"):
