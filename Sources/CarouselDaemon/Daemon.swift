@@ -513,7 +513,8 @@ public final class Daemon {
     /// (once the first picture is on screen: it must not wait for them).
     func reserveWindowRoom() {
         guard pictureShown else { return }
-        let granted = backend.reserveWindowRoom(compositor.axisExtent, along: writer.axis)
+        // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
+        let granted = backend.reserveWindowRoom(config.display.zeroCopy ? compositor.axisExtent : 0, along: writer.axis)
         if granted != windowRoom {
             log(.info, granted > 0
                 ? "display: slides move the scan-out window over buffers \(granted) px longer \(writer.axis == .horizontal ? "across" : "down") (zero copy)"

@@ -63,6 +63,30 @@ struct FramePathTests {
         #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
     }
 
+    @Test("zero_copy = false, set while running: panel-sized buffers and whole frames; true again: the window moves")
+    func zeroCopyOff() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        d.advance(ms: 20)
+        #expect(d.daemon.windowRoom > 0)
+        guard case .ok = d.daemon.set("display.zero_copy", "false") else {
+            Issue.record("set display.zero_copy false was refused")
+            return
+        }
+        #expect(d.daemon.windowRoom == 0)
+        #expect(d.backend.acquire()?.extent == PixelSize(width: 320, height: 200))
+        let off = Self.slide(d, display: d.backend)
+        #expect(off.wrong == 0 && off.windows == [.zero])
+        guard case .ok = d.daemon.set("display.zero_copy", "true") else {
+            Issue.record("set display.zero_copy true was refused")
+            return
+        }
+        let on = Self.slide(d, display: d.backend)
+        #expect(on.wrong == 0 && on.windows.count > 10)
+    }
+
     /// An offscreen display whose driver grants room but refuses to show
     /// any window but the buffer's start (as a kernel refusing an offset).
     final class RefusingDisplay: DisplayBackend {
