@@ -167,15 +167,18 @@ struct FramePathBenchmarks {
         let display = OffscreenBackend(size: panel)
         let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
         let frames = 60
-        let copy = measure("memcpy of a 1920x1080 frame into a display buffer", operations: frames) {
-            var sum = 0
-            for k in 0..<frames {
-                let b = display.acquire()!
-                memcpy(b.pixels, source.pixels, source.stride * source.height)
-                sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+        func memcpyOfTheFrame(_ name: String) -> Result {
+            measure(name, operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    let b = display.acquire()!
+                    memcpy(b.pixels, source.pixels, source.stride * source.height)
+                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+                }
+                return sum
             }
-            return sum
         }
+        let copy = memcpyOfTheFrame("memcpy of a 1920x1080 frame into a display buffer")
         // The same bytes copied a row at a time (7680 bytes per call): glibc
         // copies one large block with non-temporal stores, rows with ordinary ones.
         let rows = measure("memcpy of the same frame row by row", operations: frames) {
@@ -193,15 +196,7 @@ struct FramePathBenchmarks {
         // This machine's speed drifts (other work, turbo): each figure is
         // divided by a memcpy measured just before it.
         func ratio(_ r: Result) -> String {
-            let floor = measure("memcpy", operations: frames) {
-                var sum = 0
-                for k in 0..<frames {
-                    let b = display.acquire()!
-                    memcpy(b.pixels, source.pixels, source.stride * source.height)
-                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
-                }
-                return sum
-            }.perOperation[0]
+            let floor = memcpyOfTheFrame("memcpy").perOperation[0]
             return "\(format2(r.perOperation[0] / floor))x memcpy"
         }
         for rotation in Rotation.allCases {
