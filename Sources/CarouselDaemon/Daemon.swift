@@ -78,6 +78,8 @@ public final class Daemon {
     /// How far the display lets the scan-out window move along the panel
     /// axis (pixels of room in its buffers; 0: every frame is written).
     var windowRoom = 0
+    /// The room is to be asked for at the next frame.
+    private var windowRoomDue = false
     let epoll: Epoll
     /// systemd's notification socket (does nothing outside systemd).
     let notifier: ServiceNotifier
@@ -391,6 +393,7 @@ public final class Daemon {
     /// over, with `needsFrame`, at the instant a settle ends on its page.
     func drawIfNeeded(now: Int64) {
         guard moving || needsFrame, pacer.mayDraw(at: now) else { return }
+        if windowRoomDue, !displayIsAway { applyWindowRoom() }
         let x = model.offset(at: Timestamp(microseconds: now))
         noteTravel(to: x)
         let placed = requestPictures(at: x)
@@ -439,15 +442,16 @@ public final class Daemon {
         needsFrame = false
         shown = writer
         pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
-        // Without flip events a presented frame is on screen at once.
-        if !backend.presentsAsynchronously { frameOnScreen() }
         if complete, !pictureShown {
             pictureShown = true
             let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
             log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
-            // Only now: longer buffers cost a reallocation the first picture should not wait for.
+            // Only now (taken once this frame is on screen): longer buffers
+            // cost a reallocation the first picture should not wait for.
             reserveWindowRoom()
         }
+        // Without flip events a presented frame is on screen at once.
+        if !backend.presentsAsynchronously { frameOnScreen() }
     }
 
     /// Asks the decode cache for what the screen shows at offset `x`, then
@@ -509,10 +513,18 @@ public final class Daemon {
     }
 
     /// Asks the display for buffers one screen longer along the panel axis,
-    /// so that a slide moves the scan-out window rather than the pixels
-    /// (once the first picture is on screen: it must not wait for them).
+    /// so that a slide moves the scan-out window rather than the pixels:
+    /// once the first picture is on screen (it must not wait for them), and
+    /// only when no flip is in flight: when a frame reached the screen, or
+    /// before the next one is drawn (a backend remaking its buffers must not
+    /// swallow the flip event the pacer waits for).
     func reserveWindowRoom() {
         guard pictureShown else { return }
+        windowRoomDue = true
+    }
+
+    private func applyWindowRoom() {
+        windowRoomDue = false
         // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
         let granted = backend.reserveWindowRoom(config.display.zeroCopy ? compositor.axisExtent : 0, along: writer.axis)
         if granted != windowRoom {
@@ -527,6 +539,7 @@ public final class Daemon {
 
     /// A presented frame reached the screen.
     private func frameOnScreen() {
+        if windowRoomDue, !displayIsAway { applyWindowRoom() }
         guard !firstFrameShown else { return }
         firstFrameShown = true
         log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")

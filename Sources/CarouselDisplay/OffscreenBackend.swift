@@ -76,12 +76,25 @@ public final class OffscreenBackend: DisplayBackend {
     }
 
     /// Memory can show any window: the buffers grow by `room` along `axis`.
+    /// The screen keeps showing what it showed (as a DRM display keeps the
+    /// buffer on screen until the next flip).
     public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int {
         let room = max(0, room)
         let wanted = axis == .horizontal
             ? PixelSize(width: panelSize.width + room, height: panelSize.height)
             : PixelSize(width: panelSize.width, height: panelSize.height + room)
-        if wanted != extent { reallocate(panel: panelSize, extent: wanted) }
+        guard wanted != extent else { return room }
+        let shownBefore = shown, strideBefore = stride
+        let old = buffers, oldBytes = stride * extent.height
+        buffers = Self.allocate(wanted)
+        extent = wanted
+        for y in 0..<panelSize.height {
+            memcpy(buffers[1] + y * stride, shownBefore + y * strideBefore, panelSize.width * 4)
+        }
+        for b in old { PixelMemory.release(b, oldBytes) }
+        front = 1
+        window = .zero
+        generation += 1
         return room
     }
 

@@ -75,6 +75,7 @@ struct FramePathTests {
             Issue.record("set display.zero_copy false was refused")
             return
         }
+        d.advance(ms: 20)  // taken before the next frame is drawn
         #expect(d.daemon.windowRoom == 0)
         #expect(d.backend.acquire()?.extent == PixelSize(width: 320, height: 200))
         let off = Self.slide(d, display: d.backend)
