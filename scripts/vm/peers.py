@@ -46,10 +46,12 @@ drift in the host's load touches all of them alike:
   after the CPU reading, just before it is stopped (SIGTERM, SIGKILL after
   10 s).
 
-A run is *disturbed* when other host processes than QEMU and this script
-kept more than --max-other-load cores busy meanwhile (from /proc/stat); it is
-kept in the raw data, marked, and repeated (at most --retries times per
-program). Medians are over the undisturbed runs of each program.
+Before each run the script waits (at most --wait-quiet s) until the host's
+other processes keep fewer than --max-other-load cores busy. A run is
+*disturbed* when other host processes than QEMU and this script kept more
+than --max-other-load cores busy meanwhile (from /proc/stat); it is kept in
+the raw data, marked, and repeated (at most --retries times per program).
+Medians are over the undisturbed runs of each program.
 
 Prints one table, writes out/peers/results.json (everything), runs.csv (one
 line per run), and per run the program's output and the first full picture
@@ -304,8 +306,27 @@ class Bench:
         job.terminate(timeout=10)
         return not pids
 
+    def wait_quiet(self):
+        """Waits (at most --wait-quiet s) until the host's other processes
+        keep fewer than --max-other-load cores busy over 3 s: other
+        engineers' builds and VMs share this machine. Returns the seconds
+        waited."""
+        t0 = time.monotonic()
+        said = False
+        while True:
+            self.load.start()
+            time.sleep(3)
+            other, _ = self.load.other_cores()
+            waited = time.monotonic() - t0
+            if other <= self.args.max_other_load or waited >= self.args.wait_quiet:
+                return round(waited, 1)
+            if not said:
+                log("host busy (%.2f cores besides QEMU and this script): waiting for it to calm down" % other)
+                said = True
+
     def run_once(self, name, label):
         a = self.args
+        waited = self.wait_quiet()
         if not a.warm:
             self.vm.run("sync; echo 3 >/proc/sys/vm/drop_caches", check=True)
         self.clean_screen()
@@ -314,7 +335,7 @@ class Bench:
         self.load.start()
         t0 = time.monotonic()
         job = self.vm.spawn(self.argv[name])
-        run = {"program": name, "label": label, "first_s": None, "first_tile_max": None, "first_picture": None,
+        run = {"program": name, "label": label, "waited_s": waited, "first_s": None, "first_tile_max": None, "first_picture": None,
                "slides": [], "cadence_s": None, "cpu_s": None, "cpu_at_s": None, "hwm_kib": None,
                "pids": [], "notes": []}
         first_rgb = last_rgb = None
@@ -342,8 +363,10 @@ class Bench:
                 run["slides"].append([round(tc, 3), index, round(worst, 2)])
             shown = index if index is not None else shown
             time.sleep(max(0.0, (a.poll if run["first_s"] is None else a.cadence_poll) - (time.monotonic() - t)))
+        t_read = time.monotonic()
         procs = self.guest_procs()
-        run["cpu_at_s"] = round(time.monotonic() - t0, 3)
+        # /proc is read somewhere during the round trip: its middle.
+        run["cpu_at_s"] = round((t_read + time.monotonic()) / 2 - t0, 3)
         comm = "fbi" if name == "fbi" else name[:15]
         drawers = [p for p, v in procs.items() if p not in before and v[0] == comm]
         run["pids"] = drawers
@@ -464,6 +487,8 @@ def main():
     ap.add_argument("--max-other-load", type=float, default=0.5,
                     help="host cores busy with other processes above which a run is repeated")
     ap.add_argument("--retries", type=int, default=3, help="repeats of disturbed runs per program")
+    ap.add_argument("--wait-quiet", type=float, default=300,
+                    help="seconds to wait before a run for the host to be below --max-other-load")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the vCPU thread to its own host core")
     ap.add_argument("--assets", default=PEERS_ASSETS, help="peers image (build-assets.sh --peers)")
     ap.add_argument("--out", default=os.path.join(REPO, "out/peers"))
