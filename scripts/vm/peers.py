@@ -486,8 +486,8 @@ def main():
     ap.add_argument("--warm", action="store_true", help="keep the guest's page cache between runs")
     ap.add_argument("--max-other-load", type=float, default=0.5,
                     help="host cores busy with other processes above which a run is repeated")
-    ap.add_argument("--retries", type=int, default=3, help="repeats of disturbed runs per program")
-    ap.add_argument("--wait-quiet", type=float, default=300,
+    ap.add_argument("--retries", type=int, default=2, help="repeats of disturbed runs per program")
+    ap.add_argument("--wait-quiet", type=float, default=120,
                     help="seconds to wait before a run for the host to be below --max-other-load")
     ap.add_argument("--no-pin", action="store_true", help="do not pin the vCPU thread to its own host core")
     ap.add_argument("--assets", default=PEERS_ASSETS, help="peers image (build-assets.sh --peers)")
@@ -554,6 +554,9 @@ def main():
             log("%s: %s" % (label, " ".join(bench.argv[p])))
             r = bench.run_once(p, label)
             runs.append(r)
+            # Kept as they come: an interrupted benchmark still leaves its runs.
+            with open(os.path.join(args.out, "runs-partial.json"), "w") as f:
+                json.dump(runs, f, indent=1)
             log("%s: first %s, VmHWM %s, CPU %s in %.1f s, cadence %s, host other %.2f cores%s%s" % (
                 label, fmt(r["first_s"], "s"), fmt(r["hwm_kib"] and r["hwm_kib"] / 1024, "MiB", 1),
                 fmt(r["cpu_s"], "s"), r["cpu_at_s"], fmt(r["cadence_s"], "s"), r["host_other_cores"],
