@@ -162,11 +162,12 @@ def coarse_diff(shot, ref):
 
 
 def which_picture(shot, refs):
-    """(index, worst tile difference) of the picture the screen shows
-    completely, or (None, worst tile of the nearest picture)."""
+    """(index, worst tile difference, nearest) of the picture the screen
+    shows completely: index is None when none is complete; nearest is the
+    picture that comes closest, worst its worst tile."""
     best = min(range(len(refs)), key=lambda i: coarse_diff(shot, refs[i][1]))
     worst = max(tile_diffs(shot, refs[best][1]))
-    return (best if worst < TILE_MAX else None), worst
+    return (best if worst < TILE_MAX else None), worst, best
 
 
 # -- host load -----------------------------------------------------------------
@@ -286,7 +287,7 @@ class Bench:
             w, h, rgb = self.vm.wait_screen_stable(interval=0.2, stable_for=0.4, timeout=60)
             if (w, h) != (W, H):
                 raise VMError("the screen is %dx%d, not %dx%d" % (w, h, W, H))
-            index, _ = which_picture(sample(rgb), self.refs)
+            index, _, _ = which_picture(sample(rgb), self.refs)
             if index is None:
                 return
             time.sleep(1)
@@ -336,7 +337,7 @@ class Bench:
         t0 = time.monotonic()
         job = self.vm.spawn(self.argv[name])
         run = {"program": name, "label": label, "waited_s": waited, "first_s": None, "first_tile_max": None, "first_picture": None,
-               "slides": [], "cadence_s": None, "cpu_s": None, "cpu_at_s": None, "hwm_kib": None,
+               "slides": [], "captures": [], "cadence_s": None, "cpu_s": None, "cpu_at_s": None, "hwm_kib": None,
                "pids": [], "notes": []}
         first_rgb = last_rgb = None
         shown = None           # index of the complete picture on screen
@@ -349,7 +350,9 @@ class Bench:
             w, h, rgb = self.vm.screen_rgb()
             tc = t - t0
             last_rgb = rgb
-            index, worst = which_picture(sample(rgb), self.refs)
+            index, worst, near = which_picture(sample(rgb), self.refs)
+            # Every capture: when, the nearest picture, its worst tile.
+            run["captures"].append([round(tc, 3), near, round(worst, 1)])
             if index is None:
                 nearest = worst if nearest is None else min(nearest, worst)
             elif index != shown:
