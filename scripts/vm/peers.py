@@ -19,7 +19,7 @@ Each run, one program at a time, round-robin over the programs so that a
 drift in the host's load touches all of them alike:
 
 * the page cache is dropped (every run starts cold, as after a boot; --warm
-  keeps it), the framebuffer is cleared and the screen must match none of
+  keeps it, so that only each program's first run is cold), the framebuffer is cleared and the screen must match none of
   the pictures;
 * the program is started (t = 0 is the host's request to the guest agent);
 * **first full picture**: QMP screendumps every --poll s (>= 0.05: each one
@@ -211,7 +211,7 @@ class HostLoad:
 
 # -- the programs --------------------------------------------------------------------
 
-def commands(cycle, transition):
+def commands(cycle):
     """argv of each program, started from the root disk."""
     files = ["%s/%s" % (PICS, p[0]) for p in PICTURES]
     return {
@@ -269,7 +269,7 @@ class Bench:
     def __init__(self, vm, args, refs):
         self.vm, self.args, self.refs = vm, args, refs
         self.hz = int(vm.run(["getconf", "CLK_TCK"], check=True).out.strip())
-        self.argv = commands(args.cycle, args.transition)
+        self.argv = commands(args.cycle)
         self.load = HostLoad(vm.proc.pid)
 
     def guest_procs(self):
@@ -423,7 +423,7 @@ def fmt(v, unit, digits=2):
     return "-" if v is None else ("%.*f %s" % (digits, v, unit)).strip()
 
 
-def summarize(runs, programs, versions):
+def summarize(runs, programs):
     med = {}
     for p in programs:
         good = [r for r in runs if r["program"] == p and not r["disturbed"]]
@@ -486,7 +486,8 @@ def main():
     ap.add_argument("--transition", type=float, default=0.5, help="carouseld's slide (its default)")
     ap.add_argument("--poll", type=float, default=0.1, help="screendump interval until the first picture")
     ap.add_argument("--cadence-poll", type=float, default=0.2, help="screendump interval after it")
-    ap.add_argument("--warm", action="store_true", help="keep the guest's page cache between runs")
+    ap.add_argument("--warm", action="store_true",
+                    help="keep the guest's page cache between runs (each program's first run is still cold)")
     ap.add_argument("--max-other-load", type=float, default=0.5,
                     help="host cores busy with other processes above which a run is repeated")
     ap.add_argument("--retries", type=int, default=2, help="repeats of disturbed runs per program")
@@ -569,7 +570,7 @@ def main():
                 todo.append(p)
     elapsed = time.monotonic() - t_start
 
-    med = summarize(runs, programs, versions)
+    med = summarize(runs, programs)
     text = table(med, programs, versions, args)
     setup = ("%dx%d bochs, 1 TCG vCPU, %d JPEGs %dx%d, a picture every %g s, %d run(s) each, medians, "
              "%s page cache; guest kernel %s; %s" % (
