@@ -5,8 +5,13 @@
 # image made from a debootstrapped Debian bookworm with systemd + udev and the
 # runtime libraries of carouseld.
 #
-#   scripts/vm/build-assets.sh [--cache DIR] [--force]
+#   scripts/vm/build-assets.sh [--cache DIR] [--force] [--peers]
 #   (env VM_KERNEL_PACKAGE=linux-image-6.1.0-NN-amd64 pins the kernel)
+#
+# --peers also builds CACHE/peers-out/: the same kernel and initramfs with a
+# root image that has Debian's fbi and mpv too, for peers.py (the benchmark
+# against them) only. The image the tests boot stays as it is: mpv pulls
+# ~200 packages (ffmpeg, mesa), which no test needs.
 #
 # Idempotent and cached: each stage writes a stamp holding the hash of its own
 # code and inputs (the stage function's text, package lists, the guest files),
@@ -19,12 +24,14 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache="$repo/.build-vm"
 force=0
+peers=0
 while (($#)); do
   case "$1" in
     --cache) cache=$2; shift 2 ;;
     --cache=*) cache=${1#--cache=}; shift ;;
     --force) force=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --peers) peers=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "build-assets: unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -64,6 +71,11 @@ LIBINPUT_TOOLS_FILES=(
   usr/libexec/libinput/libinput-record
   usr/libexec/libinput/libinput-quirks
 )
+
+# The peers peers.py measures carouseld against, installed (with their
+# dependencies, without Recommends) into a copy of the base for the peers
+# image only (--peers).
+PEER_PACKAGES=(fbi mpv)
 
 # Kernel modules in the root image (with their dependencies). udev loads the
 # device drivers by modalias for the devices QEMU provides; shipping only these
@@ -339,12 +351,14 @@ configure_rootfs() {
   echo "$kver" >"$r/etc/carousel-vm-kernel"
 }
 
-build_image() {
-  local stamp=$1 tmp=$cache/out.tmp kver
+# A bootable asset folder DEST (rootfs.ext4, initrd.cpio, vmlinux,
+# manifest.json) from the root tree SRC (a debootstrapped base).
+assemble_image() {
+  local src=$1 tmp=$2 kver
   kver=$(cat "$cache/kernel/version")
   rm -rf "$tmp"; mkdir -p "$tmp"
-  log "image: root filesystem"
-  cp -a "$cache/base" "$tmp/root"
+  log "image: root filesystem from ${src##*/}"
+  cp -a "$src" "$tmp/root"
   configure_rootfs "$tmp/root" "$kver"
   # Room for what tests write (the disk is used with snapshot=on, so the
   # image itself never changes).
@@ -377,15 +391,79 @@ json.dump({
                "8250.nr_uarts=1 panic=-1 quiet loglevel=4",
 }, open(path, "w"), indent=1)
 EOF
-  # CACHE/out is a symlink to the current image folder, switched atomically:
-  # VMs already running keep their (open) files, a VM starting meanwhile sees
-  # either the old set or the new one, never a half-built folder.
-  local d
-  mv "$tmp" "$cache/out-$stamp"
-  ln -sfn "out-$stamp" "$cache/out.new"
-  [ -L "$cache/out" ] || rm -rf "$cache/out"
-  mv -T "$cache/out.new" "$cache/out"
-  for d in "$cache"/out-*; do [ "$d" = "$cache/out-$stamp" ] || rm -rf "$d"; done
+}
+
+# Moves the built folder TMP to CACHE/NAME-STAMP and points the symlink
+# CACHE/NAME at it, atomically: VMs already running keep their (open) files,
+# a VM starting meanwhile sees either the old set or the new one, never a
+# half-built folder. Older CACHE/NAME-* folders go.
+publish_image() {
+  local name=$1 stamp=$2 tmp=$3 d
+  mv "$tmp" "$cache/$name-$stamp"
+  ln -sfn "$name-$stamp" "$cache/$name.new"
+  [ -L "$cache/$name" ] || rm -rf "${cache:?}/$name"
+  mv -T "$cache/$name.new" "$cache/$name"
+  for d in "$cache/$name"-*; do [ "$d" = "$cache/$name-$stamp" ] || rm -rf "$d"; done
+}
+
+build_image() {
+  local stamp=$1
+  assemble_image "$cache/base" "$cache/out.tmp"
+  publish_image out "$stamp" "$cache/out.tmp"
+}
+
+# ---------------------------------------------------------------------------
+# optional stages (--peers): the base plus fbi and mpv, and its image
+
+build_peers_base() {
+  local dir=$cache/peers-base tmp=$cache/peers-base.tmp
+  rm -rf "$tmp"; mkdir -p "$cache/debs/partial"
+  # The host's apt resolves the packages against the base's own dpkg
+  # database (Dir::State::status), so the list is exactly what the base
+  # lacks; the .debs are cached with debootstrap's in CACHE/debs. The host
+  # runs the same suite (bookworm) as the guest.
+  local opts=(-o "Dir::State::status=$cache/base/var/lib/dpkg/status"
+              -o "Dir::Cache::archives=$cache/debs" -o APT::Sandbox::User=root
+              --no-install-recommends)
+  local plan
+  plan=$(apt_get -s "${opts[@]}" install "${PEER_PACKAGES[@]}" 2>/dev/null) \
+    || { apt_get update -qq && plan=$(apt_get -s "${opts[@]}" install "${PEER_PACKAGES[@]}"); }
+  # "Inst NAME (VERSION SUITE... [ARCH])" -> the file name apt gives the .deb
+  # (an epoch's colon is written %3a).
+  local debs
+  debs=$(awk '$1 == "Inst" { v = $3; sub(/^\(/, "", v); gsub(/:/, "%3a", v); a = $NF; gsub(/[][)]/, "", a);
+                             print $2 "_" v "_" a ".deb" }' <<<"$plan")
+  [ -n "$debs" ] || die "apt found nothing to install for ${PEER_PACKAGES[*]}"
+  log "peers: $(wc -l <<<"$debs") packages for ${PEER_PACKAGES[*]}"
+  apt_get -qq -y "${opts[@]}" install --download-only "${PEER_PACKAGES[@]}" >/dev/null
+  cp -a "$cache/base" "$tmp"
+  mkdir -p "$tmp/tmp/peers-debs"
+  local f
+  while read -r f; do
+    [ -f "$cache/debs/$f" ] || die "apt did not download $f"
+    cp "$cache/debs/$f" "$tmp/tmp/peers-debs/"
+  done <<<"$debs"
+  # Nothing may start services inside the chroot (x11-common has an init
+  # script); dpkg runs the maintainer scripts chrooted into the tree.
+  printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+  chmod 755 "$tmp/usr/sbin/policy-rc.d"
+  chroot "$tmp" /usr/bin/env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    dpkg -i --force-confdef --force-confold -R /tmp/peers-debs >"$cache/peers-dpkg.log" 2>&1 \
+    || { tail -30 "$cache/peers-dpkg.log" >&2; die "dpkg -i in the peers tree failed (log: $cache/peers-dpkg.log)"; }
+  rm -rf "$tmp/tmp/peers-debs" "$tmp/usr/sbin/policy-rc.d"
+  rm -rf "$tmp"/usr/share/{doc,man,info,locale}/* "$tmp"/var/cache/debconf/*-old "$tmp"/var/log/*.log
+  local p
+  for p in "${PEER_PACKAGES[@]}"; do
+    chroot "$tmp" dpkg-query -W -f='${Status}' "$p" | grep -q "install ok installed" \
+      || die "$p is not installed in the peers tree (log: $cache/peers-dpkg.log)"
+  done
+  rm -rf "$dir"; mv "$tmp" "$dir"
+}
+
+build_peers_image() {
+  local stamp=$1
+  assemble_image "$cache/peers-base" "$cache/peers-out.tmp"
+  publish_image peers-out "$stamp" "$cache/peers-out.tmp"
 }
 
 # ---------------------------------------------------------------------------
@@ -416,7 +494,7 @@ else
   echo "$bstamp" >"$cache/base.stamp"
 fi
 
-istamp=$(stage_hash build_image configure_rootfs build_initramfs -- "$kstamp" "$bstamp" \
+istamp=$(stage_hash build_image assemble_image publish_image configure_rootfs build_initramfs -- "$kstamp" "$bstamp" \
   "$(cd "$here" && find guest uinput_touch.py -type f ! -name '*.pyc' | LC_ALL=C sort | xargs cat | sha256sum)")
 if stamp_ok "$cache/out.stamp" "$istamp" && [ -f "$cache/out/manifest.json" ]; then
   log "image: up to date"
@@ -424,5 +502,26 @@ else
   rm -f "$cache/out.stamp"
   build_image "$istamp"
   echo "$istamp" >"$cache/out.stamp"
+fi
+if ((peers)); then
+  pbstamp=$(stage_hash build_peers_base -- "$bstamp" "${PEER_PACKAGES[*]}")
+  if stamp_ok "$cache/peers-base.stamp" "$pbstamp" && [ -d "$cache/peers-base/usr" ]; then
+    log "peers base: up to date"
+  else
+    rm -f "$cache/peers-base.stamp"
+    build_peers_base
+    echo "$pbstamp" >"$cache/peers-base.stamp"
+  fi
+  # istamp covers the kernel, configure_rootfs, the initramfs and the guest
+  # files: the peers image is rebuilt whenever the tests' image is.
+  pistamp=$(stage_hash build_peers_image -- "$pbstamp" "$istamp")
+  if stamp_ok "$cache/peers-out.stamp" "$pistamp" && [ -f "$cache/peers-out/manifest.json" ]; then
+    log "peers image: up to date"
+  else
+    rm -f "$cache/peers-out.stamp"
+    build_peers_image "$pistamp"
+    echo "$pistamp" >"$cache/peers-out.stamp"
+  fi
+  log "peers image ready in $cache/peers-out"
 fi
 log "assets ready in $cache/out (${SECONDS} s)"
