@@ -59,10 +59,17 @@ public enum ImageScaler {
                          width: size.width, height: size.height)
     }
 
-    /// A new opaque (`.xrgb8888`) image of `box` size with `image` drawn per `fit`.
+    /// An opaque (`.xrgb8888`) image of `box` size with `image` drawn per `fit`:
+    /// a new one, or `image` itself when it is already exactly that.
     public static func scale(
         _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor
     ) throws(ScalingError) -> DecodedImage {
+        // Already what the box needs (a picture the size of the screen, as
+        // decoded): the same pixels, not a second copy made through pixman.
+        if image.size == box, !image.hasAlpha, image.format == .xrgb8888,
+           placement(of: image.size, in: box, fit: fit) == PixelRect(x: 0, y: 0, width: box.width, height: box.height) {
+            return image
+        }
         let output: DecodedImage
         do {
             output = try DecodedImage(width: box.width, height: box.height, format: .xrgb8888,

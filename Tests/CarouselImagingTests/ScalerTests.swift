@@ -29,6 +29,23 @@ struct ScalerTests {
         #expect(ImageScaler.placement(of: image, in: box, fit: fit) == expected)
     }
 
+    @Test("a picture already the box's size is handed on as it is, not copied; one with alpha or another size is not",
+          arguments: [FitMode.contain, .cover, .stretch, .none])
+    func sameSizeIsNotCopied(fit: FitMode) throws {
+        let box = PixelSize(width: 40, height: 30)
+        let opaque = try DecodedImage(width: 40, height: 30, format: .xrgb8888) { raw, _ in
+            raw.bindMemory(to: UInt32.self).initialize(repeating: 0xFF12_3456)
+        }
+        #expect(try ImageScaler.scale(opaque, to: box, fit: fit, background: .black) === opaque)
+        let translucent = try DecodedImage(width: 40, height: 30, format: .argb8888Premultiplied) { raw, _ in
+            raw.bindMemory(to: UInt32.self).initialize(repeating: 0x8000_0000)
+        }
+        let composed = try ImageScaler.scale(translucent, to: box, fit: fit, background: .black)
+        #expect(composed !== translucent && composed.format == .xrgb8888)
+        let other = try ImageScaler.scale(opaque, to: PixelSize(width: 41, height: 30), fit: fit, background: .black)
+        #expect(other !== opaque && other.size == PixelSize(width: 41, height: 30))
+    }
+
     @Test("contain letterboxes in the background colour")
     func contain() throws {
         let source = try ImageDecoder.decode(path: Fixtures.path("quadrants.png"))
