@@ -156,7 +156,8 @@ public struct Layout: Sendable {
     public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
         ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
-                           budgetBytes: config.cacheBytes(screen: size), rotation: rotation)
+                           budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
+                           keepsUnwanted: config.images.cacheMB != nil)
     }
 
     /// One log line about the decode budget: what `cache_mb` came to here.

@@ -9,8 +9,9 @@ import Synchronization
 /// an item that is not ready is drawn as background and appears when its
 /// decode finishes (`onReady` is called, from the decoder thread, so that the
 /// loop can wake up and draw). It holds what is wanted: a picture the new
-/// wanted list leaves out is let go at once, and nothing is decoded beyond
-/// `budgetBytes`, so 10,000 images cost what 10 do.
+/// wanted list leaves out is let go at once (unless `keepsUnwanted`: then
+/// the least recently used go when room is needed), and nothing is decoded
+/// beyond `budgetBytes`, so 10,000 images cost what 10 do.
 public final class ItemCache: Sendable {
     public struct Settings: Equatable, Sendable {
         /// Every picture is scaled to exactly this size (the item's extent by the screen's cross extent).
@@ -22,10 +23,15 @@ public final class ItemCache: Sendable {
         /// Pictures are turned to the panel's orientation after scaling (the
         /// renderer then writes every rotation with row copies).
         public var rotation: Rotation
+        /// Pictures no longer wanted stay decoded while the budget has room
+        /// (an explicit `cache_mb`: memory given to skip decoding again);
+        /// otherwise they are let go at once (memory by need).
+        public var keepsUnwanted: Bool
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
-                    rotation: Rotation = .none) {
+                    rotation: Rotation = .none, keepsUnwanted: Bool = false) {
             self.rotation = rotation
+            self.keepsUnwanted = keepsUnwanted
             self.itemSize = itemSize
             self.fit = fit
             self.background = background
@@ -127,7 +133,7 @@ public final class ItemCache: Sendable {
             guard paths != s.wanted else { return false }
             s.wanted = paths
             let keep = Set(paths)
-            for path in s.ready.keys where !keep.contains(path) {
+            for path in s.ready.keys where !s.settings.keepsUnwanted && !keep.contains(path) {
                 s.bytes -= s.ready.removeValue(forKey: path)!.byteCount
                 s.lastUse[path] = nil
             }
@@ -211,7 +217,7 @@ public final class ItemCache: Sendable {
                 switch result {
                 case .success(let image):
                     // No longer wanted (the carousel moved on while it decoded): not kept.
-                    guard s.wanted.contains(job.path) else { return }
+                    guard s.settings.keepsUnwanted || s.wanted.contains(job.path) else { return }
                     s.ready[job.path] = image
                     s.bytes += image.byteCount
                     s.useClock += 1

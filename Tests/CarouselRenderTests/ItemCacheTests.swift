@@ -110,6 +110,16 @@ struct ItemCacheTests {
         cache.waitUntilIdle()
         #expect(cache.image(for: paths[0]) != nil)
         #expect(cache.residentCount == 2)
+        // Given memory to keep them (an explicit cache_mb): they stay while they fit.
+        var keeping = Self.settings(budgetItems: 8)
+        keeping.keepsUnwanted = true
+        let kept = ItemCache(settings: keeping)
+        kept.want(Array(paths[0..<4]))
+        kept.waitUntilIdle()
+        kept.want([paths[4]])
+        kept.waitUntilIdle()
+        #expect(kept.residentCount == 5)
+        #expect(kept.image(for: paths[0]) != nil)
     }
 
     /// A flag that is true once.
