@@ -230,13 +230,13 @@ def commands(cycle):
     }
 
 
-def carouseld_ini(cycle, transition):
+def carouseld_ini(cycle, transition, images_extra=()):
     # interval counts from rest (README: "Autoplay advances every interval
     # seconds counted from rest"): interval + transition = the cycle, so a
     # new picture is complete every `cycle` s, as with the others. The page
     # dots are off: fbi (--noverbose) and mpv (no OSD) show the bare picture.
     return "\n".join([
-        "[images]", "path = " + PICS,
+        "[images]", "path = " + PICS, *images_extra,
         "[autoplay]", "enabled = true", "interval = %g" % (cycle - transition), "transition = %g" % transition,
         "[indicator]", "enabled = false",
         "[log]", "level = info", ""])
@@ -486,6 +486,8 @@ def main():
     ap.add_argument("--transition", type=float, default=0.5, help="carouseld's slide (its default)")
     ap.add_argument("--poll", type=float, default=0.1, help="screendump interval until the first picture")
     ap.add_argument("--cadence-poll", type=float, default=0.2, help="screendump interval after it")
+    ap.add_argument("--images-key", action="append", default=[], metavar="KEY=VALUE",
+                    help="an extra [images] line for carouseld, e.g. 'cache_mb = 48' (repeatable)")
     ap.add_argument("--warm", action="store_true",
                     help="keep the guest's page cache between runs (each program's first run is still cold)")
     ap.add_argument("--max-other-load", type=float, default=0.5,
@@ -535,7 +537,7 @@ def main():
         vm.run("mkdir -p %s && cp /mnt/host/pics/*.jpg %s/ && sync" % (PICS, PICS), check=True, timeout=300)
         if "carouseld" in programs:
             vm.run("install -m 755 /mnt/host/carouseld %s/carouseld" % GUEST_DIR, check=True, timeout=300)
-            vm.put(GUEST_DIR + "/carouseld.ini", carouseld_ini(args.cycle, args.transition))
+            vm.put(GUEST_DIR + "/carouseld.ini", carouseld_ini(args.cycle, args.transition, args.images_key))
             vm.run([GUEST_DIR + "/carouseld", "check-config", GUEST_DIR + "/carouseld.ini"], check=True)
         # Nothing of the share is used from here on.
         vm.run("umount /mnt/host")
