@@ -255,9 +255,27 @@ public final class ScreenWriter {
             }
             pixelsWritten += cross * Self.total(repaint)
         } else {
-            for interval in repaint {
-                for y in interval.start..<interval.end { fill(target.row(y), y: y, from: 0, to: cross, scene, window: s) }
+            // Each stretch of rows comes from one picture (or background): whole-row copies.
+            let background = compositor.background
+            withExtendedLifetime(scene) {
+                for interval in repaint {
+                    var y = interval.start
+                    for span in scene.spans where span.end + s > y && span.start + s < interval.end {
+                        let a = max(span.start + s, y), b = min(span.end + s, interval.end)
+                        for row in y..<a { target.row(row).update(repeating: background, count: cross) }
+                        if let image = span.image {
+                            let base = image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
+                                + (span.source + a - span.start - s) * image.stride
+                            for row in a..<b { memcpy(target.row(row), base + (row - a) * image.stride, cross * 4) }
+                        } else {
+                            for row in a..<b { target.row(row).update(repeating: background, count: cross) }
+                        }
+                        y = b
+                    }
+                    for row in y..<interval.end { target.row(row).update(repeating: background, count: cross) }
+                }
             }
+            pixelsWritten += cross * Self.total(repaint)
         }
     }
 
