@@ -225,22 +225,33 @@ public struct Compositor: Sendable {
 
     /// An anti-aliased disc: coverage is the distance to the edge, clamped to one pixel.
     func fillCircle(_ frame: Frame, cx: Double, cy: Double, radius: Double, color: PixelColor) {
-        let x0 = max(0, Int((cx - radius - 1).rounded(.down)))
-        let x1 = min(frame.width - 1, Int((cx + radius + 1).rounded(.up)))
-        let y0 = max(0, Int((cy - radius - 1).rounded(.down)))
-        let y1 = min(frame.height - 1, Int((cy + radius + 1).rounded(.up)))
-        guard x0 <= x1, y0 <= y1 else { return }
+        guard let b = Self.discBounds(cx: cx, cy: cy, radius: radius, width: frame.width, height: frame.height) else { return }
         let alpha = Double(color.alpha) / 255
-        for y in y0...y1 {
+        for y in b.y0...b.y1 {
             let row = frame.row(y)
-            let dy = Double(y) + 0.5 - cy
-            for x in x0...x1 {
-                let dx = Double(x) + 0.5 - cx
-                let coverage = min(max(radius + 0.5 - (dx * dx + dy * dy).squareRoot(), 0), 1)
+            for x in b.x0...b.x1 {
+                let coverage = Self.coverage(x: x, y: y, cx: cx, cy: cy, radius: radius)
                 guard coverage > 0 else { continue }
                 row[x] = blend(row[x], color, alpha * coverage)
             }
         }
+    }
+
+    /// The pixels (inclusive) a disc may touch on a `width × height` picture, or nil off it.
+    static func discBounds(cx: Double, cy: Double, radius: Double, width: Int,
+                           height: Int) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
+        let x0 = max(0, Int((cx - radius - 1).rounded(.down)))
+        let x1 = min(width - 1, Int((cx + radius + 1).rounded(.up)))
+        let y0 = max(0, Int((cy - radius - 1).rounded(.down)))
+        let y1 = min(height - 1, Int((cy + radius + 1).rounded(.up)))
+        return x0 <= x1 && y0 <= y1 ? (x0, y0, x1, y1) : nil
+    }
+
+    /// How much of pixel (x, y) a disc covers: the distance from the pixel's
+    /// centre to the edge, clamped to one pixel.
+    static func coverage(x: Int, y: Int, cx: Double, cy: Double, radius: Double) -> Double {
+        let dx = Double(x) + 0.5 - cx, dy = Double(y) + 0.5 - cy
+        return min(max(radius + 0.5 - (dx * dx + dy * dy).squareRoot(), 0), 1)
     }
 
     /// `color` over `dst` with opacity `a` (straight alpha in, opaque out).

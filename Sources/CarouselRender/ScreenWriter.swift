@@ -131,26 +131,17 @@ public final class ScreenWriter {
     /// in the panel's window (a frame of a slide over laid-out content).
     private func matchingWindow(_ scene: Scene, record: Record, room: Int) -> Int? {
         let extent = compositor.axisExtent
-        var candidates: (Int?, Int?, Int?) = (nil, nil, nil)
-        var found = 0
-        if let span = scene.spans.first(where: { $0.image != nil && $0.end > 0 && $0.start < extent }),
-           let image = span.image {
-            for piece in record.content {
-                guard case let .image(id, origin) = piece.content, id == image.identity, found < 3 else { continue }
-                let s = origin - span.start + span.source
-                switch found {
-                case 0: candidates.0 = s
-                case 1: candidates.1 = s
-                default: candidates.2 = s
-                }
-                found += 1
-            }
-        } else {
-            candidates.0 = record.window
+        func fits(_ s: Int) -> Bool { s >= 0 && s <= room && windowMatches(scene, record: record, window: s) }
+        // Where the buffer holds the first picture in the window, aligned as the
+        // scene wants it (a picture may lie there more than once with wrap).
+        guard let span = scene.spans.first(where: { $0.image != nil && $0.end > 0 && $0.start < extent }),
+              let image = span.image else {
+            return fits(record.window) ? record.window : nil
         }
-        for candidate in [candidates.0, candidates.1, candidates.2] {
-            guard let s = candidate, s >= 0, s <= room else { continue }
-            if windowMatches(scene, record: record, window: s) { return s }
+        for piece in record.content {
+            guard case let .image(id, origin) = piece.content, id == image.identity else { continue }
+            let s = origin - span.start + span.source
+            if fits(s) { return s }
         }
         return nil
     }
@@ -365,8 +356,8 @@ public final class ScreenWriter {
                     // Coverage in logical pixels, as the logical picture would be drawn.
                     let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
                     let l = logicalPixel(x: px, y: py)
-                    let dx = Double(l.x) + 0.5 - dot.centre.x, dy = Double(l.y) + 0.5 - dot.centre.y
-                    let coverage = min(max(dot.radius + 0.5 - (dx * dx + dy * dy).squareRoot(), 0), 1)
+                    let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
+                                                       radius: dot.radius)
                     guard coverage > 0 else { continue }
                     row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
                 }
@@ -425,13 +416,10 @@ public final class ScreenWriter {
         var bounds: Rect?
         for (i, c) in centres.enumerated() {
             // The logical pixels fillCircle would touch, turned onto the panel.
-            let x0 = max(0, Int((c.x - radius - 1).rounded(.down)))
-            let x1 = min(logical.width - 1, Int((c.x + radius + 1).rounded(.up)))
-            let y0 = max(0, Int((c.y - radius - 1).rounded(.down)))
-            let y1 = min(logical.height - 1, Int((c.y + radius + 1).rounded(.up)))
-            guard x0 <= x1, y0 <= y1 else { continue }
-            let p = compositor.rotation.panel(x: x0, y: y0, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
-            let q = compositor.rotation.panel(x: x1, y: y1, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+            guard let l = Compositor.discBounds(cx: c.x, cy: c.y, radius: radius, width: logical.width,
+                                                height: logical.height) else { continue }
+            let p = compositor.rotation.panel(x: l.x0, y: l.y0, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
+            let q = compositor.rotation.panel(x: l.x1, y: l.y1, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
             let r = Rect(x0: min(p.x, q.x), y0: min(p.y, q.y), x1: max(p.x, q.x) + 1, y1: max(p.y, q.y) + 1)
             let color = i == current ? style.currentColor : style.color
             dots.append(DotsPlan.Dot(centre: (c.x, c.y), radius: radius, color: color,

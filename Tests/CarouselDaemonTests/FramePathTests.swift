@@ -129,7 +129,7 @@ struct FramePathTests {
         d.advance(ms: 20)
         d.advance(ms: 20)
         let result = Self.slide(d, display: display)
-        #expect(refusals(refusing) == 1)
+        #expect(refusing.refusals == 1)
         #expect(d.daemon.windowRoom == 0)
         #expect(result.wrong == 0)
         #expect(result.windows == [.zero])
@@ -138,5 +138,4 @@ struct FramePathTests {
         #expect(Self.differences(display, Self.expected(d.daemon)) == 0)
     }
 
-    private func refusals(_ display: RefusingDisplay) -> Int { display.refusals }
 }
