@@ -46,7 +46,6 @@ struct PixelBenchmarks {
         settings.wrap = true
         let geometry = Geometry(viewport: Viewport(width: 1920, height: 1080), settings: settings)
         let compositor = Compositor(geometry: geometry, style: RenderStyle())
-        let size = compositor.itemPixelSize
         let images = (0..<2).map { i in
             try! DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, _ in
                 buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
@@ -147,6 +146,15 @@ struct FramePathBenchmarks {
 
     /// A full-screen wrapping carousel turned by `rotation`, its items
     /// prepared (scaled and turned) as the cache hands them out.
+    /// Three upright pictures of `size`, a flat colour each.
+    static func pictures(_ size: PixelSize) -> [DecodedImage] {
+        (0..<3).map { i in
+            try! DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, _ in
+                buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
+            }
+        }
+    }
+
     func carousel(_ rotation: Rotation) -> (Compositor, [DecodedImage]) {
         var settings = CarouselSettings()
         settings.wrap = true
@@ -154,12 +162,7 @@ struct FramePathBenchmarks {
         let geometry = Geometry(viewport: Viewport(width: Double(logical.width), height: Double(logical.height)),
                                 settings: settings)
         let compositor = Compositor(geometry: geometry, style: RenderStyle(), rotation: rotation)
-        let size = compositor.itemPixelSize
-        let images = (0..<3).map { i in
-            try! DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, _ in
-                buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
-            }.turned(rotation)
-        }
+        let images = Self.pictures(compositor.itemPixelSize).map { try! $0.turned(rotation) }
         return (compositor, images)
     }
 
@@ -251,12 +254,7 @@ struct FramePathBenchmarks {
             // What the renderer did before: compose upright into a shadow frame, then copy it turned.
             let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
             let shadowCompositor = Compositor(geometry: compositor.geometry, style: RenderStyle())
-            let uprightImages = (0..<3).map { i in
-                try! DecodedImage(width: compositor.itemPixelSize.width, height: compositor.itemPixelSize.height,
-                                  format: .xrgb8888) { buffer, _ in
-                    buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
-                }
-            }
+            let uprightImages = Self.pictures(compositor.itemPixelSize)
             let shadow = Frame(width: logical.width, height: logical.height)
             let twoPass = measure("frame mid-slide, rotation \(rotation.rawValue), shadow + turned copy (before)",
                                   operations: frames) {
