@@ -46,6 +46,7 @@ struct PixelBenchmarks {
         settings.wrap = true
         let geometry = Geometry(viewport: Viewport(width: 1920, height: 1080), settings: settings)
         let compositor = Compositor(geometry: geometry, style: RenderStyle())
+        let size = compositor.itemPixelSize
         let images = (0..<2).map { i in
             try! DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, _ in
                 buffer.bindMemory(to: UInt32.self).initialize(repeating: 0xFF10_2030 &+ UInt32(i))
@@ -144,8 +145,6 @@ func format2(_ x: Double) -> String {
 struct FramePathBenchmarks {
     let panel = PixelSize(width: 1920, height: 1080)
 
-    /// A full-screen wrapping carousel turned by `rotation`, its items
-    /// prepared (scaled and turned) as the cache hands them out.
     /// Three upright pictures of `size`, a flat colour each.
     static func pictures(_ size: PixelSize) -> [DecodedImage] {
         (0..<3).map { i in
@@ -155,6 +154,8 @@ struct FramePathBenchmarks {
         }
     }
 
+    /// A full-screen wrapping carousel turned by `rotation`, its items
+    /// prepared (scaled and turned) as the cache hands them out.
     func carousel(_ rotation: Rotation) -> (Compositor, [DecodedImage]) {
         var settings = CarouselSettings()
         settings.wrap = true
