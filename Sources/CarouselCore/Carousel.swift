@@ -99,8 +99,6 @@ public struct Carousel: Sendable {
     private struct Drag: Sendable {
         /// The unbounded offset where the drag began.
         let anchorRaw: Double
-        /// The page the drag began on (unwrapped page number).
-        let startPage: Int
     }
 
     /// What `takeEffects()` reports: accumulated parts, and what the last
@@ -459,7 +457,7 @@ public struct Carousel: Sendable {
                 // The drag starts here: content follows the finger from this
                 // point on, so the slop distance is not jumped over.
                 let x = offset(at: now)
-                h.drag = Drag(anchorRaw: unbounded(x), startPage: lattice.nearestPage(to: x))
+                h.drag = Drag(anchorRaw: unbounded(x))
                 hold = h
                 events.append(CarouselEvent(time: now, kind: .willBeginDragging))
             case .dragMoved(let translation):
@@ -468,10 +466,9 @@ public struct Carousel: Sendable {
                 motion = .held(bounded(raw))
                 reportScroll(at: now, into: &events)
             case .released(let velocity, let travel, _):
-                guard let h = hold, let drag = h.drag else { break }
+                guard let h = hold, h.drag != nil else { break }
                 hold = nil
-                release(from: offset(at: now), fingerVelocity: velocity, travel: travel, startPage: drag.startPage,
-                        at: now, into: &events)
+                release(from: offset(at: now), fingerVelocity: velocity, travel: travel, at: now, into: &events)
             case .tapped(let point):
                 if let i = geometry.item(at: point, offset: offset(at: now), count: lattice.count,
                                          wrap: settings.wrap) {
@@ -527,10 +524,10 @@ public struct Carousel: Sendable {
         autoplayDeadline = nil
     }
 
-    /// Paging: spring to the fling target or the nearest page, never more than
-    /// one page from where the drag began. Without paging: momentum, then
+    /// Paging: spring to the first page past `x` in the fling's direction,
+    /// or to the nearest page without a fling. Without paging: momentum, then
     /// bounce back if past an end.
-    private mutating func release(from x: Double, fingerVelocity: Double, travel: Double, startPage: Int,
+    private mutating func release(from x: Double, fingerVelocity: Double, travel: Double,
                                   at now: Timestamp, into events: inout [CarouselEvent]) {
         let pitch = geometry.pitch
         // Content moves against the finger: a finger moving right scrolls back.
@@ -551,13 +548,16 @@ public struct Carousel: Sendable {
         }
 
         if settings.paging {
-            var target: Int
+            // Decided from where the content is at the lift (SPEC 3 and 7): a
+            // fling goes to the first page past it in the fling's direction,
+            // anything else to the nearest page. The content moves against
+            // the finger, whatever the rubber band left of the velocity.
+            let target: Int
             if abs(fingerVelocity) >= Physics.flingSpeed, travel >= settings.touchSlop {
-                target = startPage + (velocity > 0 ? 1 : -1)
+                target = lattice.firstPage(past: x, forward: fingerVelocity < 0)
             } else {
-                target = min(max(lattice.nearestPage(to: x), startPage - 1), startPage + 1)
+                target = lattice.nearestPage(to: x)
             }
-            target = lattice.clampPage(target)
             let spring = SpringMotion(from: x, velocity: velocity, target: lattice.offset(ofPage: target),
                                       pitch: pitch, omega: Physics.settleOmega, at: now)
             motion = spring.end > now ? .settle(spring) : .rest(spring.target)

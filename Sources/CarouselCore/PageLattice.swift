@@ -59,6 +59,29 @@ public struct PageLattice: Equatable, Sendable {
         return clampPage(best)
     }
 
+    /// The first page past `offset` in one direction: the nearest page whose
+    /// offset is greater than `offset` (`forward`) or smaller (backward),
+    /// clamped to the real pages without wrap. A page within 1e-9 of
+    /// `offset` is not past it. This is where a fling lands (Flutter's
+    /// `round(page ± 0.5)`): never against the fling, never more than one
+    /// page beyond `offset`.
+    public func firstPage(past offset: Double, forward: Bool) -> Int {
+        guard pageCount > 0 else { return 0 }
+        let epsilon = 1e-9
+        let cycle = Int((offset / Double(count)).rounded(.down))
+        let within = offset - Double(cycle * count)
+        var q = cycle * pageCount + Int((within / Double(itemsPerPage)).rounded(.down))
+        if forward {
+            // From a page at or before `offset` to the first one after it.
+            while self.offset(ofPage: q) > offset + epsilon { q -= 1 }
+            while self.offset(ofPage: q) <= offset + epsilon { q += 1 }
+        } else {
+            while self.offset(ofPage: q) < offset - epsilon { q += 1 }
+            while self.offset(ofPage: q) >= offset - epsilon { q -= 1 }
+        }
+        return clampPage(q)
+    }
+
     /// `q` clamped to the real pages without wrap; unchanged with wrap.
     public func clampPage(_ q: Int) -> Int {
         if wrap || pageCount == 0 { return q }

@@ -116,6 +116,34 @@ import Testing
         #expect(w.offset(ofCyclePage: 2) == 4)
     }
 
+    @Test func aFlingLandsOnTheFirstPagePastTheOffset() {
+        // Pages at 0, 2, 3 (truncated final page).
+        let l = lattice(count: 5, perPage: 2, wrap: false, truncate: true)
+        #expect(l.firstPage(past: 0.6, forward: true) == 1)
+        #expect(l.firstPage(past: 0.6, forward: false) == 0)
+        #expect(l.firstPage(past: 2.5, forward: true) == 2)      // the truncated page at 3
+        #expect(l.firstPage(past: 2, forward: true) == 2)        // on a page: the next one
+        #expect(l.firstPage(past: 2, forward: false) == 0)
+        #expect(l.firstPage(past: 2 + 1e-12, forward: false) == 0)  // within 1e-9: still on page 1
+        #expect(l.firstPage(past: 3, forward: true) == 2)        // clamped at the end
+        #expect(l.firstPage(past: -0.4, forward: false) == 0)    // clamped at the start
+        // With wrap, pages are unwrapped numbers: past the end is the next cycle.
+        let w = lattice(count: 5, perPage: 1, wrap: true)
+        #expect(w.firstPage(past: 4.3, forward: true) == 5)
+        #expect(w.firstPage(past: -0.3, forward: false) == -1)
+        #expect(w.firstPage(past: -0.3, forward: true) == 0)
+        #expect(w.firstPage(past: 11.999_999, forward: true) == 12)
+        // Never more than a page away, never behind, over many offsets.
+        for k in 0..<2000 {
+            let x = Double(k) / 97 - 7
+            for forward in [true, false] {
+                let q = w.firstPage(past: x, forward: forward)
+                let d = w.offset(ofPage: q) - x
+                #expect(forward ? (d > 0 && d <= 1 + 1e-9) : (d < 0 && d >= -1 - 1e-9), "x \(x) forward \(forward): page \(q)")
+            }
+        }
+    }
+
     @Test func withoutPagingTheRangeEndsAtTheLastItem() {
         #expect(lattice(count: 7, paging: false).range == nil)
         #expect(lattice(count: 7, wrap: false, paging: false).range == 0...6)

@@ -70,7 +70,9 @@ import CarouselCore
         // An eased scroll goes the shortest way round with wrap: at most half the items.
         let farthest = settings.wrap ? n / 2 + reach : n + reach
         let maxSpeed = (8_000 + 2 * Physics.settleOmega * reach * pitch) / pitch + 3 * farthest / autoplay.transition
-        var dragStartPage: Int? = nil
+        /// Where the content was at a paging release, its velocity then
+        /// (items/s) and the finger's travel (px): checked when it rests.
+        var release: (x: Double, velocity: Double, travel: Double)? = nil
         func fail(_ what: String) -> Violation { Violation(seed: seed, what: what) }
 
         /// Checks the events of one step; returns a violation if any.
@@ -83,7 +85,6 @@ import CarouselCore
                 case .willBeginDragging:
                     if dragging || !fingerDown { return fail("willBeginDragging without a finger or twice") }
                     dragging = true
-                    dragStartPage = lattice.nearestPage(to: model.offset(at: now))
                 case .didEndDragging(let willDecelerate):
                     if !dragging { return fail("didEndDragging without willBeginDragging") }
                     dragging = false
@@ -139,15 +140,27 @@ import CarouselCore
                     }
                 }
                 if let range = lattice.range, !range.contains(x) { return fail("at rest at \(x), outside \(range)") }
-                if settings.paging, let start = dragStartPage {
-                    // Never more than one page per gesture.
-                    let page = lattice.nearestPage(to: model.offset(at: now))
-                    let moved = abs(lattice.cyclePage(page) - lattice.cyclePage(start))
-                    if min(moved, lattice.pageCount - moved) > 1, !(settings.wrap == false && moved <= 1) {
-                        return fail("a gesture moved \(moved) pages (from page \(start) to \(page))")
+                if let r = release, lattice.range?.contains(r.x) != false {
+                    // SPEC 3 and 7: decided from the position at the lift, never
+                    // more than one page past it, never against a fling.
+                    var moved = model.offset(at: now) - r.x
+                    if settings.wrap {
+                        // At rest the offset is back within one cycle: the way
+                        // it went is the short way round (a page at most, below).
+                        moved = moved.truncatingRemainder(dividingBy: n)
+                        if moved > n / 2 { moved -= n } else if moved < -n / 2 { moved += n }
+                    }
+                    if abs(moved) > Double(settings.itemsPerPage) + 1e-9 {
+                        return fail("the settle travelled \(moved) items from the lift at \(r.x), more than a page")
+                    }
+                    let fling = abs(r.velocity) * pitch >= Physics.flingSpeed && r.travel >= settings.touchSlop
+                    // With fewer than four pages' items a page back and one on look alike.
+                    let unambiguous = !settings.wrap || n >= Double(4 * settings.itemsPerPage)
+                    if fling, unambiguous, moved * r.velocity < -1e-9 {
+                        return fail("a fling at \(r.velocity) items/s from \(r.x) settled \(moved) items against it")
                     }
                 }
-                dragStartPage = nil
+                release = nil
                 let stoppedAtEnd = !settings.wrap && autoplay.atEnd == .stop
                     && lattice.nearestPage(to: model.offset(at: now)) == (autoplay.direction == .forward ? lattice.pageCount - 1 : 0)
                 if interactionPending, snap.autoplay.running, stoppedAtEnd, snap.autoplay.next != nil {
@@ -216,7 +229,7 @@ import CarouselCore
                                                    .goto(index: Int.random(in: 0..<max(count, 1), using: &rng), duration: nil)]
                 let c = commands.randomElement(using: &rng)!
                 expectedAdvance = nil
-                dragStartPage = nil
+                release = nil
                 trace?("\(now) command \(c)")
                 if case .success(let e) = model.perform(c, at: now) {
                     if let v = check(e) { return v }
@@ -233,8 +246,9 @@ import CarouselCore
             func point() -> Point { settings.vertical ? Point(x: across, y: along) : Point(x: along, y: across) }
             fingerDown = true
             expectedAdvance = nil
-            dragStartPage = nil
+            release = nil
             lastFingerAxis = along
+            let downAxis = along
             trace?("\(now) down \(point()) state \(model.motionState)")
             if let v = check(model.handle(.down(id: 0, at: point()), at: now)) { return v }
             if let v = checkState(dt: 0, fingerDelta: 0) { return v }
@@ -269,7 +283,14 @@ import CarouselCore
             interactionPending = true
             restTime = now
             wasMoving = false
+            let wasDragging = dragging
             if let v = check(model.handle(lift, at: now)) { return v }
+            if settings.paging, wasDragging, lift == .up(id: 0) {
+                // The settle starts at the release velocity: read it off the motion.
+                let x = model.offset(at: now)
+                let velocity = (model.offset(at: now.adding(seconds: 0.000_01)) - x) / 0.000_01
+                release = (x, velocity, abs(lastFingerAxis - downAxis))
+            }
             if dragging { return fail("still dragging after the lift") }
             // A release within 0.5 px of the page rests on it at once (the settle's snap).
             if let v = checkState(dt: 0, fingerDelta: nil) { return v }

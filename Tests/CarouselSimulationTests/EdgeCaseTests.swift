@@ -4,10 +4,11 @@ import Testing
 
 @Suite("edge cases")
 struct EdgeCaseTests {
-    @Test("fling target is the neighbour, in the fling direction, of the page where the drag began")
-    func flingDirectionFromStartPage() throws {
-        // Dragged 0.61 page forward, then flicked backwards fast: the target is
-        // page 0's backward neighbour (−1 ≡ 4 with wrap), not page 1 or page 0.
+    @Test("a flick back after dragging past half a page returns to the page the drag began on")
+    func flickBackAfterHalfAPage() throws {
+        // Dragged 0.61 page forward, then flicked backwards fast: the first page
+        // past 0.61 backwards is page 0, where the drag began. (The old rule,
+        // "the neighbour of the start page", flew 1.6 pages back to item 4.)
         let out = try simulate("""
         set autoplay false
         at 100 down 1100 400
@@ -20,7 +21,31 @@ struct EdgeCaseTests {
         until 3000
         at 3000 probe
         """, wrappedCount: 5)
-        #expect(out.probe(3000)?.offset == 4, "\(out.text)")
+        #expect(out.probe(3000)?.offset == 0, "\(out.text)")
+    }
+
+    @Test("a flick forward after dragging 1.3 pages goes on to the second page, not back to the first")
+    func flickForwardAfterOnePointThreePages() throws {
+        // Half-width items: a page is 640 px. The drag begins at x 1180 (past
+        // the slop) and carries the content 820 px (1.28 pages) at a walk,
+        // then the finger flicks forward at 5,000 px/s. The old rule settled
+        // back to page 1, against the fling.
+        let out = try simulate("""
+        set autoplay false
+        set item_size 0.5
+        at 100 down 1200 400
+        at 116 move 1180 400
+        at 300 move 1000 400
+        at 500 move 800 400
+        at 700 move 600 400
+        at 716 move 520 400
+        at 732 move 440 400
+        at 748 move 360 400
+        at 750 up
+        until 3000
+        at 3000 probe
+        """, wrappedCount: 5)
+        #expect(out.probe(3000)?.offset == 2, "\(out.text)")
     }
 
     @Test("a gap over 40 ms between samples means the finger stopped")
