@@ -431,13 +431,21 @@ public struct Carousel: Sendable {
     ///
     /// The gesture stage recognises what the finger means; the model then
     /// carries out its intents (`apply`).
-    public mutating func handle(_ input: TouchInput, at time: Timestamp) -> [CarouselEvent] {
+    /// `device` names the touchscreen (or pointer) the input came from: the
+    /// gesture stage learns each one's sample rate and noise.
+    public mutating func handle(_ input: TouchInput, at time: Timestamp, device: Int = 0) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: time, into: &events)
         let target = TouchTarget(isCatchable: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0)
-        apply(gesture.handle(input, at: time, target: target), at: clock, into: &events)
+        apply(gesture.handle(input, at: time, target: target, device: device), at: clock, into: &events)
         return events
     }
+
+    /// What the gesture stage learned of `device` (sample interval, noise).
+    public func panelTraits(of device: Int) -> PanelTraits? { gesture.panels[device] }
+
+    /// Forgets what was learned of `device`: it was unplugged or replaced.
+    public mutating func forget(device: Int) { gesture.forget(device: device) }
 
     /// A finger coming down now stops the motion (a catch: not a tap).
     private var catchable: Bool {

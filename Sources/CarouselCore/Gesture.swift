@@ -76,10 +76,15 @@ public struct Gesture: Sendable {
     public private(set) var clock: Timestamp
 
     private var owner: Finger?
+    /// What each touch device's samples taught: its sample interval (for the
+    /// velocity tracker's stop rule) and its noise (for the slop).
+    public private(set) var panels: [Int: PanelTraits] = [:]
 
     private struct Finger: Sendable {
         enum Phase { case tracking, dragging, rejected }
         let id: Int
+        /// The device the finger is on (the key of `panels`).
+        let device: Int
         let downPoint: Point
         let downTime: Timestamp
         /// Touch down stopped a moving target: never a tap or long press.
@@ -89,6 +94,12 @@ public struct Gesture: Sendable {
         var longPressDeadline: Timestamp?
         var longPressed = false
         var lastAxis: Double
+        var lastTime: Timestamp
+        /// The two latest positions while inside the slop, for the noise.
+        var recent: [Point] = []
+        /// The sum and count of the positions while inside the slop.
+        var restSum: Point
+        var restCount = 1
         var tracker = VelocityTracker()
         /// The finger's axis position where the drag began.
         var anchorAxis = 0.0
@@ -130,8 +141,11 @@ public struct Gesture: Sendable {
 
     /// Feeds one touch input. `time` is the event's own timestamp: the
     /// velocity tracker uses it as is; state changes (tap timeout, long-press
-    /// deadline) use the clock, which never goes back.
-    public mutating func handle(_ input: TouchInput, at time: Timestamp, target: TouchTarget) -> [GestureIntent] {
+    /// deadline) use the clock, which never goes back. `device` says which
+    /// touchscreen (or pointer) it came from: each has its own sample rate
+    /// and noise, learned here.
+    public mutating func handle(_ input: TouchInput, at time: Timestamp, target: TouchTarget,
+                                device: Int = 0) -> [GestureIntent] {
         var intents = advance(to: time)
         let now = clock
         switch input {
@@ -139,7 +153,8 @@ public struct Gesture: Sendable {
             // The first finger owns the gesture; later fingers are ignored.
             guard owner == nil else { break }
             let caught = target.isCatchable
-            var f = Finger(id: id, downPoint: point, downTime: now, caught: caught, lastAxis: axis(point))
+            var f = Finger(id: id, device: device, downPoint: point, downTime: now, caught: caught,
+                           lastAxis: axis(point), lastTime: time, recent: [point], restSum: point)
             f.tracker.add(axis(point), at: time)
             if !caught { f.longPressDeadline = now.adding(seconds: Self.longPressTimeout) }
             owner = f
@@ -157,6 +172,16 @@ public struct Gesture: Sendable {
         return intents
     }
 
+    /// The slop for `device`: `touchSlop`, or more where the panel is noisy.
+    public func slop(forDevice device: Int) -> Double {
+        panels[device]?.noise.slop(atLeast: touchSlop) ?? touchSlop
+    }
+
+    /// Forgets what was learned of `device` (it was unplugged, or replaced).
+    public mutating func forget(device: Int) {
+        panels[device] = nil
+    }
+
     /// Forgets the owning finger without an intent: the model stopped
     /// listening to it (new items, new layout). It must lift and touch again;
     /// until then its input is ignored.
@@ -170,9 +195,37 @@ public struct Gesture: Sendable {
         let a = axis(point)
         f.tracker.add(a, at: time)
         f.lastAxis = a
-        let along = abs(a - axis(f.downPoint))
-        let across = abs(cross(point) - cross(f.downPoint))
-        let slop = touchSlop
+        panels[f.device, default: PanelTraits()].cadence.add(interval: time.microseconds - f.lastTime.microseconds)
+        f.lastTime = time
+        let slop = slop(forDevice: f.device)
+        // Where the finger rests: the touch-down point, or on a panel known
+        // to be noisy the mean of the samples so far inside the slop (one
+        // noisy sample is a poor origin: the difference of two scatters √2
+        // times as far as one).
+        let rest = slop > touchSlop && !f.leftSlop
+            ? Point(x: f.restSum.x / Double(f.restCount), y: f.restSum.y / Double(f.restCount)) : f.downPoint
+        let along = abs(a - axis(rest))
+        let across = abs(cross(point) - cross(rest))
+        // Near where it came down a finger holds still or is only starting
+        // to move: what its positions do from sample to sample there is the
+        // panel's noise. (Three slops, not one: on a noisy panel not yet
+        // learned the noise alone leaves the base slop.)
+        let dx = point.x - f.downPoint.x, dy = point.y - f.downPoint.y
+        if dx * dx + dy * dy <= 9 * touchSlop * touchSlop {
+            if f.recent.count == 2 {
+                let (p0, p1) = (f.recent[0], f.recent[1])
+                panels[f.device, default: PanelTraits()].noise.add(secondDifference: point.x - 2 * p1.x + p0.x)
+                panels[f.device, default: PanelTraits()].noise.add(secondDifference: point.y - 2 * p1.y + p0.y)
+                f.recent.removeFirst()
+            }
+            f.recent.append(point)
+        } else {
+            f.recent.removeAll()
+        }
+        if !f.leftSlop {
+            f.restSum = Point(x: f.restSum.x + point.x, y: f.restSum.y + point.y)
+            f.restCount += 1
+        }
         if (along * along + across * across) > slop * slop { f.leftSlop = true }
         if f.leftSlop { f.longPressDeadline = nil }
 
@@ -205,7 +258,9 @@ public struct Gesture: Sendable {
         owner = nil
         if f.phase == .dragging {
             // A cancel settles as if lifted with zero velocity.
-            let velocity = cancelled ? 0 : f.tracker.velocity(liftedAt: time)
+            let panel = panels[f.device]
+            let velocity = cancelled ? 0 : f.tracker.velocity(liftedAt: time, typicalInterval: panel?.cadence.typical,
+                                                              noise: panel?.noise.deviation)
             let travel = abs(f.lastAxis - axis(f.downPoint))
             intents.append(.released(velocity: velocity, travel: travel, cancelled: cancelled))
             return

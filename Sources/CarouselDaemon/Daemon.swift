@@ -723,6 +723,7 @@ public final class Daemon {
             relayout()
         case let .touchscreenRemoved(info):
             log(.info, InputRouter.removed(info))
+            model.forget(device: info.id)
             if case .touchscreen(info.id, _, _)? = touchscreen {
                 touchscreen = nil
                 relayout()
@@ -734,7 +735,21 @@ public final class Daemon {
 
     /// Feeds a touch (layout pixels) at its own time stamp (µs).
     public func feed(_ input: TouchInput, at time: Int64) {
-        deliver(model.handle(input, at: Timestamp(microseconds: time)))
+        deliver(model.handle(input, at: Timestamp(microseconds: time), device: device(of: input)))
+    }
+
+    /// The key under which the gesture stage learns a panel's sample rate and
+    /// noise: the pointer apart from the touchscreen (its input ids are the
+    /// seat's slots, which do not say which device; the layout follows one
+    /// touchscreen, the latest added).
+    private func device(of input: TouchInput) -> Int {
+        let id: Int
+        switch input {
+        case .down(let i, _), .move(let i, _), .up(let i), .cancel(let i): id = i
+        }
+        if id == InputRouter.pointerID { return -1 }
+        if case .touchscreen(let device, _, _)? = touchscreen { return device }
+        return 0
     }
 
     /// Carries out a command now; the model's refusal, if it refused.
