@@ -65,6 +65,34 @@ struct EdgeCaseTests {
         #expect(out.probe(3000)?.offset == 0, "\(out.text)")
     }
 
+    @Test("a swipe from a 25 Hz touchscreen with jitter pages as a 60 Hz one does")
+    func twentyFiveHertzSwipe() throws {
+        // The report: 1,550 px/s, samples 38-46 ms apart (a 25 Hz panel with
+        // a little jitter); the 40 ms stop rule sprang it back to item 0.
+        let out = try simulate("""
+        set autoplay false
+        at 100 down 1100 400
+        at 142 move 1035 400
+        at 180 move 976 400
+        at 226 move 905 400
+        at 268 move 840 400
+        at 310 move 775 400
+        at 330 up
+        until 3000
+        at 3000 probe
+        """, wrappedCount: 5)
+        #expect(out.probe(3000)?.offset == 1, "\(out.text)")
+        let sixty = try simulate("""
+        set autoplay false
+        at 100 down 1100 400
+        \((1...13).map { "at \(100 + 16 * $0) move \(1100 - 25 * $0) 400" }.joined(separator: "\n"))
+        at 320 up
+        until 3000
+        at 3000 probe
+        """, wrappedCount: 5)
+        #expect(sixty.probe(3000)?.offset == 1, "\(sixty.text)")
+    }
+
     @Test("velocity uses the event timestamps: irregular but fast samples still fling")
     func irregularSamples() throws {
         // ≈ 1000 px/s with uneven spacing (8, 24, 8, 24 ms); 96 px travel.
