@@ -313,12 +313,33 @@ def main():
             s.screen_matches(index, "13-reloaded-while-moving-800x600", extra)
             s.stop(d)
 
+        def slow_touchscreen_flings():
+            # A second touchscreen that sends a frame every 42 ms (24 Hz, as
+            # the Raspberry Pi 7" display and resistive panels do). A clear
+            # 1,550 px/s swipe pages, as on the 100 Hz one: the stop rule
+            # follows this device's own sample interval (a 40 ms rule took
+            # every 42 ms gap for a stopped finger and sprang back).
+            slow = vm.touchscreen(rate=1000 / 42)
+            try:
+                d = s.start()
+                slow.swipe(1000, 400, 690, 400, ms=210)
+                s.wait_log(d, r"event didEndDecelerating")
+                s.screen_matches(1, "14-slow-touchscreen-flung")
+                # And back: a flick the other way from the next page.
+                slow.swipe(400, 400, 710, 400, ms=210)
+                s.wait_log(d, r"(?s)(didEndDecelerating.*){2}")
+                s.screen_matches(0, "15-slow-touchscreen-flung-back")
+                s.stop(d)
+            finally:
+                slow.close()
+
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
                          ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost),
                          ("reload: new mode in place, then a bad file refused", reload_in_place),
-                         ("reload: new mode while frames are in flight", reload_while_moving)]:
+                         ("reload: new mode while frames are in flight", reload_while_moving),
+                         ("a 24 Hz touchscreen flings", slow_touchscreen_flings)]:
             if args.only and args.only not in name:
                 continue
             s.check(name, fn)
