@@ -38,7 +38,8 @@ public struct CalibrationMatrix: Equatable, Sendable {
     /// precision), no exponents, so every reader of the value takes it.
     public var text: String { values.map(Self.format).joined(separator: " ") }
 
-    static func format(_ x: Double) -> String {
+    /// `x` in fixed point with at most six decimals.
+    public static func format(_ x: Double) -> String {
         let micro = (x * 1_000_000).rounded()
         guard micro != 0 else { return "0" }
         let magnitude = Int64(abs(micro))

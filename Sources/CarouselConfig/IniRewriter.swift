@@ -151,7 +151,9 @@ extension IniRewriter {
         return text
     }
 
-    static func writeAtomically(path: String, text: String, mode: mode_t) throws(ConfigWriteError) {
+    /// Writes `text` to `path` through a temporary file in the same directory,
+    /// fsync and rename: readers see the old file or the new one, never a part.
+    public static func writeAtomically(path: String, text: String, mode: mode_t) throws(ConfigWriteError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path

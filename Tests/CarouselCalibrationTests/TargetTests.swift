@@ -87,3 +87,37 @@ struct TargetTests {
         #expect(odd.split(separator: "\n").count == rule.split(separator: "\n").count)
     }
 }
+
+@Suite("A press on a target")
+struct PressTests {
+    @Test("the mean of the press's positions, from down to up")
+    func mean() {
+        var press = Press()
+        press.down(slot: 0, x: 0.1, y: 0.2)
+        press.motion(slot: 0, x: 0.3, y: 0.4)
+        press.motion(slot: 1, x: 0.9, y: 0.9)
+        #expect(press.up(slot: 1) == nil)
+        #expect(press.up(slot: 0) == .pressed(NormalizedPoint(x: 0.2, y: 0.30000000000000004), samples: 2))
+    }
+
+    @Test("a finger already down when the target came is ignored until it lifts")
+    func alreadyDown() {
+        var press = Press(alreadyDown: [3])
+        press.down(slot: 0, x: 0.5, y: 0.5)
+        #expect(press.up(slot: 0) == nil)
+        #expect(press.up(slot: 3) == nil)
+        press.down(slot: 0, x: 0.25, y: 0.75)
+        #expect(press.up(slot: 0) == .pressed(NormalizedPoint(x: 0.25, y: 0.75), samples: 1))
+    }
+
+    @Test("a second finger or a cancel spoils the press")
+    func spoiled() {
+        var press = Press()
+        press.down(slot: 0, x: 0.5, y: 0.5)
+        press.down(slot: 1, x: 0.6, y: 0.5)
+        guard case .spoiled = press.up(slot: 0) else { Issue.record("two fingers counted as a press"); return }
+        #expect(press.up(slot: 1) == nil)
+        press.down(slot: 2, x: 0.5, y: 0.5)
+        guard case .spoiled = press.cancel(slot: 2) else { Issue.record("a cancel counted as a press"); return }
+    }
+}
