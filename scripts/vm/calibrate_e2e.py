@@ -111,6 +111,10 @@ def main():
 
         def daemon_follows_the_hand():
             d = s.start_with(INI)
+            # libinput opens the devices after the first frame: a gesture
+            # before that is not seen.
+            s.wait_log(d, r"input device added: carousel-vm touchscreen")
+            time.sleep(1)
             # A swipe right to left on the screen (up and down on the
             # device): the carousel pages forward only if it was calibrated.
             touch.swipe(1000, 400, 300, 400, ms=250)
