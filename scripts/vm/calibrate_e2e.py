@@ -111,10 +111,14 @@ def main():
 
         def daemon_follows_the_hand():
             d = s.start_with(INI)
-            # libinput opens the devices after the first frame: a gesture
-            # before that is not seen.
-            s.wait_log(d, r"input device added: carousel-vm touchscreen")
-            time.sleep(1)
+            # The daemon opens the input devices after its first frame (and
+            # logs them only once one of them speaks): wait until it holds
+            # the touchscreen open, or the gesture goes unseen.
+            deadline = time.monotonic() + 60
+            while not vm.run(["sh", "-c", f"ls -l /proc/$(pidof carouseld)/fd | grep -q '{touch.devnode}$'"]).ok:
+                if time.monotonic() > deadline:
+                    raise Failure(f"the daemon did not open {touch.devnode}")
+                time.sleep(0.2)
             # A swipe right to left on the screen (up and down on the
             # device): the carousel pages forward only if it was calibrated.
             touch.swipe(1000, 400, 300, 400, ms=250)
