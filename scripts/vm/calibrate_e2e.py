@@ -129,6 +129,26 @@ def main():
             s.wait_log(d, r"select 1")
             s.stop(d)
 
+        def udev_rule():
+            rule = "/etc/udev/rules.d/99-carousel-calibration.rules"
+            rc, out, err = play(vm, binary, touch, ["--udev-rule", rule, "--timeout", "120"])
+            if rc != 0 or f"saved {rule}" not in out:
+                raise Failure(f"calibrate --udev-rule exited {rc}: {out}\n{err[-1500:]}")
+            matrix = m_text(out)
+            # udev must match the rule on the device's name and set the property libinput reads.
+            vm.run(["udevadm", "control", "--reload"], check=True)
+            vm.run(["udevadm", "trigger", "--action=change", "--settle", touch.devnode], check=True, timeout=120)
+            info = vm.run(["udevadm", "info", "--query=property", touch.devnode], check=True).out
+            if f"LIBINPUT_CALIBRATION_MATRIX={matrix}" not in info:
+                raise Failure(f"udev did not apply the rule to {touch.devnode}:\n{vm.get(rule).decode()}\n{info}")
+            # With the rule in place, calibrate still reads raw positions
+            # (identity set over the rule's matrix): the same fit comes out.
+            rc, out2, err = play(vm, binary, touch, ["--dry-run", "--timeout", "120"])
+            if rc != 0 or m_text(out2) != matrix:
+                raise Failure(f"with the udev rule active the fit changed: {m_text(out2)} vs {matrix}\n{err[-1000:]}")
+            vm.run(["rm", "-f", rule], check=True)
+            vm.run(["udevadm", "control", "--reload"], check=True)
+
         def slipped_check_refused():
             before = vm.get(INI)
             # The check touch lands where the *uncalibrated* panel reads the
@@ -157,6 +177,7 @@ def main():
 
         for name, fn in [("calibrated, saved to the INI file", calibrated_and_saved),
                          ("the daemon with the calibration pages and selects", daemon_follows_the_hand),
+                         ("saved as a udev rule that udev applies", udev_rule),
                          ("a slipped check touch is refused", slipped_check_refused),
                          ("no touch: one error line", no_touch)]:
             s.check(name, fn)
