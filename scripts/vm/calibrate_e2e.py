@@ -84,7 +84,14 @@ def main():
         def calibrated_and_saved():
             vm.put(INI, base)
             shot = os.path.join(args.out, "calibrate-screen.png")
-            rc, out, err = play(vm, binary, touch, ["--config", INI, "--timeout", "120"], screenshot=shot)
+            # A finger is never exact: each fitted target is touched a
+            # little off (up to 2 px, about 0.5 mm here), the check point
+            # on its centre.
+            jitter = [(2, -1), (-1, 2), (-2, -2), (1, 1), (2, 0)]
+
+            def near(i, x, y):
+                return (x + jitter[i - 1][0], y + jitter[i - 1][1]) if i <= len(jitter) else (x, y)
+            rc, out, err = play(vm, binary, touch, ["--config", INI, "--timeout", "120"], touch_at=near, screenshot=shot)
             print(out, end="", flush=True)
             if rc != 0:
                 raise Failure(f"calibrate exited {rc}: {err[-2000:]}")
@@ -93,10 +100,10 @@ def main():
                 raise Failure(f"{len(targets)} targets shown, expected at least 4 and a check point")
             m = re.search(r"^matrix (\S+) (\S+) (\S+) (\S+) (\S+) (\S+)$", out, re.M)
             got = [float(v) for v in m.groups()]
-            if any(abs(g - e) > 0.01 for g, e in zip(got, EXPECTED)):
+            if any(abs(g - e) > 0.02 for g, e in zip(got, EXPECTED)):
                 raise Failure(f"matrix {got}, expected about {EXPECTED}")
             m = re.search(r"^check ([\d.]+) mm uncalibrated ([\d.]+) mm$", out, re.M)
-            if not m or float(m.group(1)) > 1.0:
+            if not m or not 0 < float(m.group(1)) <= 1.0:
                 raise Failure(f"check point off by more than 1 mm: {m and m.group(0)}")
             if float(m.group(2)) < 20:
                 raise Failure(f"the uncalibrated panel was not off at all: {m.group(0)}")
@@ -119,9 +126,11 @@ def main():
                 if time.monotonic() > deadline:
                     raise Failure(f"the daemon did not open {touch.devnode}")
                 time.sleep(0.2)
-            # A swipe right to left on the screen (up and down on the
-            # device): the carousel pages forward only if it was calibrated.
-            touch.swipe(1000, 400, 300, 400, ms=250)
+            # A slow drag right to left over more than half the screen (up
+            # and down on the device), held still before the lift: no
+            # fling, so where it settles depends on where the finger went
+            # only, and it pages forward only if the panel was calibrated.
+            touch.swipe(1000, 400, 250, 400, ms=900, hold_ms=200)
             s.wait_log(d, r"currentItemIndexDidChange 1")
             s.wait_log(d, r"event didEndDecelerating")
             s.screen_matches(1, "calibrated-after-swipe")
