@@ -59,6 +59,15 @@ struct Calibrate: ParsableCommand {
     func run() throws {
         var configuration = Configuration()
         if let config, access(config, F_OK) == 0 { configuration = try loadConfiguration(config) }
+        // Ctrl-C or a stop read from a descriptor, not by a handler: the
+        // wait for a touch ends, the console comes back, nothing is written.
+        let signals: Signals
+        do {
+            signals = try Signals([SIGINT, SIGTERM, SIGHUP])
+        } catch {
+            printError("carouseld: calibrate: \(error)")
+            throw ExitCode(1)
+        }
         let backend: DRMBackend
         do {
             backend = try openDRMBackend(configuration)
@@ -67,10 +76,10 @@ struct Calibrate: ParsableCommand {
             throw ExitCode(1)
         }
         defer { backend.restore() }
-        try calibrate(backend: backend, configuration: configuration)
+        try calibrate(backend: backend, configuration: configuration, signals: signals)
     }
 
-    private func calibrate(backend: DRMBackend, configuration: Configuration) throws {
+    private func calibrate(backend: DRMBackend, configuration: Configuration, signals: Signals) throws {
         let rotation = configuration.rotation.combined(with: backend.panelRotation.rotation)
         let panel = backend.panelSize
         let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
@@ -147,7 +156,10 @@ struct Calibrate: ParsableCommand {
                     guard left > 0 else {
                         throw failure(backend, "no touch on target \(i + 1) within \(timeout.formattedSeconds) s (--timeout); is \(device.sysname) (\(device.name)) the touchscreen on this display?")
                     }
-                    wait(for: input.fileDescriptor, microseconds: left)
+                    wait(for: [input.fileDescriptor, signals.fd.raw], microseconds: left)
+                    if let signal = signals.read().first {
+                        throw failure(backend, "stopped by signal \(signal) at target \(i + 1); nothing written")
+                    }
                     try read(into: &press, outcome: &outcome)
                 }
                 switch outcome! {
@@ -239,9 +251,9 @@ private extension Double {
     var formattedSeconds: String { self == rounded() ? "\(Int(self))" : "\(self)" }
 }
 
-/// Waits until `fd` is readable or the time is up (poll(2)); EINTR is a wake-up.
-private func wait(for fd: Int32, microseconds: Int64) {
-    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+/// Waits until one of `fds` is readable or the time is up (poll(2)); EINTR is a wake-up.
+private func wait(for fds: [Int32], microseconds: Int64) {
+    var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
     let ms = Int32(min(max(1, (microseconds + 999) / 1000), 60_000))
-    _ = poll(&entry, 1, ms)
+    _ = poll(&entries, nfds_t(entries.count), ms)
 }

@@ -15,6 +15,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import sys
 import time
 
@@ -184,11 +185,20 @@ def main():
             if r.rc != 1 or "no touch on target 1 within 2 s" not in r.err:
                 raise Failure(f"no touch: rc {r.rc}: {r.err[-1500:]}")
 
+        def stopped():
+            job = vm.spawn([binary, "calibrate", "--dry-run", "--timeout", "120"], stdin=False)
+            job.wait_output(r"target 1/", timeout=120)
+            job.signal(signal.SIGTERM, group=False)
+            rc = job.wait(60)
+            if rc != 1 or "stopped by signal 15 at target 1; nothing written" not in job.err:
+                raise Failure(f"SIGTERM: rc {rc}: {job.err[-1500:]}")
+
         for name, fn in [("calibrated, saved to the INI file", calibrated_and_saved),
                          ("the daemon with the calibration pages and selects", daemon_follows_the_hand),
                          ("saved as a udev rule that udev applies", udev_rule),
                          ("a slipped check touch is refused", slipped_check_refused),
-                         ("no touch: one error line", no_touch)]:
+                         ("no touch: one error line", no_touch),
+                         ("SIGTERM while waiting for a touch", stopped)]:
             s.check(name, fn)
         touch.close()
     print(s.figures)
