@@ -40,7 +40,7 @@ let package = Package(
             name: "carouseld",
             dependencies: [
                 "CarouselDaemon", "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselImaging",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselImaging", "CarouselCalibration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -52,6 +52,10 @@ let package = Package(
             name: "CarouselBenchmarks",
             dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay"]
         ),
+        // `carouseld calibrate`'s arithmetic: the least-squares fit of libinput's
+        // calibration matrix, the targets, the check point, the udev rule. Pure Swift.
+        .target(name: "CarouselCalibration", dependencies: ["CarouselCore"]),
+        .testTarget(name: "CarouselCalibrationTests", dependencies: ["CarouselCalibration", "CarouselConfig", "CarouselCore"]),
         // Image decoding and scaling room: JPEG/PNG/WebP to upright pixels, pixman scaling.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),

@@ -54,23 +54,30 @@ python3 scripts/vm/e2e.py "$vm_binary" | tee "$e2e_log"
 e2e_passed=$(sed -n 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' "$e2e_log")
 [ -n "$e2e_passed" ] || { echo "could not read the e2e summary" >&2; exit 1; }
 
+echo "== calibrate in QEMU: a touchscreen mounted turned, flipped and shifted, calibrated by carouseld calibrate, then the daemon with it"
+cal_log=$(mktemp)
+trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$cal_log"' EXIT
+python3 scripts/vm/calibrate_e2e.py "$vm_binary" | tee "$cal_log"
+cal_passed=$(sed -n 's/^calibrate: \([0-9]*\) passed, 0 failed$/\1/p' "$cal_log")
+[ -n "$cal_passed" ] || { echo "could not read the calibrate summary" >&2; exit 1; }
+
 echo "== faults in QEMU: display driver unbound and bound, touchscreen removed mid-drag, folder read-only or unmounted, disk full"
 swift build -c release --static-swift-stdlib --scratch-path .build-static --product carouselctl
 faults_log=$(mktemp)
-trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$faults_log"' EXIT
+trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$cal_log" "$faults_log"' EXIT
 python3 scripts/vm/faults.py .build-static/release | tee "$faults_log"
 faults_passed=$(sed -n 's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' "$faults_log")
 [ -n "$faults_passed" ] || { echo "could not read the faults summary" >&2; exit 1; }
 
 echo "== the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd"
 service_log=$(mktemp)
-trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$faults_log" "$service_log"' EXIT
+trap 'rm -f "$log" "$out" "$fuzz_log" "$e2e_log" "$cal_log" "$faults_log" "$service_log"' EXIT
 python3 scripts/vm/service_e2e.py .build-static/release | tee "$service_log"
 service_passed=$(sed -n 's/^service: \([0-9]*\) passed, 0 failed$/\1/p' "$service_log")
 [ -n "$service_passed" ] || { echo "could not read the service test summary" >&2; exit 1; }
 
 # One closing line for the whole suite: Swift tests, the simulate example,
-# the fuzz targets, the two VM smoke tests, the e2e scenarios, the fault
+# the fuzz targets, the two VM smoke tests, the e2e scenarios, the calibrate scenarios, the fault
 # scenarios and the service checks. (The soak, scripts/vm/soak.py, runs by
 # hand: an hour.)
-echo "tests: $((swift_tests + 1 + fuzz_passed + 2 + e2e_passed + faults_passed + service_passed)) passed, 0 failed"
+echo "tests: $((swift_tests + 1 + fuzz_passed + 2 + e2e_passed + cal_passed + faults_passed + service_passed)) passed, 0 failed"

@@ -116,14 +116,26 @@ public final class InputContext {
     /// The corresponding C functions are `libinput_dispatch`, then
     /// `libinput_get_event` until the queue is empty.
     public func dispatch() throws(InputError) -> [InputEvent] {
+        var events: [InputEvent] = []
+        // What libinput queued without reading any device first: the
+        // DEVICE_ADDED events of assign_seat and resume. Their devices get
+        // the calibration matrix here, before libinput_dispatch reads their
+        // first touches: libinput applies the matrix as it reads, so touches
+        // read before it would come out uncalibrated (a drag begun with a
+        // jump, or lost).
+        drain(into: &events)
         let rc = libinput_dispatch(libinput)
         if rc < 0 { throw .dispatchFailed(errno: -rc) }
-        var events: [InputEvent] = []
+        drain(into: &events)
+        return events
+    }
+
+    /// Translates and releases every event libinput has queued.
+    private func drain(into events: inout [InputEvent]) {
         while let event = libinput_get_event(libinput) {
             translate(event, into: &events)
             libinput_event_destroy(event)
         }
-        return events
     }
 
     /// Sets the calibration matrix of every touch device, present and

@@ -17,7 +17,7 @@ struct Carouseld: ParsableCommand {
         commandName: "carouseld",
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
-        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self],
+        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self, Calibrate.self],
         defaultSubcommand: Run.self
     )
 }

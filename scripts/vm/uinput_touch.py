@@ -31,6 +31,12 @@ EDID gives DRM (so that touch and display agree on the panel's size as on
 real hardware; QEMU's EDID says about 100 dpi: 320x200 mm at 1280x800), or
 217x136 (a 10.1" 16:10 panel) when there is no display.
 
+--mount A,B,C,D,E,F makes a panel mounted wrong (a resistive overlay turned,
+flipped or shifted against the display): the screen point at fractions
+(x, y) is reported at device fractions (A*x + B*y + C, D*x + E*y + F),
+clamped to the device; the default is the identity. `carouseld calibrate`
+finds libinput's matrix that undoes it.
+
 Standard library only (uinput through fcntl.ioctl): importing python3-evdev
 costs about a second under TCG.
 """
@@ -137,8 +143,9 @@ class UInput:
 
 class Touchscreen:
     def __init__(self, width=1280, height=800, size_mm=(217, 136), scale=10,
-                 slots=10, rate=100.0, name="carousel-vm touchscreen"):
+                 slots=10, rate=100.0, name="carousel-vm touchscreen", mount=(1, 0, 0, 0, 1, 0)):
         self.width, self.height, self.scale, self.rate = width, height, scale, rate
+        self.mount = mount
         xmax, ymax = width * scale - 1, height * scale - 1
         # Resolution is in units per millimetre (an integer, in the kernel).
         xres = max(1, round(width * scale / size_mm[0]))
@@ -182,8 +189,15 @@ class Touchscreen:
     def _units(self, v, limit):
         return max(0, min(limit * self.scale - 1, round(v * self.scale)))
 
+    def _device(self, x, y):
+        """Device units of screen pixel (x, y), through the mount."""
+        a, b, c, d, e, f = self.mount
+        fx, fy = x / self.width, y / self.height
+        dx, dy = a * fx + b * fy + c, d * fx + e * fy + f
+        return self._units(dx * self.width, self.width), self._units(dy * self.height, self.height)
+
     def _position(self, slot, x, y):
-        ux, uy = self._units(x, self.width), self._units(y, self.height)
+        ux, uy = self._device(x, y)
         self.ui.write(EV_ABS, ABS_MT_SLOT, slot)
         self.ui.write(EV_ABS, ABS_MT_POSITION_X, ux)
         self.ui.write(EV_ABS, ABS_MT_POSITION_Y, uy)
@@ -225,9 +239,9 @@ class Touchscreen:
         elif slot == self.primary:
             # The single-touch axes follow the oldest remaining contact.
             self.primary = min(self.contacts)
-            px, py = self.contacts[self.primary]
-            self.ui.write(EV_ABS, ABS_X, self._units(px, self.width))
-            self.ui.write(EV_ABS, ABS_Y, self._units(py, self.height))
+            ux, uy = self._device(*self.contacts[self.primary])
+            self.ui.write(EV_ABS, ABS_X, ux)
+            self.ui.write(EV_ABS, ABS_Y, uy)
         self.ui.syn()
 
     # -- gestures ----------------------------------------------------------------
@@ -364,6 +378,8 @@ def main():
     p.add_argument("--scale", type=int, default=10, help="device units per pixel")
     p.add_argument("--rate", type=float, default=100.0, help="motion frames per second")
     p.add_argument("--name", default="carousel-vm touchscreen")
+    p.add_argument("--mount", default="1,0,0,0,1,0",
+                   help="A,B,C,D,E,F: screen fractions to device fractions (a panel mounted wrong)")
     p.add_argument("--settle", type=float, default=500,
                    help="one-shot mode: ms to wait after udev tagged the device, for libinput users to open it")
     p.add_argument("--fifo", help="serve mode: read commands from this fifo instead of stdin")
@@ -375,7 +391,10 @@ def main():
         w_mm, h_mm = display_size_mm() or (217.0, 136.0)
     else:
         w_mm, h_mm = (float(v) for v in a.size_mm.lower().split("x"))
-    ts = Touchscreen(a.width, a.height, (w_mm, h_mm), a.scale, rate=a.rate, name=a.name)
+    mount = tuple(float(v) for v in a.mount.split(","))
+    if len(mount) != 6:
+        p.error("--mount: six numbers A,B,C,D,E,F")
+    ts = Touchscreen(a.width, a.height, (w_mm, h_mm), a.scale, rate=a.rate, name=a.name, mount=mount)
     try:
         ts.wait_tagged()
         if a.command[0] == "serve":
