@@ -40,6 +40,9 @@ public struct CalibrationMatrix: Equatable, Sendable {
 
     /// `x` in fixed point with at most six decimals.
     public static func format(_ x: Double) -> String {
+        // Beyond a million (no fit that passed comes near) fixed point would
+        // overflow: say it as Swift does.
+        guard x.isFinite, abs(x) < 1_000_000 else { return "\(x)" }
         let micro = (x * 1_000_000).rounded()
         guard micro != 0 else { return "0" }
         let magnitude = Int64(abs(micro))
@@ -75,6 +78,9 @@ public enum CalibrationFitError: Error, Equatable, Sendable, CustomStringConvert
     case collinear
     /// A position that is not a finite number.
     case notFinite
+    /// The touches lie within a few hundredths of the touchscreen although
+    /// the targets were spread over the panel: not a usable fit.
+    case tooClose
 
     public var description: String {
         switch self {
@@ -84,6 +90,8 @@ public enum CalibrationFitError: Error, Equatable, Sendable, CustomStringConvert
             "the touches lie on one line or one spot, so the panel's other direction is unknown (was the same place touched each time, or is the touchscreen reporting one axis only?)"
         case .notFinite:
             "a touch position is not a finite number"
+        case .tooClose:
+            "the touches lie within a few hundredths of the touchscreen although the targets were spread over the screen (is this the touchscreen in front of this display?)"
         }
     }
 }
@@ -93,6 +101,10 @@ public enum AffineFit {
     /// (relative to the widest) counts as none: they lie on one line. Real
     /// targets sit at least a tenth of the panel apart in both directions.
     static let flatness = 1e-4
+    /// The least root-mean-square distance of the raw points from their
+    /// mean, as a fraction of the device: below it the fit would multiply
+    /// a touch's own scatter by fifty.
+    static let minimumSpread = 0.02
 
     /// The calibration matrix that maps the samples' raw positions to their
     /// targets with the least squared error (normal equations, in Double).
@@ -119,7 +131,11 @@ public enum AffineFit {
         // below is about λ2/λ1, the narrow direction's share of the spread.
         let det = sxx * syy - sxy * sxy
         let trace = sxx + syy
-        guard trace > 0, det / (trace * trace) > flatness else { throw .collinear }
+        // Raw positions are fractions of the device: targets a tenth of the
+        // panel apart cannot come back within 2 % of it in every direction.
+        guard trace > 0 else { throw .collinear }
+        guard trace / n > minimumSpread * minimumSpread else { throw .tooClose }
+        guard det / (trace * trace) > flatness else { throw .collinear }
         let a = (sxu * syy - syu * sxy) / det
         let b = (syu * sxx - sxu * sxy) / det
         let d = (sxv * syy - syv * sxy) / det

@@ -109,6 +109,18 @@ struct FitTests {
         #expect(throws: CalibrationFitError.collinear) { try AffineFit.fit(jitter) }
     }
 
+    @Test("touches bunched within 2 % of the touchscreen are refused, not fitted into huge numbers")
+    func tooClose() {
+        // The targets' shape, shrunk to a thousandth: the fit would scale by a thousand.
+        let bunched = fitTargets.map {
+            CalibrationSample(raw: NormalizedPoint(x: 0.5 + $0.x / 1000, y: 0.5 + $0.y / 1000), target: $0)
+        }
+        #expect(throws: CalibrationFitError.tooClose) { try AffineFit.fit(bunched) }
+        // Numbers too large for fixed point are still written, not trapped on.
+        #expect(CalibrationMatrix.format(1e13) == "10000000000000.0")
+        #expect(CalibrationMatrix.format(-.infinity) == "-inf")
+    }
+
     @Test("a position that is not a number is refused")
     func notFinite() {
         var samples = touches(on: .identity, at: fitTargets)

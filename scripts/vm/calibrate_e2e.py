@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`carouseld calibrate` on a real kernel: a uinput touchscreen mounted the
 wrong way against the bochs display (axes swapped, one of them inverted,
-both scaled and offset: a resistive overlay glued on turned), calibrated by
+both scaled, offset and a little skewed: a resistive overlay glued on
+turned and askew), calibrated by
 touching each target where calibrate says it drew it; then the daemon, run
 with the INI file calibrate wrote, pages on a swipe and selects on a tap as
 on a panel that was never wrong. Also: a slipped check touch is refused and
@@ -27,10 +28,26 @@ from e2e import Suite, Failure, GUEST_REPO  # noqa: E402
 
 W, H = 1280, 800
 # Screen fractions to device fractions: device x runs up the screen's y,
-# device y along the screen's x; scaled 0.9 and 0.85, offset.
-MOUNT = (0.0, -0.9, 0.95, 0.85, 0.0, 0.1)
+# device y along the screen's x; scaled 0.9 and 0.85, offset, and skewed
+# (each device axis leans 0.05 and 0.04 into the other screen axis).
+MOUNT = (0.05, -0.9, 0.92, 0.85, 0.04, 0.08)
+
+
+def inverse(m):
+    """The inverse of the affine map x' = a x + b y + c, y' = d x + e y + f."""
+    a, b, c, d, e, f = m
+    det = a * e - b * d
+    ia, ib, id_, ie = e / det, -b / det, -d / det, a / det
+    return (ia, ib, -(ia * c + ib * f), id_, ie, -(id_ * c + ie * f))
+
+
+def apply(m, x, y):
+    a, b, c, d, e, f = m
+    return a * x + b * y + c, d * x + e * y + f
+
+
 # Its inverse, the matrix calibrate must find (device to screen).
-EXPECTED = (0.0, 1 / 0.85, -0.1 / 0.85, -1 / 0.9, 0.0, 0.95 / 0.9)
+EXPECTED = inverse(MOUNT)
 INI = "/tmp/calibrate.ini"
 HEADER = "# carouseld, calibrated in the VM\n; this comment and the blank line below must survive\n\n"
 
@@ -166,11 +183,9 @@ def main():
             def slip(i, x, y):
                 if i < 6:
                     return x, y
-                fx, fy = x / W, y / H
-                # MOUNT applied to the target gives the device fraction; the
-                # uncalibrated panel reads that as the screen position.
-                sx = (fy - MOUNT[5]) / MOUNT[3]
-                sy = (MOUNT[2] - fx) / -MOUNT[1]
+                # Where the device reads the target's own fractions (which the
+                # uncalibrated panel takes for the target): MOUNT's inverse.
+                sx, sy = apply(EXPECTED, x / W, y / H)
                 return round(sx * W), round(sy * H)
             rc, out, err = play(vm, binary, touch, ["--config", INI, "--timeout", "120"], touch_at=slip)
             if rc != 1 or "not saved" not in err or "worse than the uncalibrated panel" not in err:
