@@ -26,11 +26,13 @@ public enum ControlRequest: Equatable, Sendable {
     case subscribe
     case version
     case help
+    /// `display on|off`: the display's power.
+    case display(DisplayPowerSetting)
 
     /// Every command name, in the order `help` lists them.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
-        "set", "screenshot", "subscribe", "version", "help",
+        "set", "screenshot", "display", "subscribe", "version", "help",
     ]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -38,7 +40,7 @@ public enum ControlRequest: Equatable, Sendable {
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
-        "subscribe": "subscribe", "version": "version", "help": "help",
+        "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off",
     ]
 
     /// The longest goto animation accepted: a minute is already absurd for a
@@ -54,7 +56,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .goto(index, ms): .goto(index: index, duration: ms.map { Double($0) / 1000 })
         case .pause: .pause
         case .resume: .resume
-        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help: nil
+        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display: nil
         }
     }
 
@@ -74,6 +76,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .subscribe: "subscribe"
         case .version: "version"
         case .help: "help"
+        case let .display(setting): "display \(setting.rawValue)"
         }
     }
 
@@ -103,6 +106,12 @@ public enum ControlRequest: Equatable, Sendable {
         case "version": return noArguments(.version)
         case "help": return noArguments(.help)
         case "goto": return parseGoto(Array(arguments))
+        case "display":
+            guard arguments.count == 1, let setting = DisplayPowerSetting(rawValue: arguments[arguments.startIndex].text) else {
+                let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
+                return .failure(ControlError("display needs on or off (usage: display on|off), got \(got)"))
+            }
+            return .success(.display(setting))
         case "set":
             guard arguments.count >= 2, let key = arguments.first else {
                 return .failure(ControlError("set needs a key and a value (usage: set <key> <value>)"))
@@ -182,6 +191,11 @@ public enum ControlRequest: Equatable, Sendable {
         while let last = s.last, isBlank(last) { s = s.dropLast() }
         return String(s)
     }
+}
+
+/// What `display` asks for.
+public enum DisplayPowerSetting: String, Sendable {
+    case on, off
 }
 
 /// A request the protocol refuses, with the message sent back in the error reply.

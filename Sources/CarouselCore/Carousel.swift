@@ -55,6 +55,7 @@ public struct Carousel: Sendable {
     private var interacted = false
     private var pausedByCommand = false
     private var zoomed = false
+    private var displayOff = false
     private var autoplayDeadline: Timestamp?
     /// The last offset and index reported through events.
     private var reportedOffset: Double
@@ -232,6 +233,7 @@ public struct Carousel: Sendable {
         if hold != nil { reasons.append(.touch) }
         if pausedByCommand { reasons.append(.command) }
         if zoomed { reasons.append(.zoom) }
+        if displayOff { reasons.append(.display) }
         if lattice.count == 0 { reasons.append(.noImages) }
         if settings.autoscroll != 0 { reasons.append(.autoscroll) }
         return reasons
@@ -708,6 +710,20 @@ public struct Carousel: Sendable {
         advance(to: now, into: &events)
         guard zoomed != value else { return events }
         zoomed = value
+        if value { autoplayDeadline = nil } else if case .rest = motion {
+            scheduleAutoplay(after: .interaction, at: clock)
+        }
+        return events
+    }
+
+    /// Marks the display switched off or on (a pause source of its own):
+    /// off, autoplay has no deadline; on again, it counts from now as after
+    /// an interaction, so the picture on screen is seen before it moves.
+    public mutating func setDisplayOff(_ value: Bool, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard displayOff != value else { return events }
+        displayOff = value
         if value { autoplayDeadline = nil } else if case .rest = motion {
             scheduleAutoplay(after: .interaction, at: clock)
         }

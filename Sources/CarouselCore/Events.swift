@@ -97,6 +97,8 @@ public enum PauseReason: String, Sendable, CaseIterable {
     case noImages = "no_images"
     /// `autoscroll` drifts the carousel instead.
     case autoscroll
+    /// The display is switched off: nothing would be seen.
+    case display
 }
 
 /// The gesture and motion state, as `carouseld simulate` and `status` report it.

@@ -39,6 +39,8 @@ public final class DRMBackend: DisplayBackend {
     public private(set) var physicalSize: PhysicalSize?
     /// Whether the connector had a display at the last look (`reprobe`).
     public private(set) var isConnected = true
+    /// Whether the CRTC is lit (`setPower`).
+    public private(set) var isPoweredOn = true
     /// The card's device number (`st_rdev`), which udev's events name
     /// (`udev_device_get_devnum`): whether a removed card is this one.
     public var deviceNumber: UInt64 {
@@ -190,7 +192,7 @@ public final class DRMBackend: DisplayBackend {
     private var freeIndex: Int { front.map { 1 - $0 } ?? 0 }
 
     public func acquire() -> ScanoutBuffer? {
-        guard !restored, pending == nil, buffers.count == 2, let pixels = buffers[freeIndex].pixels else { return nil }
+        guard !restored, isPoweredOn, pending == nil, buffers.count == 2, let pixels = buffers[freeIndex].pixels else { return nil }
         let b = buffers[freeIndex]
         return ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, extent: b.extent, index: freeIndex,
                              generation: generation)
@@ -284,6 +286,9 @@ public final class DRMBackend: DisplayBackend {
         guard !restored else {
             throw DisplayError("present on \(devicePath) after restore", hint: "a bug: the display was already given back")
         }
+        guard isPoweredOn else {
+            throw DisplayError("present on \(devicePath) while the display is off", hint: "a bug: switch it on first")
+        }
         guard pending == nil else {
             throw DisplayError("present on \(devicePath) while a frame is in flight",
                                hint: "a bug: wait until dispatch() reports the previous frame done")
@@ -321,6 +326,21 @@ public final class DRMBackend: DisplayBackend {
         pending = buffer.index
         pendingFramebuffer = framebuffer
         presented += 1
+    }
+
+    /// Off: the atomic CRTC's ACTIVE = 0, or the connector's DPMS property
+    /// off with the legacy interface; the mode, the buffers and the
+    /// framebuffer on screen are kept, so on is the reverse. A flip in
+    /// flight is waited for first (its event is read here: the caller's
+    /// pacing starts anew when the display is on again).
+    public func setPower(on: Bool) throws(DisplayError) {
+        guard !restored else {
+            throw DisplayError("display power on \(devicePath) after restore", hint: "a bug: the display was already given back")
+        }
+        guard on != isPoweredOn else { return }
+        if !on { _ = waitForPendingFlip() }
+        try interface.setActive(on)
+        isPoweredOn = on
     }
 
     public func dispatch() throws(DisplayError) -> Bool {
@@ -369,6 +389,16 @@ public final class DRMBackend: DisplayBackend {
         guard !restored else { return }
         _ = waitForPendingFlip()
         restored = true
+        // Lit first: a legacy modeset need not undo a DPMS off, and the
+        // console must come back.
+        if !isPoweredOn {
+            do {
+                try interface.setActive(true)
+                isPoweredOn = true
+            } catch {
+                warn("cannot switch the display on again: \(error)")
+            }
+        }
         // The saved CRTC goes back with a legacy modeset whichever interface
         // drew: every driver takes it, and it is what fbcon had.
         var connector = pipe.connector
@@ -427,7 +457,9 @@ public final class DRMBackend: DisplayBackend {
     /// Returns `false` when nothing needs doing, including while the display
     /// is unplugged (`isConnected` is then `false`).
     public func reprobe() throws(DisplayError) -> Bool {
-        guard !restored else { return false }
+        // Off, a re-modeset would light the display up: the mode is kept,
+        // and the caller looks again once it is on.
+        guard !restored, isPoweredOn else { return false }
         let c = try device.connector(pipe.connector, probe: true)
         guard c.status != .disconnected else {
             isConnected = false
@@ -468,7 +500,8 @@ public final class DRMBackend: DisplayBackend {
                                hint: "modes: \(DRMMode.listing(c.modes).joined(separator: " "))")
         }
         modeRequest = request
-        guard wanted != mode else { return false }
+        // Off, it becomes the mode `reprobe` sets once the display is on again.
+        guard wanted != mode, isPoweredOn else { return false }
         try remodeset(wanted)
         return true
     }

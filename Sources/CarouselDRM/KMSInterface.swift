@@ -28,6 +28,10 @@ protocol KMSInterface: AnyObject {
     /// `drmHandleEvent`); if it throws, the screen did not change and no
     /// event comes.
     func flip(to framebuffer: UInt32, userData: UnsafeMutableRawPointer?) throws(DisplayError)
+    /// Switches the pipe's output off or on again, keeping its mode and
+    /// framebuffer; blocks until done. No flip may be in flight. If this
+    /// throws, the output is as it was.
+    func setActive(_ active: Bool) throws(DisplayError)
 }
 
 /// The pre-atomic interface: every driver has it.
@@ -55,6 +59,21 @@ final class LegacyInterface: KMSInterface {
         let fd = device.fd, crtc = pipe.crtc
         try device.call("drmModePageFlip", "CRTC \(crtc)") {
             drmModePageFlip(fd, crtc, framebuffer, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
+        }
+    }
+
+    /// The connector's "DPMS" property: off keeps the CRTC's mode and
+    /// framebuffer (on atomic drivers the kernel turns this into ACTIVE).
+    /// The corresponding C function is `drmModeConnectorSetProperty`.
+    func setActive(_ active: Bool) throws(DisplayError) {
+        guard let dpms = device.properties(of: pipe.connector, type: DRM_MODE_OBJECT_CONNECTOR)["DPMS"] else {
+            throw DisplayError("connector \(pipe.connectorName) on \(device.path) has no DPMS property",
+                               hint: "the driver cannot switch this display off; try [display] api = atomic")
+        }
+        let fd = device.fd, connector = pipe.connector
+        let value = UInt64(active ? DRM_MODE_DPMS_ON : DRM_MODE_DPMS_OFF)
+        try device.call("drmModeConnectorSetProperty", "DPMS \(active ? "on" : "off") on \(pipe.connectorName)") {
+            drmModeConnectorSetProperty(fd, connector, dpms.id, value)
         }
     }
 }
@@ -187,6 +206,17 @@ final class AtomicInterface: KMSInterface {
         try commit(flags: DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, userData: userData,
                    what: "page flip on CRTC \(pipe.crtc)") { add in
             add(plane, planeProps["FB_ID"], UInt64(framebuffer))
+        }
+    }
+
+    /// A blocking commit with DRM_MODE_ATOMIC_ALLOW_MODESET of the CRTC's
+    /// ACTIVE alone: MODE_ID stays (the CRTC stays enabled, only dark), and
+    /// so do the connector's routing and the plane's framebuffer, which is
+    /// what lights it up again.
+    func setActive(_ active: Bool) throws(DisplayError) {
+        try commit(flags: DRM_MODE_ATOMIC_ALLOW_MODESET, userData: nil,
+                   what: "ACTIVE = \(active ? 1 : 0) on CRTC \(pipe.crtc) (\(pipe.connectorName))") { add in
+            add(pipe.crtc, crtcProps["ACTIVE"], active ? 1 : 0)
         }
     }
 }

@@ -78,6 +78,11 @@ extension Daemon {
             return reload()
         case .help:
             return .ok([:])
+        case let .display(setting):
+            if let error = setDisplayPower(on: setting == .on, by: .command) {
+                return .error("display \(setting.rawValue): \(error)")
+            }
+            return .ok(status())
         }
     }
 
@@ -92,6 +97,7 @@ extension Daemon {
         let display: [String: JSONValue] = [
             "backend": .string(backend.summary), "connector": .string(backend.connectorName),
             "mode": .string(backend.modeName), "rotation": .int(rotation.rawValue),
+            "power": .string(power.isOff ? "off" : "on"),
         ]
         return [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),

@@ -106,6 +106,8 @@ public final class Daemon {
     /// The touchscreen's size, once one reported it (the slop follows it).
     var touchscreen: TouchDensitySource?
     private var hotplug: HotplugMonitor?
+    /// The display's power: off, nothing is drawn (see DisplayPower.swift).
+    var power = DisplayPowerState()
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
     var needsFrame = true
@@ -123,6 +125,9 @@ public final class Daemon {
     /// looks ahead that way); the autoplay direction until something moved.
     public private(set) var travel = 1
     private var running = true
+    /// Sees every model event the daemon carries out, after the log and the
+    /// subscribers (tests observe taps and selections through it).
+    public var onEvent: ((CarouselEvent) -> Void)?
     public private(set) var firstFrameShown = false
     private var pictureShown = false
 
@@ -313,7 +318,7 @@ public final class Daemon {
             return min(wake ?? holdUntil, holdUntil)
         }
         // No display, no frames: the model's own deadlines (autoplay) still run.
-        if moving || needsFrame, !displayIsAway, let frame = pacer.nextFrame(after: now) {
+        if moving || needsFrame, !displayIsAway, !power.isOff, let frame = pacer.nextFrame(after: now) {
             wake = min(wake ?? frame, frame)
         }
         return wake
@@ -361,7 +366,9 @@ public final class Daemon {
             }
             if displayIsAway {
                 if events.count > 0 { displayMayBeBack() }
-            } else if events.hotplug {
+            } else if events.hotplug, !power.isOff {
+                // Off, many monitors drop hotplug in standby: the mode is
+                // kept, and waking looks again.
                 displayChanged()
             }
         case nil:
@@ -392,7 +399,7 @@ public final class Daemon {
     /// a motion is drawn where it came to rest: the model says `moving` is
     /// over, with `needsFrame`, at the instant a settle ends on its page.
     func drawIfNeeded(now: Int64) {
-        guard moving || needsFrame, pacer.mayDraw(at: now) else { return }
+        guard moving || needsFrame, !power.isOff, pacer.mayDraw(at: now) else { return }
         if windowRoomDue, !displayIsAway { applyWindowRoom() }
         let x = model.offset(at: Timestamp(microseconds: now))
         noteTravel(to: x)
@@ -540,6 +547,7 @@ public final class Daemon {
     /// A presented frame reached the screen.
     private func frameOnScreen() {
         if windowRoomDue, !displayIsAway { applyWindowRoom() }
+        noteFrameAfterWake()
         guard !firstFrameShown else { return }
         firstFrameShown = true
         log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
@@ -619,6 +627,10 @@ public final class Daemon {
         let before = backend
         backend = fresh
         log(.info, "display is back: \(fresh.summary)")
+        if power.isOff {
+            // It came back lit; it was switched off.
+            do { try fresh.setPower(on: false) } catch { log(.error, "display: cannot switch \(fresh.summary) off again: \(error)") }
+        }
         displayWasRemodeset()
         if fresh.panelSize != before.panelSize || fresh.panelRotation != before.panelRotation
             || fresh.physicalSize != before.physicalSize {
@@ -692,6 +704,7 @@ public final class Daemon {
                 if Log.enabled(.debug) { log(.debug, "event \(e.kind.name)\(e.kind.index.map { " \($0)" } ?? "")") }
             }
             broadcast(e)
+            onEvent?(e)
         }
         apply(model.takeEffects())
     }
@@ -712,6 +725,7 @@ public final class Daemon {
 
     /// Carries out one routed input event.
     public func carryOut(_ routed: RoutedInput) {
+        if takenByDisplayPower(routed) { return }
         switch routed {
         case let .touch(input, time):
             feed(input, at: time)
@@ -735,6 +749,7 @@ public final class Daemon {
 
     /// Feeds a touch (layout pixels) at its own time stamp (µs).
     public func feed(_ input: TouchInput, at time: Int64) {
+        noteFinger(input)
         deliver(model.handle(input, at: Timestamp(microseconds: time), device: device(of: input)))
     }
 

@@ -35,6 +35,10 @@ public final class AbsentDisplay: DisplayBackend {
     }
 
     public func acquire() -> ScanoutBuffer? { nil }
+    /// Nothing to switch: the state is kept for the daemon, which switches
+    /// the display that comes back to match.
+    public private(set) var isPoweredOn = true
+    public func setPower(on: Bool) throws(DisplayError) { isPoweredOn = on }
     public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
     public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
         throw DisplayError("no display: \(was) went away", hint: "carouseld draws again when it is back")

@@ -116,6 +116,16 @@ public protocol DisplayBackend: AnyObject {
     /// Throws, leaving the running mode, when the display has no such mode.
     func changeMode(to request: DisplayModeRequest?) throws(DisplayError) -> Bool
 
+    /// Whether the display is lit (`setPower`); `true` from the start.
+    var isPoweredOn: Bool { get }
+    /// Switches the display off (DRM: the CRTC inactive, so the panel gets
+    /// no signal and goes to standby; the mode is kept) or on again. Off,
+    /// `acquire` returns `nil`: nothing is presented until it is on. On
+    /// again, the buffers' contents may be lost (the driver may have moved
+    /// or cleared them): draw and present a whole new frame. Asking for the
+    /// state it is in does nothing. If this throws, the state did not change.
+    func setPower(on: Bool) throws(DisplayError)
+
     /// Puts the display back as it was found (the saved CRTC, so the console
     /// returns), after waiting for a frame in flight. Safe to call twice.
     func restore()

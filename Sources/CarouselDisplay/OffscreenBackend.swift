@@ -22,6 +22,14 @@ public final class OffscreenBackend: DisplayBackend {
     public let framePeriodMicroseconds: Int64 = 16_667
     /// Frames presented so far.
     public private(set) var presented = 0
+    /// Off, the screen is black, nothing is handed out or presented, and the
+    /// buffers are cleared (on again, draw a whole frame).
+    public private(set) var isPoweredOn = true
+    /// How often the power was switched (off and on each count): tests see
+    /// a switch that should not have happened.
+    public private(set) var powerSwitches = 0
+    /// The next `setPower` throws this (once), as a DRM commit can fail.
+    public var failNextPowerSwitch: DisplayError?
 
     private var buffers: [UnsafeMutableRawPointer]
     /// The buffers' whole size: the panel, or longer along one axis when room was reserved.
@@ -98,12 +106,31 @@ public final class OffscreenBackend: DisplayBackend {
         return room
     }
 
+    public func setPower(on: Bool) throws(DisplayError) {
+        if let failure = failNextPowerSwitch {
+            failNextPowerSwitch = nil
+            throw failure
+        }
+        guard on != isPoweredOn else { return }
+        isPoweredOn = on
+        powerSwitches += 1
+        // A dark screen shows black, and what the buffers held is gone as
+        // far as the contract goes (a driver may have moved or cleared them
+        // meanwhile, with no new generation): the worst case, so that a
+        // renderer writing only what changed shows it.
+        if !on { for b in buffers { memset(b, 0, stride * extent.height) } }
+    }
+
     public func acquire() -> ScanoutBuffer? {
-        ScanoutBuffer(pixels: buffers[1 - front], stride: stride, size: panelSize, extent: extent, index: 1 - front,
+        guard isPoweredOn else { return nil }
+        return ScanoutBuffer(pixels: buffers[1 - front], stride: stride, size: panelSize, extent: extent, index: 1 - front,
                       generation: generation)
     }
 
     public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
+        guard isPoweredOn else {
+            throw DisplayError("offscreen: present while the display is off", hint: "a bug: switch it on first")
+        }
         guard buffer.generation == generation, window.x >= 0, window.y >= 0,
               window.x + panelSize.width <= extent.width, window.y + panelSize.height <= extent.height else {
             throw DisplayError("offscreen: window \(window) of a \(panelSize) panel does not lie in a \(extent) buffer of generation \(generation)",

@@ -21,7 +21,7 @@ struct Carouselctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
-            Set.self, Screenshot.self, Version.self, Watch.self,
+            Set.self, Screenshot.self, Version.self, Watch.self, Display.self,
         ]
     )
 
@@ -227,6 +227,22 @@ struct Resume: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Resume autoplay.")
     @OptionGroup var connection: Connection
     func run() throws { try connection.perform(.resume) }
+}
+
+struct Display: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Switch the display off or on.",
+        discussion: """
+            Off, the panel gets no signal (DPMS) and autoplay is paused; a touch \
+            or a key wakes it too, and that touch only wakes it (it neither pages \
+            nor selects). On again, it shows the picture it showed.
+            """)
+    @Argument(help: ArgumentHelp("on or off.", valueName: "on|off")) var setting: String
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if DisplayPowerSetting(rawValue: setting) == nil { throw ValidationError("display takes on or off, got '\(setting)'") }
+    }
+    func run() throws { try connection.perform(.display(DisplayPowerSetting(rawValue: setting)!)) }
 }
 
 struct Status: ParsableCommand {

@@ -46,6 +46,17 @@ struct RequestTests {
         #expect(error("goto 99999999999999999999") == "goto needs an item index, got '99999999999999999999'")
     }
 
+    @Test("display takes on or off")
+    func display() {
+        #expect(parsed("display on") == .display(.on))
+        #expect(parsed("display\toff ") == .display(.off))
+        #expect(ControlRequest.display(.off).line == "display off")
+        #expect(error("display") == "display needs on or off (usage: display on|off), got nothing")
+        #expect(error("display dim") == "display needs on or off (usage: display on|off), got 'dim'")
+        #expect(error("display on now") == "display needs on or off (usage: display on|off), got 'on now'")
+        #expect(ControlRequest.display(.on).command == nil)
+    }
+
     @Test("set keeps the rest of the line as the value")
     func set() {
         #expect(parsed("set autoplay.interval 5s") == .set(key: "autoplay.interval", value: "5s"))
@@ -71,7 +82,7 @@ struct RequestTests {
 
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, subscribe, version, help"
+        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

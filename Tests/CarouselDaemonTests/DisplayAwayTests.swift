@@ -27,6 +27,8 @@ final class UnpluggedDisplay: DisplayBackend {
     var pixelFormat: PixelFormat { .xrgb8888 }
     var presentsAsynchronously: Bool { false }
     func acquire() -> ScanoutBuffer? { inner.acquire() }
+    var isPoweredOn: Bool { inner.isPoweredOn }
+    func setPower(on: Bool) throws(DisplayError) { try inner.setPower(on: on) }
     func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { 0 }
     func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
         presents += 1

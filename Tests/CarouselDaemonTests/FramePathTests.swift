@@ -105,6 +105,8 @@ struct FramePathTests {
         var pixelFormat: PixelFormat { .xrgb8888 }
         var presentsAsynchronously: Bool { false }
         func acquire() -> ScanoutBuffer? { inner.acquire() }
+        var isPoweredOn: Bool { inner.isPoweredOn }
+        func setPower(on: Bool) throws(DisplayError) { try inner.setPower(on: on) }
         func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int { inner.reserveWindowRoom(room, along: axis) }
         func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
             guard window == .zero else {

@@ -1,0 +1,130 @@
+import CarouselControl
+import CarouselCore
+import CarouselDisplay
+import CarouselPlatform
+
+/// The display's power as the daemon keeps it: off, nothing is drawn or
+/// presented, autoplay is paused (the model's `display` pause source) and
+/// the loop wakes only for input, commands and what it must (systemd's
+/// watchdog, idle control clients).
+struct DisplayPowerState {
+    /// The display was switched off and not on again yet.
+    var isOff = false
+    /// Touch ids whose events the model never sees: the touch that woke the
+    /// display (and any finger that joined it), and fingers on the screen
+    /// when it went off (the model had them cancelled). Removed on up or cancel.
+    var swallowed: Set<Int> = []
+    /// Fingers the model holds (down, not yet up or cancelled).
+    var fingersDown: Set<Int> = []
+    /// When the display was woken (µs, the waking input's own time stamp),
+    /// and by what, until the first frame after it is on screen.
+    var wokeAt: Int64?
+    var wokenBy = ""
+}
+
+/// Why the display was switched: said in the log and in the events.
+public enum DisplayPowerCause: String, Sendable {
+    case command, touch, key
+}
+
+extension Daemon {
+    /// Whether the display is switched off (`display off`).
+    public var displayIsOff: Bool { power.isOff }
+
+    /// Switches the display off or on (`display off|on`, a waking touch or
+    /// key). Off: the display goes dark, fingers on it are cancelled, no
+    /// frame is drawn. On: the display is lit, looked at again (a monitor
+    /// may have dropped off while in standby), and a whole frame of what
+    /// the model shows is drawn. Asking for the state it is in does nothing.
+    /// Returns the display's refusal; the carousel runs on either way, in
+    /// the state it was in.
+    @discardableResult
+    public func setDisplayPower(on: Bool, by cause: DisplayPowerCause, at time: Int64? = nil) -> DisplayError? {
+        guard on == power.isOff else { return nil }
+        let now = clock()
+        do {
+            try backend.setPower(on: on)
+        } catch {
+            log(.error, "display: cannot switch \(backend.summary) \(on ? "on" : "off") (\(cause.rawValue)): \(error);"
+                + " it stays \(on ? "off" : "on") and the carousel runs on")
+            return error
+        }
+        power.isOff = !on
+        if on {
+            power.wokeAt = time ?? now
+            power.wokenBy = cause.rawValue
+            log(.info, "display on (\(cause.rawValue))")
+            // The buffers' contents may be lost while dark: a whole new frame.
+            displayWasRemodeset()
+            displayChanged()
+        } else {
+            power.wokeAt = nil
+            // A finger on the screen now must not drag, page or select in the dark.
+            for id in power.fingersDown.sorted() { feed(.cancel(id: id), at: now) }
+            power.swallowed.formUnion(power.fingersDown)
+            log(.info, "display off (\(cause.rawValue))")
+        }
+        deliver(model.setDisplayOff(!on, at: Timestamp(microseconds: now)))
+        if let control, control.subscriberCount > 0 {
+            control.broadcast(line: controlEventLine(on ? "displayOn" : "displayOff",
+                                                     ["t": .int(Int(uptimeMilliseconds(now))), "by": .string(cause.rawValue)]))
+            try? synchronizeControl()
+        }
+        return nil
+    }
+
+    /// Input while the display is off, and the rest of the touch that woke
+    /// it: a touch or a key wakes the display and is swallowed, the whole
+    /// touch from down to up (it neither pages nor selects). Returns `true`
+    /// when `routed` was taken here and goes no further.
+    func takenByDisplayPower(_ routed: RoutedInput) -> Bool {
+        switch routed {
+        case let .touch(input, time):
+            let id = input.touchID
+            if case .down = input, power.isOff || !power.swallowed.isEmpty {
+                // A finger joining the waking touch belongs to it.
+                if power.isOff { setDisplayPower(on: true, by: .touch, at: time) }
+                power.swallowed.insert(id)
+                return true
+            }
+            guard power.swallowed.contains(id) else { return false }
+            switch input {
+            case .up, .cancel: power.swallowed.remove(id)
+            case .down, .move: break
+            }
+            return true
+        case .command:
+            guard power.isOff else { return false }
+            setDisplayPower(on: true, by: .key)
+            return true
+        case .touchscreenAdded, .touchscreenRemoved, .note:
+            return false
+        }
+    }
+
+    /// Keeps the fingers the model holds, which going off cancels.
+    func noteFinger(_ input: TouchInput) {
+        switch input {
+        case .down(let id, _): power.fingersDown.insert(id)
+        case .up(let id), .cancel(let id): power.fingersDown.remove(id)
+        case .move: break
+        }
+    }
+
+    /// A frame reached the screen: the first after waking says how long the
+    /// wake took, from the waking input's time stamp.
+    func noteFrameAfterWake() {
+        guard let woke = power.wokeAt else { return }
+        power.wokeAt = nil
+        log(.info, "display: picture back on screen \((clock() - woke) / 1000) ms after the waking \(power.wokenBy)")
+    }
+}
+
+extension TouchInput {
+    /// The finger (or pointer) this event belongs to.
+    var touchID: Int {
+        switch self {
+        case .down(let id, _), .move(let id, _), .up(let id), .cancel(let id): id
+        }
+    }
+}

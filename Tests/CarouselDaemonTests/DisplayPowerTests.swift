@@ -1,0 +1,229 @@
+// The display switched off and on (`display off|on`, a waking touch or
+// key) on the offscreen display with a manual clock. The real kernel's side
+// (the connector's DPMS state, a black capture) is scripts/vm/e2e.py.
+
+import CarouselControl
+import CarouselPlatform
+import CarouselCore
+import CarouselDisplay
+import Foundation
+import Testing
+@testable import CarouselDaemon
+
+extension OffscreenDaemon {
+    /// Every pixel of the screen, folded into one number: the same picture
+    /// gives the same number.
+    var screenDigest: UInt64 {
+        var h: UInt64 = 14_695_981_039_346_656_037
+        let size = backend.panelSize
+        for y in 0..<size.height {
+            for x in 0..<size.width {
+                h = (h ^ UInt64(backend.pixel(x: x, y: y))) &* 1_099_511_628_211
+            }
+        }
+        return h
+    }
+
+    /// Runs the loop until the pictures are decoded and drawn.
+    func showFirstPicture() {
+        advance(ms: 0)
+        daemon.settleDecodes()
+        for _ in 0..<5 { advance(ms: 20) }
+    }
+
+    /// A quick swipe from right to left through the loop's input path (a
+    /// page forward when the display is on).
+    func swipe() {
+        var t = now
+        daemon.carryOut(.touch(.down(id: 0, at: .init(x: 250, y: 100)), time: t))
+        for k in 1...5 {
+            t += 16_000
+            daemon.carryOut(.touch(.move(id: 0, to: .init(x: 250 - Double(k) * 40, y: 100)), time: t))
+        }
+        daemon.carryOut(.touch(.up(id: 0), time: t))
+        now = t
+    }
+
+    /// A tap in the middle of the screen, through the loop's input path.
+    func tap() {
+        daemon.carryOut(.touch(.down(id: 3, at: .init(x: 160, y: 100)), time: now))
+        advance(ms: 50)
+        daemon.carryOut(.touch(.up(id: 3), time: now))
+    }
+
+    func answer(_ line: String) -> ControlReply {
+        guard case let .success(request) = ControlRequest.parse(line: line) else { return .error("unparsed: \(line)") }
+        return daemon.answer(request)
+    }
+
+    var index: JSONValue? { daemon.status()["index"] }
+}
+
+private func isOK(_ reply: ControlReply) -> Bool {
+    if case .ok = reply { return true }
+    return false
+}
+
+private func displayField(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
+    guard case let .object(display)? = d.daemon.status()["display"] else { return nil }
+    return display[key]
+}
+
+private func pausedBy(_ d: OffscreenDaemon) -> [JSONValue] {
+    guard case let .object(autoplay)? = d.daemon.status()["autoplay"], case let .array(reasons)? = autoplay["paused_by"]
+    else { return [] }
+    return reasons
+}
+
+@Suite("Display power: off, on, and the touch that wakes it") struct DisplayPowerTests {
+    @Test func offDrawsNothingAndOnShowsTheSamePictureAgain() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        let before = d.screenDigest
+        let drawn = d.backend.presented
+        #expect(drawn > 0)
+        #expect(displayField(d, "power") == .string("on"))
+
+        #expect(isOK(d.answer("display off")))
+        #expect(!d.backend.isPoweredOn)
+        #expect(d.daemon.displayIsOff)
+        #expect(displayField(d, "power") == .string("off"))
+        #expect(pausedBy(d).contains(.string("display")))
+        // Something that would draw (a decode finishing) draws nothing now,
+        // and the loop has no reason to wake by itself.
+        d.daemon.settleDecodes()
+        for _ in 0..<50 { d.advance(ms: 100) }
+        #expect(d.backend.presented == drawn)
+        #expect(d.daemon.nextWake(now: d.now) == nil)
+        // Asking again changes nothing.
+        #expect(isOK(d.answer("display off")))
+        #expect(d.backend.powerSwitches == 1)
+
+        #expect(isOK(d.answer("display on")))
+        #expect(d.backend.isPoweredOn)
+        #expect(!pausedBy(d).contains(.string("display")))
+        d.advance(ms: 20)
+        #expect(d.backend.presented > drawn)
+        #expect(d.index == .int(0))
+        #expect(d.screenDigest == before)
+    }
+
+    @Test func autoplayDoesNotAdvanceWhileOffAndResumesAfter() throws {
+        let d = try OffscreenDaemon()
+        for (key, value) in [("autoplay.interval", "1"), ("autoplay.resume_delay", "1"), ("autoplay.enabled", "true")] {
+            #expect(isOK(d.daemon.answer(.set(key: key, value: value))), "\(key)")
+        }
+        d.showFirstPicture()
+        #expect(d.daemon.nextWake(now: d.now) != nil, "autoplay has a deadline")
+        #expect(isOK(d.answer("display off")))
+        // No deadline, not even one that would find autoplay paused.
+        #expect(d.daemon.nextWake(now: d.now) == nil)
+        for _ in 0..<100 { d.advance(ms: 100) }
+        #expect(d.index == .int(0))
+        #expect(d.daemon.nextWake(now: d.now) == nil)
+
+        #expect(isOK(d.answer("display on")))
+        #expect(d.daemon.nextWake(now: d.now) != nil)
+        for _ in 0..<40 { d.advance(ms: 100) }
+        #expect(d.index != .int(0), "autoplay runs again once the display is on")
+    }
+
+    @Test func aSwipeThatWakesTheDisplayDoesNotPage() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        let before = d.screenDigest
+        #expect(isOK(d.answer("display off")))
+        d.swipe()
+        #expect(d.backend.isPoweredOn)
+        #expect(!d.daemon.displayIsOff)
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(0))
+        #expect(d.screenDigest == before)
+        // The same swipe with the display on pages: the one above was swallowed.
+        d.swipe()
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(1))
+    }
+
+    @Test func aTapThatWakesTheDisplayDoesNotSelect() throws {
+        let d = try OffscreenDaemon()
+        var selected: [Int] = []
+        d.daemon.onEvent = { e in
+            if case let .didSelectItem(i) = e.kind { selected.append(i) }
+        }
+        d.showFirstPicture()
+        #expect(isOK(d.answer("display off")))
+        d.tap()
+        #expect(d.backend.isPoweredOn)
+        for _ in 0..<10 { d.advance(ms: 50) }
+        #expect(selected.isEmpty)
+        d.tap()
+        for _ in 0..<10 { d.advance(ms: 50) }
+        #expect(selected == [0])
+    }
+
+    @Test func aKeyWakesTheDisplayAndDoesNothingElse() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        #expect(isOK(d.answer("display off")))
+        d.daemon.carryOut(.command(.next))
+        #expect(d.backend.isPoweredOn)
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(0))
+        d.daemon.carryOut(.command(.next))
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(1))
+    }
+
+    @Test func aFingerOnTheScreenWhenItGoesOffIsCancelled() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        var t = d.now
+        d.daemon.carryOut(.touch(.down(id: 0, at: .init(x: 250, y: 100)), time: t))
+        t += 16_000
+        d.daemon.carryOut(.touch(.move(id: 0, to: .init(x: 210, y: 100)), time: t))
+        #expect(pausedBy(d).contains(.string("touch")))
+        d.now = t
+        #expect(isOK(d.answer("display off")))
+        #expect(!pausedBy(d).contains(.string("touch")))
+        for k in 2...5 {
+            t += 16_000
+            d.daemon.carryOut(.touch(.move(id: 0, to: .init(x: 250 - Double(k) * 40, y: 100)), time: t))
+        }
+        d.daemon.carryOut(.touch(.up(id: 0), time: t))
+        d.now = t
+        // The rest of that touch neither moved the carousel nor woke the display.
+        #expect(d.daemon.displayIsOff)
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(0))
+    }
+
+    @Test func aRefusedSwitchIsOneErrorAndTheCarouselRunsOn() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        d.backend.failNextPowerSwitch = DisplayError("drmModeAtomicCommit (ACTIVE = 0 on CRTC 38): Invalid argument")
+        let reply = d.answer("display off")
+        guard case let .error(message) = reply else {
+            Issue.record("display off was not refused: \(reply)")
+            return
+        }
+        #expect(message.contains("Invalid argument"))
+        #expect(d.backend.isPoweredOn)
+        #expect(!d.daemon.displayIsOff)
+        #expect(displayField(d, "power") == .string("on"))
+        let drawn = d.backend.presented
+        #expect(d.daemon.perform(.next) == nil)
+        for _ in 0..<40 { d.advance(ms: 50) }
+        #expect(d.index == .int(1))
+        #expect(d.backend.presented > drawn)
+
+        // A refused wake leaves it off; the next touch tries again.
+        #expect(isOK(d.answer("display off")))
+        d.backend.failNextPowerSwitch = DisplayError("drmModeAtomicCommit (ACTIVE = 1): Device or resource busy")
+        d.tap()
+        #expect(d.daemon.displayIsOff)
+        d.tap()
+        #expect(!d.daemon.displayIsOff)
+        #expect(d.index == .int(1))
+    }
+}
