@@ -271,6 +271,29 @@ def display_power(s, touch):
     finally:
         events.terminate()
 
+    # The legacy interface: the connector's DPMS property; a tap wakes it
+    # and selects nothing.
+    legacy = {**extra, "display": {"api": "legacy"}}
+    d = s.start(legacy)
+    if "(legacy)" not in d.err:
+        raise Failure("the display line does not say legacy")
+    s.wait_log(d, r"first picture on screen")
+    reply = ask("display off")
+    if reply.get("ok") is not True or dpms() != "Off":
+        raise Failure(f"legacy display off: {reply}, DPMS {dpms()!r}")
+    black("21-legacy-display-off")
+    touch.tap(640, 400, ms=60)
+    m = s.wait_log(d, r"display: picture back on screen (\d+) ms after the waking touch")
+    s.figures["display on (legacy): waking touch to picture on screen ms"] = int(m.group(1))
+    if dpms() != "On":
+        raise Failure(f"legacy: DPMS reads {dpms()!r} after the waking tap")
+    s.screen_matches(0, "22-legacy-woken-by-a-tap", legacy)
+    if re.search(r"select \d", d.err):
+        raise Failure("the waking tap selected")
+    touch.tap(640, 400, ms=60)
+    s.wait_log(d, r"select 0")
+    s.stop(d)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -286,7 +309,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings"]
-    power_name = "display off and on: DPMS, black, a waking swipe that does not page"
+    power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
     s = Suite(None, guest_binary, args.out)
