@@ -28,7 +28,9 @@ struct SocketLimitsTests {
             ("set transition 0.2", { $0["key"] == .string("autoplay.transition") }),
             ("screenshot \(shot)", { $0["path"] == .string(shot) }),
             ("version", { $0["version"] != nil }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 13 }; return false }),
+            ("display off", { if case let .object(d)? = $0["display"] { return d["power"] == .string("off") }; return false }),
+            ("display on", { if case let .object(d)? = $0["display"] { return d["power"] == .string("on") }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 14 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {
