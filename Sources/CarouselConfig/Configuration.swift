@@ -77,6 +77,14 @@ public struct ControlConfig: Equatable, Sendable {
 }
 
 /// Everything `carouseld.ini` can say (SPEC.md section 8), with its defaults.
+/// `[power]`: when the display switches itself off.
+public struct PowerConfig: Equatable, Sendable {
+    /// Minutes without a touch, a key or a command before the display goes
+    /// off; 0: never.
+    public var idleOff: Double = 0
+    public init() {}
+}
+
 public struct Configuration: Equatable, Sendable {
     public var display = DisplayConfig()
     public var input = InputConfig()
@@ -85,6 +93,7 @@ public struct Configuration: Equatable, Sendable {
     public var images = ImagesConfig()
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
+    public var power = PowerConfig()
     public var logLevel = LogPriority.info
 
     public init() {}

@@ -54,9 +54,9 @@ public struct KeySpec: Sendable {
 
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
-    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log"]
+    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power"]
 
-    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log
+    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
@@ -321,6 +321,11 @@ public enum Schema {
         key("control", "allow_uids", "comma-separated uids or empty") { c, v throws(ValueError) in c.control.allowUIDs = try idList(v) },
         key("control", "allow_gids", "comma-separated gids or empty") { c, v throws(ValueError) in c.control.allowGIDs = try idList(v) },
         integer("control", "max_clients", 1...1024) { $0.control.maxClients = $1 },
+    ]
+
+    static let power: [KeySpec] = [
+        // A week at most: longer is a typo (seconds for minutes) more likely than a wish.
+        number("power", "idle_off", 0...10_080, unit: "minutes", note: " (0 = never)") { $0.power.idleOff = $1 },
     ]
 
     static let log: [KeySpec] = [

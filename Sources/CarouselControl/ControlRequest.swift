@@ -26,7 +26,8 @@ public enum ControlRequest: Equatable, Sendable {
     case subscribe
     case version
     case help
-    /// `display on|off`: the display's power.
+    /// `display on|off|auto`: the display's power; `auto` gives it back to
+    /// the idle rule (`[power] idle_off`).
     case display(DisplayPowerSetting)
 
     /// Every command name, in the order `help` lists them.
@@ -40,7 +41,7 @@ public enum ControlRequest: Equatable, Sendable {
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
-        "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off",
+        "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
     ]
 
     /// The longest goto animation accepted: a minute is already absurd for a
@@ -109,7 +110,7 @@ public enum ControlRequest: Equatable, Sendable {
         case "display":
             guard arguments.count == 1, let setting = DisplayPowerSetting(rawValue: arguments[arguments.startIndex].text) else {
                 let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
-                return .failure(ControlError("display needs on or off (usage: display on|off), got \(got)"))
+                return .failure(ControlError("display needs on, off or auto (usage: display on|off|auto), got \(got)"))
             }
             return .success(.display(setting))
         case "set":
@@ -195,7 +196,7 @@ public enum ControlRequest: Equatable, Sendable {
 
 /// What `display` asks for.
 public enum DisplayPowerSetting: String, Sendable {
-    case on, off
+    case on, off, auto
 }
 
 /// A request the protocol refuses, with the message sent back in the error reply.

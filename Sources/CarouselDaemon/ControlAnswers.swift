@@ -44,6 +44,7 @@ extension Daemon {
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
     public func answer(_ request: ControlRequest) -> ControlReply {
+        noteRequest(request)
         switch request {
         case .next, .prev, .goto, .pause, .resume:
             // `command` is the one mapping of these words to the model's commands.
@@ -79,7 +80,7 @@ extension Daemon {
         case .help:
             return .ok([:])
         case let .display(setting):
-            if let error = setDisplayPower(on: setting == .on, by: .command) {
+            if let error = setDisplayPower(setting) {
                 return .error("display \(setting.rawValue): \(error)")
             }
             return .ok(status())
@@ -97,7 +98,8 @@ extension Daemon {
         let display: [String: JSONValue] = [
             "backend": .string(backend.summary), "connector": .string(backend.connectorName),
             "mode": .string(backend.modeName), "rotation": .int(rotation.rawValue),
-            "power": .string(power.isOff ? "off" : "on"),
+            "power": .string(power.isOff ? "off" : "on"), "power_mode": .string(power.mode.rawValue),
+            "idle_off_ms": idleOffDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
         ]
         return [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),

@@ -143,6 +143,7 @@ public final class Daemon {
         self.notifier = notifier
         self.clock = clock
         startTime = clock()
+        power.lastActivity = startTime
         startedAt = options.startedAt ?? startTime
         enteredMain = options.enteredMain
         layout = Layout(config: config, backend: backend)
@@ -305,6 +306,7 @@ public final class Daemon {
             try? synchronizeControl()
         }
         deliver(model.advance(to: Timestamp(microseconds: now)))
+        applyIdleRule(now: now)
         drawIfNeeded(now: now)
     }
 
@@ -312,7 +314,7 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline].compactMap({ $0 }) { wake = min(wake ?? due, due) }
+        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline].compactMap({ $0 }) { wake = min(wake ?? due, due) }
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)

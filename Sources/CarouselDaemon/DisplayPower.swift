@@ -20,11 +20,17 @@ struct DisplayPowerState {
     /// and by what, until the first frame after it is on screen.
     var wokeAt: Int64?
     var wokenBy = ""
+    /// Who decides: the idle rule (`auto`), or `display on|off` until
+    /// `display auto` (a waking touch or key gives it back to the rule).
+    var mode = DisplayPowerSetting.auto
+    /// The last touch, key or command (µs): the idle rule counts from it.
+    var lastActivity: Int64 = 0
 }
 
 /// Why the display was switched: said in the log and in the events.
 public enum DisplayPowerCause: String, Sendable {
-    case command, touch, key
+    /// `display ...` on the socket; `idle` is `[power] idle_off`.
+    case command, touch, key, idle
 }
 
 extension Daemon {
@@ -50,6 +56,8 @@ extension Daemon {
             return error
         }
         power.isOff = !on
+        // A touch or a key that wakes the display gives it back to the rule.
+        if cause == .touch || cause == .key { power.mode = .auto }
         if on {
             power.wokeAt = time ?? now
             power.wokenBy = cause.rawValue
@@ -73,6 +81,46 @@ extension Daemon {
         return nil
     }
 
+    /// `display on|off|auto` from the socket. `on` and `off` hold until
+    /// `auto`; `auto` switches nothing itself: the idle rule counts from now.
+    public func setDisplayPower(_ setting: DisplayPowerSetting) -> DisplayError? {
+        let now = clock()
+        power.lastActivity = now
+        if setting != .auto, let error = setDisplayPower(on: setting == .on, by: .command, at: now) { return error }
+        power.mode = setting
+        return nil
+    }
+
+    /// When the idle rule switches the display off (µs), if it will:
+    /// `[power] idle_off` after the last touch, key or command, while the
+    /// display is on and the rule decides.
+    var idleOffDeadline: Int64? {
+        guard config.power.idleOff > 0, !power.isOff, power.mode == .auto else { return nil }
+        return power.lastActivity + Int64((config.power.idleOff * 60_000_000).rounded())
+    }
+
+    /// The idle rule at `now`: off once its deadline passed, unless a
+    /// finger is still on the screen (that counts as use).
+    func applyIdleRule(now: Int64) {
+        guard let due = idleOffDeadline, now >= due else { return }
+        if !power.fingersDown.isEmpty {
+            power.lastActivity = now
+            return
+        }
+        setDisplayPower(on: false, by: .idle, at: now)
+    }
+
+    /// A request that changes something counts as use for the idle rule;
+    /// reading (`status`, `list`, a screenshot, events) does not, or a
+    /// monitoring script would keep the display on for ever.
+    func noteRequest(_ request: ControlRequest) {
+        switch request {
+        case .next, .prev, .goto, .pause, .resume, .reload, .set: power.lastActivity = clock()
+        case .display: break  // setDisplayPower(_:) notes it
+        case .status, .list, .screenshot, .subscribe, .version, .help: break
+        }
+    }
+
     /// Input while the display is off, and the rest of the touch that woke
     /// it: a touch or a key wakes the display and is swallowed, the whole
     /// touch from down to up (it neither pages nor selects). Returns `true`
@@ -80,6 +128,7 @@ extension Daemon {
     func takenByDisplayPower(_ routed: RoutedInput) -> Bool {
         switch routed {
         case let .touch(input, time):
+            power.lastActivity = max(power.lastActivity, time)
             let id = input.touchID
             if case .down = input, power.isOff || !power.swallowed.isEmpty {
                 // A finger joining the waking touch belongs to it.
@@ -94,6 +143,7 @@ extension Daemon {
             }
             return true
         case .command:
+            power.lastActivity = clock()
             guard power.isOff else { return false }
             setDisplayPower(on: true, by: .key)
             return true

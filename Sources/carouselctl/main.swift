@@ -231,16 +231,17 @@ struct Resume: ParsableCommand {
 
 struct Display: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Switch the display off or on.",
+        abstract: "Switch the display off or on, or give it back to the idle rule (auto).",
         discussion: """
             Off, the panel gets no signal (DPMS) and autoplay is paused; a touch \
             or a key wakes it too, and that touch only wakes it (it neither pages \
-            nor selects). On again, it shows the picture it showed.
+            nor selects). On again, it shows the picture it showed. on and off hold \
+            until auto gives the display back to [power] idle_off.
             """)
-    @Argument(help: ArgumentHelp("on or off.", valueName: "on|off")) var setting: String
+    @Argument(help: ArgumentHelp("on, off or auto.", valueName: "on|off|auto")) var setting: String
     @OptionGroup var connection: Connection
     func validate() throws {
-        if DisplayPowerSetting(rawValue: setting) == nil { throw ValidationError("display takes on or off, got '\(setting)'") }
+        if DisplayPowerSetting(rawValue: setting) == nil { throw ValidationError("display takes on, off or auto, got '\(setting)'") }
     }
     func run() throws { try connection.perform(.display(DisplayPowerSetting(rawValue: setting)!)) }
 }

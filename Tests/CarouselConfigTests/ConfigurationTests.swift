@@ -168,9 +168,9 @@ import CarouselCore
     }
 
     @Test(arguments: [
-        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log])"),
+        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power])"),
         // A misspelt section is refused even with no key under it.
-        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log])"),
+        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power])"),
         ("[autoplay]\nintervall = 3", "c.ini:2: unknown key 'intervall' in [autoplay] (known: enabled, interval, transition, start_delay, resume_delay, direction, at_end)"),
         ("[autoplay]\ninterval = soon", "c.ini:2: interval = 'soon': expected a number (seconds)"),
         ("[autoplay]\ninterval = 0", "c.ini:2: interval = '0': out of range: allowed 0.1 to 86400 seconds"),
@@ -227,6 +227,22 @@ import CarouselCore
         #expect(c.carousel.touchSlop == 20)
         #expect(throws: ValueError.self) { try c.set("nonsense", "1") }
         #expect(throws: ValueError.self) { try c.set("interval", "-1") }
+    }
+
+    @Test func idleOffIsMinutesFromZeroToAWeek() throws {
+        #expect(try Configuration.parse("[power]\nidle_off = 15\n", file: "t.ini").power.idleOff == 15)
+        #expect(try Configuration.parse("[power]\nidle_off = 0.5\n", file: "t.ini").power.idleOff == 0.5)
+        #expect(Configuration().power.idleOff == 0, "never, unless asked")
+        for bad in ["-1", "soon", "10081", "5m"] {
+            do {
+                _ = try Configuration.parse("[power]\nidle_off = \(bad)\n", file: "t.ini")
+                Issue.record("idle_off = \(bad) was taken")
+            } catch {
+                #expect(error.description.contains("t.ini:2"), "\(error)")
+                #expect(error.description.contains("idle_off"), "\(error)")
+                #expect(error.description.contains("minutes"), "\(error)")
+            }
+        }
     }
 
     @Test func colourRoundTrip() {

@@ -51,9 +51,10 @@ struct RequestTests {
         #expect(parsed("display on") == .display(.on))
         #expect(parsed("display\toff ") == .display(.off))
         #expect(ControlRequest.display(.off).line == "display off")
-        #expect(error("display") == "display needs on or off (usage: display on|off), got nothing")
-        #expect(error("display dim") == "display needs on or off (usage: display on|off), got 'dim'")
-        #expect(error("display on now") == "display needs on or off (usage: display on|off), got 'on now'")
+        #expect(parsed("display auto") == .display(.auto))
+        #expect(error("display") == "display needs on, off or auto (usage: display on|off|auto), got nothing")
+        #expect(error("display dim") == "display needs on, off or auto (usage: display on|off|auto), got 'dim'")
+        #expect(error("display on now") == "display needs on, off or auto (usage: display on|off|auto), got 'on now'")
         #expect(ControlRequest.display(.on).command == nil)
     }
 

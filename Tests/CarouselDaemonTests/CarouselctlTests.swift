@@ -461,3 +461,34 @@ struct CarouselctlTests {
         #expect(try carouselctl(["status", "--socket", socket]).status == 0)
     }
 }
+
+@Suite("carouselctl display", .serialized,
+       .enabled(if: daemonBinary != nil && controlBinary != nil, "carouseld or carouselctl not found; set CAROUSELD_BIN and CAROUSELCTL_BIN"))
+struct CarouselctlDisplayTests {
+    @Test func displayOffAndOnAndEvents() throws {
+        let (d, socket) = try startControlledDaemon()
+        defer { _ = d.stop() }
+        let s = ["--socket", socket]
+        // A subscriber sees the switches.
+        let watcher = try ControlClient(path: socket)
+        _ = try watcher.request(.subscribe)
+
+        let off = try carouselctl(["display", "off"] + s)
+        #expect(off.status == 0, "\(off)")
+        #expect(off.field("display.power") == "off", "\(off)")
+        #expect(off.field("autoplay.paused_by") == "display", "\(off)")
+        var line = ""
+        while !line.contains("displayOff"), let next = try watcher.readLine() { line = next }
+        #expect(line.contains("\"by\":\"command\""), "\(line)")
+
+        let on = try carouselctl(["display", "on"] + s)
+        #expect(on.status == 0, "\(on)")
+        #expect(on.field("display.power") == "on", "\(on)")
+        while !line.contains("displayOn"), let next = try watcher.readLine() { line = next }
+        #expect(line.contains("displayOn"))
+
+        let bad = try carouselctl(["display", "dim"] + s)
+        #expect(bad.status == 2, "\(bad)")
+        #expect(bad.stderr.contains("on, off or auto"), "\(bad)")
+    }
+}

@@ -6,6 +6,7 @@ import CarouselControl
 import CarouselPlatform
 import CarouselCore
 import CarouselDisplay
+import CarouselImaging
 import Foundation
 import Testing
 @testable import CarouselDaemon
@@ -225,5 +226,112 @@ private func pausedBy(_ d: OffscreenDaemon) -> [JSONValue] {
         d.tap()
         #expect(!d.daemon.displayIsOff)
         #expect(d.index == .int(1))
+    }
+}
+
+@Suite("Display power while the display's device is away") struct DisplayPowerAwayTests {
+    @Test func aDisplayThatComesBackWhileOffIsSwitchedOff() throws {
+        let fresh = OffscreenBackend(size: PixelSize(width: 320, height: 200))
+        nonisolated(unsafe) let handOut = fresh
+        let d = try OffscreenDaemon(reopen: { _ in handOut })
+        d.showFirstPicture()
+        #expect(isOK(d.answer("display off")))
+        d.daemon.displayWentAway("its card was removed")
+        d.daemon.displayMayBeBack()
+        #expect(!d.daemon.displayIsAway)
+        #expect(!fresh.isPoweredOn, "it came back lit; it was switched off")
+        for _ in 0..<20 { d.advance(ms: 50) }
+        #expect(fresh.presented == 0)
+        #expect(isOK(d.answer("display on")))
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        #expect(fresh.isPoweredOn)
+        #expect(fresh.presented > 0)
+    }
+}
+
+@Suite("[power] idle_off and display auto, manual clock") struct IdleOffTests {
+    /// Runs the loop for `seconds`, a pass every second.
+    func idle(_ d: OffscreenDaemon, seconds: Int) {
+        for _ in 0..<seconds { d.advance(ms: 1000) }
+    }
+
+    @Test func theDisplayGoesOffAfterIdleMinutesAndEachUseMovesTheDeadline() throws {
+        let d = try OffscreenDaemon(ini: "[power]\nidle_off = 1\n")
+        d.showFirstPicture()
+        let start = d.now
+        // The loop's one timer is armed for the deadline: a minute after start.
+        #expect(d.daemon.nextWake(now: d.now) == d.daemon.startTime + 60_000_000)
+        idle(d, seconds: 30)
+        d.tap()
+        idle(d, seconds: 40)
+        #expect(d.backend.isPoweredOn, "a minute since start, but only 40 s since the tap")
+        _ = d.answer("next")  // a command is use too
+        idle(d, seconds: 30)
+        // Reading is not: the minute still counts from `next`.
+        _ = d.answer("status")
+        _ = d.answer("list")
+        idle(d, seconds: 29)
+        #expect(d.backend.isPoweredOn)
+        idle(d, seconds: 2)
+        #expect(!d.backend.isPoweredOn)
+        #expect(d.daemon.displayIsOff)
+        #expect(d.now - start > 120_000_000)
+        #expect(displayField(d, "power_mode") == .string("auto"))
+        // Off, nothing is due: the loop sleeps until input.
+        #expect(d.daemon.nextWake(now: d.now) == nil)
+
+        // A touch wakes it (swallowed) and the minute starts again.
+        d.tap()
+        #expect(d.backend.isPoweredOn)
+        idle(d, seconds: 58)
+        #expect(d.backend.isPoweredOn)
+        idle(d, seconds: 3)
+        #expect(!d.backend.isPoweredOn)
+    }
+
+    @Test func displayOnHoldsUntilDisplayAuto() throws {
+        let d = try OffscreenDaemon(ini: "[power]\nidle_off = 1\n")
+        d.showFirstPicture()
+        #expect(isOK(d.answer("display on")))
+        #expect(displayField(d, "power_mode") == .string("on"))
+        #expect(displayField(d, "idle_off_ms") == .null)
+        idle(d, seconds: 180)
+        #expect(d.backend.isPoweredOn, "display on holds against the idle rule")
+        #expect(isOK(d.answer("display auto")))
+        #expect(displayField(d, "power_mode") == .string("auto"))
+        idle(d, seconds: 59)
+        #expect(d.backend.isPoweredOn, "the minute counts from display auto")
+        idle(d, seconds: 2)
+        #expect(!d.backend.isPoweredOn)
+    }
+
+    @Test func displayAutoLeavesAnOffDisplayOffAndZeroMeansNever() throws {
+        let d = try OffscreenDaemon()
+        d.showFirstPicture()
+        #expect(d.daemon.config.power.idleOff == 0)
+        idle(d, seconds: 3600)
+        #expect(d.backend.isPoweredOn, "idle_off = 0: never")
+        #expect(d.daemon.nextWake(now: d.now) == nil)
+        #expect(isOK(d.answer("display off")))
+        #expect(isOK(d.answer("display auto")))
+        #expect(!d.backend.isPoweredOn)
+        // set changes the rule while running.
+        #expect(isOK(d.daemon.answer(.set(key: "power.idle_off", value: "0.5"))))
+        #expect(isOK(d.answer("display on")))
+        #expect(isOK(d.answer("display auto")))
+        idle(d, seconds: 31)
+        #expect(!d.backend.isPoweredOn)
+    }
+
+    @Test func aFingerHeldPastTheDeadlineKeepsTheDisplayOn() throws {
+        let d = try OffscreenDaemon(ini: "[power]\nidle_off = 1\n")
+        d.showFirstPicture()
+        d.daemon.carryOut(.touch(.down(id: 1, at: .init(x: 160, y: 100)), time: d.now))
+        idle(d, seconds: 90)
+        #expect(d.backend.isPoweredOn)
+        d.daemon.carryOut(.touch(.up(id: 1), time: d.now))
+        idle(d, seconds: 61)
+        #expect(!d.backend.isPoweredOn)
     }
 }

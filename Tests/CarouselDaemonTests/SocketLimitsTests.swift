@@ -30,6 +30,7 @@ struct SocketLimitsTests {
             ("version", { $0["version"] != nil }),
             ("display off", { if case let .object(d)? = $0["display"] { return d["power"] == .string("off") }; return false }),
             ("display on", { if case let .object(d)? = $0["display"] { return d["power"] == .string("on") }; return false }),
+            ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
             ("help", { if case let .array(c)? = $0["commands"] { return c.count == 14 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
