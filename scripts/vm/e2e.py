@@ -294,6 +294,19 @@ def display_power(s, touch):
     s.wait_log(d, r"select 0")
     s.stop(d)
 
+    # [power] idle_off: six seconds without use and the display goes off by
+    # itself; a touch wakes it.
+    idle = {**extra, "power": {"idle_off": "0.1"}}
+    d = s.start(idle)
+    s.wait_log(d, r"display off \(idle\)", timeout=90)
+    if dpms() != "Off" or ask("status")["display"]["power"] != "off":
+        raise Failure(f"idle_off: DPMS {dpms()!r}")
+    black("23-idle-off")
+    touch.tap(640, 400, ms=60)
+    s.wait_log(d, r"display on \(touch\)")
+    s.screen_matches(0, "24-woken-after-idle-off")
+    s.stop(d)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -309,7 +322,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings"]
-    power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects"
+    power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
     s = Suite(None, guest_binary, args.out)
