@@ -295,6 +295,7 @@ public enum Schema {
                 accepts: "auto or 8 to 4096 (MiB)") { c, v throws(ValueError) in
             c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
         },
+        flag("images", "resume") { $0.images.resume = $1 },
     ]
 
     static let indicator: [KeySpec] = [
