@@ -63,6 +63,9 @@ public struct ImagesConfig: Equatable, Sendable {
     /// The decode budget in MiB; `nil` (`auto`): what the screen needs,
     /// the pictures the carousel can want at once at the item size.
     public var cacheMB: Int? = nil
+    /// Start on the picture that was on screen when the daemon stopped (kept
+    /// in the state directory); false: always at `[carousel] start_index`.
+    public var resume = true
     public init() {}
 }
 

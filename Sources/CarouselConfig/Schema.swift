@@ -265,6 +265,7 @@ public enum Schema {
         number("carousel", "deceleration_rate", 0.9...0.9999, note: " per millisecond") { $0.carousel.decelerationRate = $1 },
         number("carousel", "autoscroll", -100...100, unit: "items per second", note: " (0 = off)") { $0.carousel.autoscroll = $1 },
         integer("carousel", "start_index", 0...10_000_000) { $0.carousel.startIndex = $1 },
+        number("carousel", "idle_return", 0...86_400, unit: "seconds", note: " (0 = never)") { $0.carousel.idleReturn = $1 },
     ]
 
     static let autoplay: [KeySpec] = [
@@ -295,6 +296,7 @@ public enum Schema {
                 accepts: "auto or 8 to 4096 (MiB)") { c, v throws(ValueError) in
             c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
         },
+        flag("images", "resume") { $0.images.resume = $1 },
     ]
 
     static let indicator: [KeySpec] = [

@@ -57,6 +57,9 @@ public struct Carousel: Sendable {
     private var zoomed = false
     private var displayOff = false
     private var autoplayDeadline: Timestamp?
+    /// When the carousel goes back to the start item (`idle_return`): armed
+    /// when it rests after an interaction, disarmed when one begins.
+    private var idleReturnDeadline: Timestamp?
     /// The last offset and index reported through events.
     private var reportedOffset: Double
     private var reportedIndex: Int
@@ -268,6 +271,7 @@ public struct Carousel: Sendable {
         var earliest = motionEnd
         if let lp = gesture.nextDeadline { earliest = min(earliest ?? lp, lp) }
         if let ap = autoplayDeadline { earliest = min(earliest ?? ap, ap) }
+        if let ir = idleReturnDeadline { earliest = min(earliest ?? ir, ir) }
         return earliest
     }
 
@@ -309,6 +313,9 @@ public struct Carousel: Sendable {
         } else if let ap = autoplayDeadline, ap == deadline {
             autoplayDeadline = nil
             fireAutoplay(at: deadline, into: &events)
+        } else if let ir = idleReturnDeadline, ir == deadline {
+            idleReturnDeadline = nil
+            returnToStart(at: deadline, into: &events)
         }
     }
 
@@ -357,7 +364,25 @@ public struct Carousel: Sendable {
         guard hold == nil else { return }
         startDriftIfNeeded(from: x, at: time)
         scheduleAutoplay(after: interacted ? .interaction : cause, at: time)
+        if interacted { armIdleReturn(at: time) }
         interacted = false
+    }
+
+    private mutating func armIdleReturn(at time: Timestamp) {
+        idleReturnDeadline = settings.idleReturn > 0 ? time.adding(seconds: settings.idleReturn) : nil
+    }
+
+    /// Nobody touched the carousel for `idle_return` seconds: back to the
+    /// start item, as an automatic advance does it (the transition, then
+    /// autoplay's interval). Not a new interaction, so it does not re-arm
+    /// itself; already there, nothing moves.
+    private mutating func returnToStart(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard hold == nil, lattice.count > 0 else { return }
+        let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
+        let x = offset(at: time)
+        if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) { return }
+        scroll(toOffset: lattice.nearestCopy(of: start, to: x), duration: autoplaySettings.transition,
+               autoplay: true, at: time, into: &events)
     }
 
     private mutating func startDriftIfNeeded(from x: Double, at time: Timestamp) {
@@ -530,6 +555,7 @@ public struct Carousel: Sendable {
         }
         if case .rest = motion { motion = .held(x) }
         interacted = true
+        idleReturnDeadline = nil
         hold = Hold(caught: caught, touchOffset: x)
         autoplayDeadline = nil
     }
@@ -644,6 +670,9 @@ public struct Carousel: Sendable {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
         let now = clock
+        // A command counts as an interaction for idle_return: one that does
+        // not move the carousel moves the return's time on.
+        if idleReturnDeadline != nil { armIdleReturn(at: now) }
         switch command {
         case .pause:
             pausedByCommand = true
@@ -664,6 +693,7 @@ public struct Carousel: Sendable {
         guard hold == nil else { return .failure(.touchInProgress) }
         guard lattice.count > 0 else { return .failure(.noItems) }
         interacted = true
+        idleReturnDeadline = nil
         let duration = autoplaySettings.transition
         switch command {
         case .next, .previous:
@@ -676,6 +706,7 @@ public struct Carousel: Sendable {
             } else if case .rest = motion {
                 // Nothing past the end, but a key press is still an interaction.
                 scheduleAutoplay(after: .interaction, at: now)
+                armIdleReturn(at: now)
             }
         case .first, .last, .goto:
             let index: Int
@@ -882,6 +913,7 @@ public struct Carousel: Sendable {
         live.scrollEnabled = new.scrollEnabled
         live.decelerationRate = new.decelerationRate
         live.startIndex = new.startIndex
+        live.idleReturn = new.idleReturn
         live.touchSlop = new.touchSlop
         let relayout = live != new || viewport != geometry.viewport || count != lattice.count
             || index != lattice.itemIndex(at: offset(at: now))
@@ -898,6 +930,8 @@ public struct Carousel: Sendable {
         } else if hold == nil, case .drift = motion {
             scheduleAutoplay(after: .advance, at: now)
         }
+        // A return already armed keeps its time; turned off, it is disarmed.
+        if new.idleReturn <= 0 { idleReturnDeadline = nil }
         // A schedule that would run the same way is kept as it was.
         if wasRunning, let deadline, autoplayDeadline != nil, oldAutoplay.interval == autoplay.interval {
             autoplayDeadline = deadline

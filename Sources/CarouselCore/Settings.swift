@@ -51,6 +51,9 @@ public struct CarouselSettings: Equatable, Sendable {
     public var autoscroll = 0.0
     /// The item shown at start.
     public var startIndex = 0
+    /// Seconds after the last interaction (touch, key or command) when the
+    /// carousel goes back to `startIndex`; 0 never does.
+    public var idleReturn = 0.0
     /// Distance in layout pixels a finger must travel before a drag starts.
     public var touchSlop = 10.0
 

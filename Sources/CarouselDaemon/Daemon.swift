@@ -48,7 +48,16 @@ public final class Daemon {
         /// CLOCK_MONOTONIC when `run` began (µs): how much of the start
         /// went before it is said once, with the first picture.
         public var enteredMain: Int64?
+        /// Where the picture on screen is kept across restarts (`[images]
+        /// resume`); nil keeps none. `carouseld run` passes systemd's
+        /// `$STATE_DIRECTORY` or /var/lib/carouseld (`stateDirectory(environment:)`).
+        public var stateDirectory: String?
         public init() {}
+
+        /// `$STATE_DIRECTORY`'s first path, else /var/lib/carouseld.
+        public static func stateDirectory(environment value: String?) -> String {
+            PositionStore.directory(environment: value)
+        }
     }
 
     /// The configuration running now (after reloads and `set` requests).
@@ -64,6 +73,8 @@ public final class Daemon {
     public var rotation: Rotation { layout.rotation }
     public internal(set) var model: Carousel
     public internal(set) var album: AlbumState
+    /// The picture on screen, kept for the next start (`Options.stateDirectory`).
+    var position: PositionStore?
     public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
@@ -174,6 +185,10 @@ public final class Daemon {
         }
         let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
         reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
+        if let directory = options.stateDirectory {
+            position = PositionStore(directory: directory)
+            if config.images.resume { resumePosition() }
+        }
         // The start picture is decoded (on the decoder thread) from here on,
         // while input devices are enumerated and the socket opened: the first
         // frame would ask for it only once all that is done.
@@ -689,6 +704,7 @@ public final class Daemon {
         log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
         notifier.status(statusLine)
         needsFrame = true
+        keepPosition()
     }
 
     // MARK: - Into the model, and what comes back
@@ -723,6 +739,46 @@ public final class Daemon {
             requestPictures(at: model.offset(at: Timestamp(microseconds: clock())))
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
+        keepPosition()
+    }
+
+    // MARK: - The position across restarts
+
+    /// How the position file names item `index`: relative to the images
+    /// folder, or as the `[images] files` list gives it.
+    func positionName(_ index: Int) -> String? {
+        guard album.entries.indices.contains(index) else { return nil }
+        return config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
+    }
+
+    /// At start: shows the picture the position file names, if it is still
+    /// in the album; else start_index, with one line saying why.
+    private func resumePosition() {
+        guard var store = position else { return }
+        defer { position = store }
+        switch store.load() {
+        case .missing:
+            break
+        case let .unusable(why):
+            log(.warning, "position file \(store.path) unusable (\(why)); starting at start_index")
+        case let .name(name):
+            guard let index = album.entries.indices.first(where: { positionName($0) == name }) else {
+                log(.info, "position: \(name) is no longer in \(config.albumSource); starting at start_index")
+                return
+            }
+            _ = model.replaceItems(count: album.count, showing: index, at: Timestamp(microseconds: startTime))
+            log(.info, "position: resuming at \(name)")
+        }
+    }
+
+    /// Writes the picture on screen to the position file once it changed
+    /// and the carousel is at rest: a fling across ten pictures is one
+    /// write, not ten (each is an fsync on an SD card).
+    private func keepPosition() {
+        guard config.images.resume, position != nil, !moving, !model.isMoving else { return }
+        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
+        guard let name = positionName(index), name != position?.saved else { return }
+        position?.save(name)
     }
 
     /// Carries out one routed input event.

@@ -101,6 +101,7 @@ enum ConfigProperties {
         try within(k.decelerationRate, 0.9...0.9999, "deceleration_rate")
         try within(k.autoscroll, -100...100, "autoscroll")
         try within(k.startIndex, 0...10_000_000, "start_index")
+        try within(k.idleReturn, 0...86_400, "idle_return")
         try within(k.touchSlop, 1...200, "touch_slop")
         switch k.itemSize {
         case let .fraction(f): try within(f, 0.05...1, "item_size fraction")

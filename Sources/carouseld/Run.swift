@@ -31,6 +31,7 @@ struct Run: ParsableCommand {
 
     func run() throws {
         var options = Daemon.Options()
+        options.stateDirectory = Daemon.Options.stateDirectory(environment: getenv("STATE_DIRECTORY").map { String(cString: $0) })
         // "After start" counts from exec: loading the libraries and Swift's
         // runtime, and parsing arguments, are part of the wait for a picture.
         options.enteredMain = MonotonicClock.now()

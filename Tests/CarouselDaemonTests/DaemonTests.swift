@@ -42,6 +42,13 @@ final class RunningDaemon {
         process.arguments = ["run", "--config", ini.path, "--display", "offscreen:320x200"]
         process.standardError = try FileHandle(forWritingTo: logURL)
         process.standardOutput = FileHandle.nullDevice
+        // The position file goes to the test's own folder, not /var/lib/carouseld;
+        // not next to images/ either, whose parent the folder watcher watches.
+        let state = folder.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["STATE_DIRECTORY"] = state.path
+        process.environment = environment
     }
 
     func addImage(_ name: String, from source: String) throws {

@@ -98,7 +98,10 @@ class Suite:
         images = os.path.join(REPO, "scripts/demo/images") if host else f"{GUEST_REPO}/scripts/demo/images"
         # Autoplay is off unless a scenario turns it on: it would resume
         # resume_delay after every gesture and move the screen under the checks.
-        sections = {"images": {"path": images}, "log": {"level": "debug"}, "autoplay": {"enabled": "false"}}
+        # resume is off unless a scenario turns it on: a position kept by one
+        # scenario would move the next one's start picture.
+        sections = {"images": {"path": images, "resume": "false"}, "log": {"level": "debug"},
+                    "autoplay": {"enabled": "false"}}
         for section, keys in (extra or {}).items():
             sections.setdefault(section, {}).update(keys)
         return "".join(f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())

@@ -518,6 +518,32 @@ def main():
             s.status()
             return f"MainPID {before['MainPID']} -> {after['MainPID']}, NRestarts {after['NRestarts']}"
 
+        def restart_same_picture():
+            # [images] resume (the default): the picture on screen is kept in
+            # systemd's StateDirectory and a restart, or a kill as hard as a
+            # power cut, comes back on it, not on start_index.
+            # Not start_index (0): coming back there would prove nothing.
+            want = 3
+            s.ctl("pause")
+            s.ctl(f"goto {want} 0")
+            s.wait_index(f"index {want}", want, 30)
+            image = s.status()["image"]
+            name = os.path.basename(image)
+            s.wait("the position kept", lambda: s.sh("cat /var/lib/carouseld/position").out.strip() == name, 30)
+            kept = s.ok("stat -c '%U:%G %a' /var/lib/carouseld/position").strip()
+            s.ok("systemctl restart carouseld", timeout=120)
+            s.wait_active(90)
+            s.wait_index(f"index {want} after systemctl restart", want, 60)
+            before = s.show()
+            s.ok(f"kill -9 {before['MainPID']}")
+            s.wait("a restart", lambda: s.show()["MainPID"] not in ("0", before["MainPID"]), 60)
+            s.wait_active(90)
+            s.wait_index(f"index {want} after kill -9", want, 60)
+            if s.status()["image"] != image:
+                raise Failure(f"back on {s.status()['image']}, not {image}")
+            s.ctl("resume")
+            return f"{name} (index {want}) after restart and kill -9; position file {kept}"
+
         def watchdog():
             before = s.wait_active(60)
             cur = s.cursor()
@@ -611,6 +637,7 @@ def main():
             ("systemctl reload with a good edit", reload_good),
             ("systemctl reload with a bad file is refused", reload_bad),
             ("kill -9 is restarted", crash_restarts),
+            ("a restart and a kill -9 come back on the same picture", restart_same_picture),
             ("SIGSTOP: the watchdog restarts it", watchdog),
             ("systemctl stop: exit 0, console back", clean_stop),
             ("bad configuration at start: exit 2, not restarted", bad_config_not_restarted),
