@@ -107,7 +107,11 @@ extension Daemon {
             power.lastActivity = now
             return
         }
-        setDisplayPower(on: false, by: .idle, at: now)
+        if setDisplayPower(on: false, by: .idle, at: now) != nil {
+            // Refused (logged): try again after another idle spell, not on
+            // every pass of the loop (the deadline has passed: it would spin).
+            power.lastActivity = now
+        }
     }
 
     /// A request that changes something counts as use for the idle rule;

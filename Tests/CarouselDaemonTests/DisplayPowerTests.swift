@@ -324,6 +324,19 @@ private func pausedBy(_ d: OffscreenDaemon) -> [JSONValue] {
         #expect(!d.backend.isPoweredOn)
     }
 
+    @Test func aRefusedIdleSwitchIsTriedAgainAfterAnotherIdleSpellNotAtOnce() throws {
+        let d = try OffscreenDaemon(ini: "[power]\nidle_off = 1\n")
+        d.showFirstPicture()
+        d.backend.failNextPowerSwitch = DisplayError("drmModeAtomicCommit: Invalid argument")
+        idle(d, seconds: 61)
+        #expect(d.backend.isPoweredOn)
+        #expect(d.backend.failNextPowerSwitch == nil, "it was tried")
+        // The loop would spin on a deadline in the past.
+        #expect((d.daemon.nextWake(now: d.now) ?? 0) > d.now + 50_000_000)
+        idle(d, seconds: 60)
+        #expect(!d.backend.isPoweredOn)
+    }
+
     @Test func aFingerHeldPastTheDeadlineKeepsTheDisplayOn() throws {
         let d = try OffscreenDaemon(ini: "[power]\nidle_off = 1\n")
         d.showFirstPicture()
