@@ -85,6 +85,8 @@ public struct PowerConfig: Equatable, Sendable {
     /// Minutes without a touch, a key or a command before the display goes
     /// off; 0: never.
     public var idleOff: Double = 0
+    /// When the display is on (`[power] schedule`); nil: at all times.
+    public var schedule: PowerSchedule?
     public init() {}
 }
 

@@ -100,6 +100,8 @@ extension Daemon {
             "mode": .string(backend.modeName), "rotation": .int(rotation.rawValue),
             "power": .string(power.isOff ? "off" : "on"), "power_mode": .string(power.mode.rawValue),
             "idle_off_ms": idleOffDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
+            "schedule": config.power.schedule == nil ? .null : .string(power.scheduledOff ? "off" : "on"),
+            "schedule_change_ms": power.nextScheduleChange.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
         ]
         return [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),

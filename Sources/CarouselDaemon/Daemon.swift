@@ -23,7 +23,7 @@ import Glibc
 /// frames are drawn when the picture changed, paced by `FramePacer`.
 public final class Daemon {
     enum Token: UInt64 {
-        case timer = 1, signals, wakeup, display, input, watcher, hotplug, mounts
+        case timer = 1, signals, wakeup, display, input, watcher, hotplug, mounts, clockSet
     }
 
     /// What the daemon opens besides the display. Tests on the offscreen
@@ -42,6 +42,8 @@ public final class Daemon {
         /// appeared (`displayMayBeBack`). Default: the DRM display the
         /// configuration names, for a DRM backend; none for others.
         public var reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
+        /// Local time for `[power] schedule`; nil: the system's.
+        public var localClock: LocalClock?
         /// CLOCK_MONOTONIC when the process started (µs), for the
         /// "first frame ... ms after start" lines.
         public var startedAt: Int64?
@@ -110,6 +112,9 @@ public final class Daemon {
     /// The control socket, if it could be opened.
     var control: ControlServer?
     private let timer: Timer
+    /// Local time for `[power] schedule`, and the watch on the wall clock being set.
+    let localClock: LocalClock
+    private var clockChanges: ClockChangeWatch?
     private let signals: Signals?
     let wakeup: Wakeup
     var watcher: FolderWatcher?
@@ -182,6 +187,17 @@ public final class Daemon {
         if let fd = backend.fileDescriptor {
             try epoll.add(fd, token: Token.display.rawValue)
             displayDescriptor = fd
+        }
+        localClock = options.localClock ?? .system
+        if options.localClock == nil {
+            // A clock set by NTP or by hand moves the schedule's next change.
+            do {
+                let watch = try ClockChangeWatch()
+                try epoll.add(watch.fd.raw, token: Token.clockSet.rawValue)
+                clockChanges = watch
+            } catch {
+                log(.warning, "the wall clock's changes are not watched (\(error)): [power] schedule may run late after one")
+            }
         }
         let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
         reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
@@ -321,6 +337,7 @@ public final class Daemon {
             try? synchronizeControl()
         }
         deliver(model.advance(to: Timestamp(microseconds: now)))
+        applySchedule(now: now)
         applyIdleRule(now: now)
         drawIfNeeded(now: now)
     }
@@ -329,7 +346,9 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline].compactMap({ $0 }) { wake = min(wake ?? due, due) }
+        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, power.nextScheduleChange].compactMap({ $0 }) {
+            wake = min(wake ?? due, due)
+        }
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
@@ -376,6 +395,11 @@ public final class Daemon {
             folderChanged()
         case .mounts:
             if let change = watcher?.mountsChanged() { folderChanged(change) }
+        case .clockSet:
+            if clockChanges?.clockWasSet() == true {
+                log(.info, "the wall clock was set: [power] schedule looked at again")
+                applySchedule(now: clock(), recompute: true)
+            }
         case .hotplug:
             guard let events = hotplug?.drain() else { break }
             if let drm = backend as? DRMBackend, events.removedCards.contains(drm.deviceNumber) {

@@ -25,12 +25,18 @@ struct DisplayPowerState {
     var mode = DisplayPowerSetting.auto
     /// The last touch, key or command (µs): the idle rule counts from it.
     var lastActivity: Int64 = 0
+    /// `[power] schedule` says off now, and when it next changes (µs).
+    var scheduledOff = false
+    var nextScheduleChange: Int64?
+    /// The schedule was applied at least once (at start it is applied even
+    /// when it says "on", which is what the display already is).
+    var scheduleApplied = false
 }
 
 /// Why the display was switched: said in the log and in the events.
 public enum DisplayPowerCause: String, Sendable {
-    /// `display ...` on the socket; `idle` is `[power] idle_off`.
-    case command, touch, key, idle
+    /// `display ...` on the socket; `idle` is `[power] idle_off`, `schedule` `[power] schedule`.
+    case command, touch, key, idle, schedule
 }
 
 extension Daemon {
@@ -88,6 +94,8 @@ extension Daemon {
         power.lastActivity = now
         if setting != .auto, let error = setDisplayPower(on: setting == .on, by: .command, at: now) { return error }
         power.mode = setting
+        // Back to the rules: the schedule's word holds at once.
+        if setting == .auto { applySchedule(now: now, reassert: true) }
         return nil
     }
 
@@ -95,8 +103,11 @@ extension Daemon {
     /// `[power] idle_off` after the last touch, key or command, while the
     /// display is on and the rule decides.
     var idleOffDeadline: Int64? {
-        guard config.power.idleOff > 0, !power.isOff, power.mode == .auto else { return nil }
-        return power.lastActivity + Int64((config.power.idleOff * 60_000_000).rounded())
+        // Outside the schedule's on-times a woken display goes off again
+        // after idle_off, or a few minutes where idle_off is never.
+        let minutes = config.power.idleOff > 0 ? config.power.idleOff : power.scheduledOff ? Self.nightWakeMinutes : 0
+        guard minutes > 0, !power.isOff, power.mode == .auto else { return nil }
+        return power.lastActivity + Int64((minutes * 60_000_000).rounded())
     }
 
     /// The idle rule at `now`: off once its deadline passed, unless a

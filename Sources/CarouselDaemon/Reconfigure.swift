@@ -110,6 +110,7 @@ extension Daemon {
         }
         let previousCache = layout.cacheSettings(old)
         config = new
+        if new.power.schedule != old.power.schedule { applySchedule(now: clock(), recompute: true) }
         Log.threshold = new.logLevel
         if let control {
             control.allowUIDs = new.control.allowUIDs.isEmpty ? nil : Set(new.control.allowUIDs)

@@ -186,3 +186,38 @@ public final class Wakeup: @unchecked Sendable {
         _ = try? attemptSystemCall("read(eventfd)") { read(fd.raw, &value, 8) }
     }
 }
+
+/// Tells the loop when the system's wall clock was set (an NTP step, the
+/// date set by hand): a CLOCK_REALTIME timerfd armed far ahead with
+/// TFD_TIMER_CANCEL_ON_SET becomes readable, its read failing with
+/// ECANCELED, whenever the clock is set. Nothing else wakes it.
+public final class ClockChangeWatch {
+    public let fd: FileDescriptor
+
+    /// The corresponding C functions are `timerfd_create` and `timerfd_settime`.
+    public init() throws(SystemCallError) {
+        fd = FileDescriptor(try systemCall("timerfd_create") {
+            timerfd_create(CLOCK_REALTIME, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        })
+        try arm()
+    }
+
+    private func arm() throws(SystemCallError) {
+        var spec = itimerspec()
+        // Far ahead (year 2286): only a setting of the clock ends the wait.
+        spec.it_value = timespec(tv_sec: 9_999_999_999, tv_nsec: 0)
+        try systemCall("timerfd_settime") {
+            timerfd_settime(fd.raw, Int32(TFD_TIMER_ABSTIME) | Int32(TFD_TIMER_CANCEL_ON_SET), &spec, nil)
+        }
+    }
+
+    /// After the descriptor was readable: whether the clock was set (and
+    /// the watch armed again for the next setting).
+    public func clockWasSet() -> Bool {
+        var expirations: UInt64 = 0
+        let n = read(fd.raw, &expirations, 8)
+        guard n < 0, errno == ECANCELED else { return false }
+        try? arm()
+        return true
+    }
+}

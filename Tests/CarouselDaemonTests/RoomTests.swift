@@ -198,7 +198,8 @@ final class OffscreenDaemon {
 
     init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
-         reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil) throws {
+         reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
+         localClock: LocalClock? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -217,6 +218,7 @@ final class OffscreenDaemon {
         options.signals = false
         options.hotplug = false
         options.stateDirectory = stateDirectory
+        options.localClock = localClock
         let clock = Clock()
         clock.now = now
         self.clock = clock
