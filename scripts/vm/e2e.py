@@ -310,6 +310,26 @@ def display_power(s, touch):
     s.screen_matches(0, "24-woken-after-idle-off")
     s.stop(d)
 
+    # [power] schedule: started outside its on-time the daemon shows its
+    # picture, then goes dark; the wall clock set into the on-time (date -s,
+    # as an NTP step does) switches it on at once, through the timerfd that
+    # TFD_TIMER_CANCEL_ON_SET wakes.
+    hour = int(vm.run(["date", "+%H"], timeout=30).out.strip())
+    start, end = (hour + 2) % 24, (hour + 3) % 24
+    d = s.start({**extra, "power": {"schedule": f"daily {start:02d}:00-{end:02d}:00"}})
+    s.wait_log(d, r"first picture on screen")
+    s.wait_log(d, r"display off \(schedule\)")
+    if dpms() != "Off" or ask("status")["display"]["schedule"] != "off":
+        raise Failure(f"outside the schedule: DPMS {dpms()!r}")
+    black("25-outside-the-schedule")
+    vm.run(["date", "-s", f"{start:02d}:30"], timeout=30, check=True)
+    s.wait_log(d, r"the wall clock was set")
+    s.wait_log(d, r"display on \(schedule\)")
+    if dpms() != "On" or ask("status")["display"]["schedule"] != "on":
+        raise Failure(f"the clock set into the on-time: DPMS {dpms()!r}")
+    s.screen_matches(0, "26-schedule-on-after-the-clock-was-set")
+    s.stop(d)
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -325,7 +345,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings"]
-    power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off"
+    power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
     s = Suite(None, guest_binary, args.out)
