@@ -145,7 +145,7 @@ public final class Daemon {
     /// subscribers (tests observe taps and selections through it).
     public var onEvent: ((CarouselEvent) -> Void)?
     public private(set) var firstFrameShown = false
-    private var pictureShown = false
+    private(set) var pictureShown = false
 
     public init(config: Configuration, path: String, backend: DisplayBackend,
                 notifier: ServiceNotifier = ServiceNotifier(), options: Options = Options(),

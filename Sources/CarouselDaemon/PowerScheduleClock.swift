@@ -50,10 +50,11 @@ extension Daemon {
     /// next change is the loop's deadline. `recompute` looks again before
     /// the deadline (a reload, the wall clock set); `reassert` also makes the
     /// display what the schedule says now (`display auto`). Only once the
-    /// first frame is on screen: a daemon started at night shows its picture
-    /// (and tells systemd it is ready) before it goes dark.
+    /// first picture is on screen (or there is none to wait for): a daemon
+    /// started at night shows it, and tells systemd it is ready, before it
+    /// goes dark. A picture that never decodes holds this up 30 s at most.
     func applySchedule(now: Int64, recompute: Bool = false, reassert: Bool = false) {
-        guard firstFrameShown else { return }
+        guard firstFrameShown, pictureShown || album.isEmpty || now - startTime > 30_000_000 else { return }
         guard let schedule = config.power.schedule else {
             if power.scheduledOff, power.mode == .auto, power.isOff { setDisplayPower(on: true, by: .schedule, at: now) }
             power.scheduledOff = false
