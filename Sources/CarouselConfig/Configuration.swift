@@ -4,6 +4,10 @@ import CarouselPlatform
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
 public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
 
+/// The picture a display shows when it wakes (`[power] wake`): the one it
+/// showed, or the next where autoplay would have moved on meanwhile.
+public enum WakePicture: String, Sendable, CaseIterable { case resume, next }
+
 /// A display mode request: `1920x1080` or `1920x1080@60`.
 public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
     public var width: Int
@@ -87,6 +91,7 @@ public struct PowerConfig: Equatable, Sendable {
     public var idleOff: Double = 0
     /// When the display is on (`[power] schedule`); nil: at all times.
     public var schedule: PowerSchedule?
+    public var wake = WakePicture.resume
     public init() {}
 }
 

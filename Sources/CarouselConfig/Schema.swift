@@ -328,6 +328,7 @@ public enum Schema {
     static let power: [KeySpec] = [
         // A week at most: longer is a typo (seconds for minutes) more likely than a wish.
         number("power", "idle_off", 0...10_080, unit: "minutes", note: " (0 = never)") { $0.power.idleOff = $1 },
+        choice("power", "wake", WakePicture.self) { $0.power.wake = $1 },
         key("power", "schedule", "on-times, e.g. mon-fri 07:00-22:00, sat,sun 09:00-23:00; empty: always") { c, v throws(ValueError) in
             do throws(PowerSchedule.ParseError) {
                 c.power.schedule = try PowerSchedule.parse(v)

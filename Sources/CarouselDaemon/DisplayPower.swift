@@ -25,6 +25,8 @@ struct DisplayPowerState {
     var mode = DisplayPowerSetting.auto
     /// The last touch, key or command (µs): the idle rule counts from it.
     var lastActivity: Int64 = 0
+    /// When the display went off (µs), for `[power] wake = next`.
+    var offSince: Int64?
     /// `[power] schedule` says off now, and when it next changes (µs).
     var scheduledOff = false
     var nextScheduleChange: Int64?
@@ -68,11 +70,14 @@ extension Daemon {
             power.wokeAt = time ?? now
             power.wokenBy = cause.rawValue
             log(.info, "display on (\(cause.rawValue))")
+            wakeOnTheNextPicture(now: now)
+            power.offSince = nil
             // The buffers' contents may be lost while dark: a whole new frame.
             displayWasRemodeset()
             displayChanged()
         } else {
             power.wokeAt = nil
+            power.offSince = now
             // A finger on the screen now must not drag, page or select in the dark.
             for id in power.fingersDown.sorted() { feed(.cancel(id: id), at: now) }
             power.swallowed.formUnion(power.fingersDown)
@@ -85,6 +90,26 @@ extension Daemon {
             try? synchronizeControl()
         }
         return nil
+    }
+
+    /// `[power] wake = next`: a display that was off for at least autoplay's
+    /// interval, with autoplay running but for the display, wakes on the next
+    /// picture (a jump, as a frame that had stayed on would have moved on).
+    /// Without wrap, the last picture stays.
+    private func wakeOnTheNextPicture(now: Int64) {
+        guard config.power.wake == .next, config.autoplay.enabled, album.count > 1,
+              let since = power.offSince, now - since >= Int64(config.autoplay.interval * 1_000_000) else { return }
+        let snap = model.snapshot(at: Timestamp(microseconds: now))
+        guard snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return }
+        var next = snap.index + travel
+        if config.carousel.wrap {
+            next = (next % album.count + album.count) % album.count
+        } else if !(0..<album.count).contains(next) {
+            return
+        }
+        if case .success(let events) = model.perform(.goto(index: next, duration: 0), at: Timestamp(microseconds: now)) {
+            deliver(events)
+        }
     }
 
     /// `display on|off|auto` from the socket. `on` and `off` hold until

@@ -153,3 +153,45 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
         #expect(throws: (any Error).self) { try OffscreenDaemon(ini: "[power]\nschedule = mon-fri 7-22\n") }
     }
 }
+
+@Suite("[power] wake: the picture a display wakes on") struct WakePictureTests {
+    func daemon(wake: String) throws -> OffscreenDaemon {
+        let d = try OffscreenDaemon(ini: "[power]\nwake = \(wake)\n")
+        for (key, value) in [("autoplay.interval", "2"), ("autoplay.resume_delay", "2"), ("autoplay.enabled", "true")] {
+            _ = d.daemon.answer(.set(key: key, value: value))
+        }
+        d.showFirstPicture()
+        return d
+    }
+
+    @Test func nextWakesOnTheNextPictureAfterAnIntervalOff() throws {
+        let d = try daemon(wake: "next")
+        _ = d.answer("display off")
+        d.advance(ms: 10_000)
+        d.tap()   // wakes, swallowed
+        for _ in 0..<5 { d.advance(ms: 20) }
+        #expect(d.index == .int(1))
+        // Off for less than the interval: autoplay would not have moved.
+        _ = d.answer("display off")
+        d.advance(ms: 1_000)
+        _ = d.answer("display on")
+        for _ in 0..<5 { d.advance(ms: 20) }
+        #expect(d.index == .int(1))
+        // Paused by the user: nothing would have moved either.
+        _ = d.answer("pause")
+        _ = d.answer("display off")
+        d.advance(ms: 10_000)
+        _ = d.answer("display on")
+        for _ in 0..<5 { d.advance(ms: 20) }
+        #expect(d.index == .int(1))
+    }
+
+    @Test func resumeWakesOnThePictureItShowed() throws {
+        let d = try daemon(wake: "resume")
+        _ = d.answer("display off")
+        d.advance(ms: 10_000)
+        d.tap()
+        for _ in 0..<5 { d.advance(ms: 20) }
+        #expect(d.index == .int(0))
+    }
+}
