@@ -66,6 +66,8 @@ public struct ImagesConfig: Equatable, Sendable {
     /// Start on the picture that was on screen when the daemon stopped (kept
     /// in the state directory); false: always at `[carousel] start_index`.
     public var resume = true
+    /// Pictures in subfolders of `path` too, listed by relative path and watched.
+    public var recursive = false
     public init() {}
 }
 

@@ -212,7 +212,7 @@ public final class Daemon {
         }
         guard config.images.files.isEmpty else { return }
         do {
-            let w = try FolderWatcher(folder: config.images.path)
+            let w = try FolderWatcher(folder: config.images.path, recursive: config.images.recursive)
             try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
             if w.mountsDescriptor >= 0 {
                 // Without it a file system mounted on the folder later goes unseen; not fatal.

@@ -55,7 +55,7 @@ extension Configuration {
     /// Throws when the folder cannot be listed at all.
     public func albumListing() throws(AlbumError) -> AlbumListing {
         images.files.isEmpty
-            ? try Album.scanListing(folder: images.path, order: albumOrder)
+            ? try Album.scanListing(folder: images.path, order: albumOrder, recursive: images.recursive)
             : Album.explicit(files: images.files)
     }
 

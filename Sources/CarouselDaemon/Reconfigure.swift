@@ -117,7 +117,7 @@ extension Daemon {
             control.maxClients = new.control.maxClients
         }
         let rescan = new.images.path != old.images.path || new.images.files != old.images.files
-            || new.images.order != old.images.order
+            || new.images.order != old.images.order || new.images.recursive != old.images.recursive
         relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
         return pending
     }
