@@ -2,7 +2,9 @@ import CarouselCore
 import CarouselPlatform
 
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
-public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
+/// `[images] order`. `random` is one fixed shuffle (the same after a restart);
+/// `shuffle` a new order on every pass (`Shuffle` in the album room).
+public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random, shuffle }
 
 /// A display mode request: `1920x1080` or `1920x1080@60`.
 public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {

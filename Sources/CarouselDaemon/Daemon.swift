@@ -75,6 +75,10 @@ public final class Daemon {
     public internal(set) var album: AlbumState
     /// The picture on screen, kept for the next start (`Options.stateDirectory`).
     var position: PositionStore?
+    /// order = shuffle: the generator, and the item the album was last
+    /// reshuffled at (once per rest; see `reshuffleAtRest`).
+    var shuffleGenerator: SeededGenerator
+    var shuffledAt: Int?
     public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
@@ -167,6 +171,8 @@ public final class Daemon {
         var initial = AlbumState()
         let listed = Self.listAlbum(config, noting: &initial)
         _ = initial.replace(with: listed, current: 0)
+        shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
+        if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll(using: &shuffleGenerator) }
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, at: Timestamp(microseconds: startTime))
@@ -679,7 +685,8 @@ public final class Daemon {
     public func rescanAlbum() {
         let now = Timestamp(microseconds: clock())
         let listed = listAlbum()
-        let change = album.replace(with: listed, current: model.currentItemIndex(at: now))
+        let change = album.replace(with: listed, current: model.currentItemIndex(at: now),
+                                   keepingOrder: shuffles)
         cache.forget(change.stale)
         albumChanged(change)
     }
@@ -725,6 +732,7 @@ public final class Daemon {
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
         keepPosition()
+        reshuffleAtRest()
     }
 
     // MARK: - The position across restarts

@@ -48,6 +48,8 @@ extension Configuration {
         case .name: .name
         case .mtime: .mtime
         case .random: .random(seed: 0x6361_726f_7573_656c)  // "carousel"
+        // Listed by name; the daemon shuffles the album itself (AlbumState.reshuffle).
+        case .shuffle: .name
         }
     }
 

@@ -142,7 +142,7 @@ extension Daemon {
         var index = model.currentItemIndex(at: t)
         if rescan {
             let listed = listAlbum()
-            let change = album.replace(with: listed, current: index)
+            let change = album.replace(with: listed, current: index, keepingOrder: shuffles)
             index = change.index
             cache.forget(change.stale)
             watchAlbum()
