@@ -241,7 +241,7 @@ public final class FolderWatcher {
         guard descriptor >= 0 else { return change }
         rewatch(&change)
         if folderWatch != nil { change.folderVanished = false }
-        if change.folderReplaced { watchSubfolders() }
+        if change.folderReplaced || change.folderVanished { watchSubfolders() }
         return change
     }
 
@@ -280,7 +280,9 @@ public final class FolderWatcher {
             rewatch(&change)
             change.subfoldersChanged = recursive
         }
-        if change.subfoldersChanged || change.folderReplaced { watchSubfolders() }
+        // A vanished folder: its subfolders' watches go with it (they would
+        // report from wherever it was moved to).
+        if change.subfoldersChanged || change.folderReplaced || change.folderVanished { watchSubfolders() }
         // Gone and back within one drain: the path shows a folder again.
         if folderWatch != nil { change.folderVanished = false }
         return change

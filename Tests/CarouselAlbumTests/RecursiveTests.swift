@@ -134,6 +134,26 @@ struct RecursiveWatcherTests {
         #expect(change.appeared == ["sub/b.jpg"])
     }
 
+    @Test("the images folder itself swapped by mv: the old tree is no longer watched, the new one is")
+    func topFolderSwapped() throws {
+        let parent = try ScratchFolder()
+        try parent.write("images/old/a.jpg", bytes: 3)
+        try parent.write("next/new/b.jpg", bytes: 3)
+        let watcher = try FolderWatcher(folder: parent.url("images"), recursive: true)
+        #expect(watcher.watchedFolders == ["old"])
+        #expect(rename(parent.url("images"), parent.url("images-old")) == 0)
+        var change = try collect(watcher) { $0.folderVanished }
+        #expect(change.folderVanished)
+        #expect(watcher.watchedFolders.isEmpty)
+        try parent.write("images-old/old/ghost.jpg", bytes: 3)
+        #expect(rename(parent.url("next"), parent.url("images")) == 0)
+        change = try collect(watcher) { $0.folderReplaced }
+        #expect(watcher.watchedFolders == ["new"])
+        try parent.write("images/new/c.jpg", bytes: 3)
+        change = try collect(watcher) { !$0.appeared.isEmpty }
+        #expect(change.appeared == ["new/c.jpg"])
+    }
+
     @Test("a symbolic link loop is watched once per folder and does not hang")
     func symlinkLoop() throws {
         let folder = try ScratchFolder()
