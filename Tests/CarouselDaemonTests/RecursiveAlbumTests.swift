@@ -44,6 +44,21 @@ import Testing
         #expect(d.daemon.album.entries.map(\.name) == ["01-mountains.jpg", "04-panels.png"])
     }
 
+    @Test func aReloadTurningRecursiveOnListsAndWatchesSubfolders() throws {
+        let d = try OffscreenDaemon(images: ["01-mountains.jpg", "trip/02-sunset.jpg"])
+        #expect(d.daemon.album.entries.map(\.name) == ["01-mountains.jpg"])
+        let ini = d.folder.appendingPathComponent("c.ini")
+        let text = try String(contentsOf: ini, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "[autoplay]", with: "recursive = true\n[autoplay]").utf8).write(to: ini)
+        _ = d.daemon.reload()
+        #expect(d.daemon.album.entries.map(\.name) == ["01-mountains.jpg", "trip/02-sunset.jpg"])
+        // The new watcher watches the subfolder.
+        try FileManager.default.copyItem(at: demoImages.appendingPathComponent("04-panels.png"),
+                                         to: d.folder.appendingPathComponent("images/trip/04-panels.png"))
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.count == 3)
+    }
+
     @Test func thePositionNamesASubfolderPictureByItsRelativePath() throws {
         let state = try PositionTests.StateDirectory()
         let first = try OffscreenDaemon(ini: "[images]\nrecursive = true\n", stateDirectory: state.path)
