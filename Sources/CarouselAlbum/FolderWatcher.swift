@@ -49,6 +49,11 @@ import Musl
 /// as it is now, before `drain()` returns: files put in a new subfolder
 /// before its watch existed are for the rescan that follows to find.
 ///
+/// - FIXME: a subfolder whose watch the kernel refuses (ENOSPC: the user's
+///   `fs.inotify.max_user_watches` is used up by other programs) is listed
+///   but not watched, without a log line; its changes show at the next change
+///   elsewhere. `Album.maxSubfolders` keeps our own share bounded.
+///
 /// - FIXME: if the parent itself is deleted or moved, or cannot be watched
 ///   (no read permission on it), a vanished folder is not followed back
 ///   until the next mount or unmount; the daemon has to create a new watcher.
