@@ -48,11 +48,9 @@ import Musl
 /// `subfoldersChanged` and the set of watches is made again from the tree
 /// as it is now, before `drain()` returns: files put in a new subfolder
 /// before its watch existed are for the rescan that follows to find.
-///
-/// - FIXME: a subfolder whose watch the kernel refuses (ENOSPC: the user's
-///   `fs.inotify.max_user_watches` is used up by other programs) is listed
-///   but not watched, without a log line; its changes show at the next change
-///   elsewhere. `Album.maxSubfolders` keeps our own share bounded.
+/// A subfolder whose watch the kernel refuses (ENOSPC: the user's
+/// `fs.inotify.max_user_watches` is used up, `Album.maxSubfolders` bounds our
+/// own share) is still listed, unwatched; `takeNewWatchFailure()` says so once.
 ///
 /// - FIXME: if the parent itself is deleted or moved, or cannot be watched
 ///   (no read permission on it), a vanished folder is not followed back
@@ -125,6 +123,16 @@ public final class FolderWatcher {
     /// `recursive`: the relative paths of the watched subfolders, for events
     /// about a symbolic link (which carry no IN_ISDIR) to one of them.
     private var watchedSubfolders: Set<String> = []
+    /// The first subfolder the kernel would not watch at the last rebuild of
+    /// the watch set, and whether it has been handed out.
+    private var watchFailure: AlbumError?
+    private var watchFailureTaken = false
+    /// inotify_add_watch for subfolders, returning the watch or -1 and errno;
+    /// tests replace it to be refused as the kernel refuses at its limit.
+    var addSubfolderWatch: (Int32, String, UInt32) -> (watch: Int32, errno: Int32) = { fd, path, mask in
+        let watch = inotify_add_watch(fd, path, mask)
+        return (watch, watch < 0 ? errno : 0)
+    }
 
     /// Room for many events per read; a single one needs at most
     /// sizeof(struct inotify_event) + NAME_MAX + 1 bytes.
@@ -209,10 +217,14 @@ public final class FolderWatcher {
         let folders = folderWatch == nil ? [] : ((try? Album.subfolders(of: folder)) ?? [])
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         var watches: [Int32: String] = [:]
+        var failure: AlbumError?
         for relative in folders {
-            let watch = inotify_add_watch(descriptor, prefix + relative, Self.mask)
-            // Gone since the walk (its removal is queued), or no watch left
-            // (ENOSPC: the rescan still lists its pictures, unwatched).
+            let (watch, code) = addSubfolderWatch(descriptor, prefix + relative, Self.mask)
+            // Gone since the walk (ENOENT, ENOTDIR): its removal is queued.
+            if watch < 0, code != ENOENT, code != ENOTDIR, failure == nil {
+                failure = AlbumError(path: prefix + relative, subject: .folderEntry,
+                                     failure: SystemCallError(call: "inotify_add_watch", errno: code))
+            }
             guard watch >= 0, watch != folderWatch, watch != parentWatch, watches[watch] == nil else { continue }
             watches[watch] = relative
         }
@@ -221,6 +233,17 @@ public final class FolderWatcher {
         }
         subfolderWatches = watches
         watchedSubfolders = Set(watches.values)
+        if failure == nil { watchFailureTaken = false }
+        watchFailure = failure
+    }
+
+    /// A subfolder the kernel refused to watch (the rescan lists its pictures;
+    /// their changes show only with the next change elsewhere), once: nil
+    /// until all were watched again and one is refused anew. One log line.
+    public func takeNewWatchFailure() -> AlbumError? {
+        guard let failure = watchFailure, !watchFailureTaken else { return nil }
+        watchFailureTaken = true
+        return failure
     }
 
     deinit {

@@ -229,6 +229,7 @@ public final class Daemon {
                 }
             }
             watcher = w
+            if let failure = w.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
         } catch {
             log(.warning, "not watching \(config.images.path) for changes: \(error)")
         }
@@ -676,6 +677,7 @@ public final class Daemon {
         } else if change.folderVanished {
             log(.warning, "\(config.images.path) was removed or unmounted; showing nothing until it is back")
         }
+        if let failure = watcher?.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
         guard !change.isEmpty else { return }
         rescanAlbum()
     }

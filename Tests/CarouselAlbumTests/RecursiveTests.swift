@@ -154,6 +154,35 @@ struct RecursiveWatcherTests {
         #expect(change.appeared == ["new/c.jpg"])
     }
 
+    @Test("a subfolder the kernel refuses to watch is said once, and again only after a recovery")
+    func refused() throws {
+        let folder = try ScratchFolder()
+        let watcher = try FolderWatcher(folder: folder.path, recursive: true)
+        #expect(watcher.takeNewWatchFailure() == nil)
+        watcher.addSubfolderWatch = { _, _, _ in (-1, ENOSPC) }
+        try folder.mkdir("full")
+        _ = try collect(watcher) { $0.subfoldersChanged }
+        let failure = try #require(watcher.takeNewWatchFailure())
+        #expect(failure.path == folder.url("full"))
+        #expect(failure.description.contains("fs.inotify.max_user_watches"))
+        #expect(watcher.takeNewWatchFailure() == nil)
+        #expect(watcher.watchedFolders.isEmpty)
+        // Still refused at the next change: not said again.
+        try folder.mkdir("more")
+        _ = try collect(watcher) { $0.subfoldersChanged }
+        #expect(watcher.takeNewWatchFailure() == nil)
+        // Room again: all watched. Refused anew: said again.
+        watcher.addSubfolderWatch = { fd, path, mask in (inotify_add_watch(fd, path, mask), 0) }
+        try folder.mkdir("third")
+        _ = try collect(watcher) { $0.subfoldersChanged }
+        #expect(watcher.watchedFolders == ["full", "more", "third"])
+        #expect(watcher.takeNewWatchFailure() == nil)
+        watcher.addSubfolderWatch = { _, _, _ in (-1, ENOSPC) }
+        try folder.mkdir("fourth")
+        _ = try collect(watcher) { $0.subfoldersChanged }
+        #expect(watcher.takeNewWatchFailure() != nil)
+    }
+
     @Test("a symbolic link loop is watched once per folder and does not hang")
     func symlinkLoop() throws {
         let folder = try ScratchFolder()

@@ -2,6 +2,7 @@
 // subfolder made later is seen, and the position names them by relative path.
 
 @testable import CarouselDaemon
+@testable import CarouselAlbum
 import CarouselCore
 import Foundation
 import Testing
@@ -35,6 +36,17 @@ import Testing
                                          to: later.appendingPathComponent("02-sunset.jpg"))
         d.daemon.folderChanged()
         #expect(d.daemon.album.count == 5)
+    }
+
+    @Test func aSubfolderTheKernelRefusesToWatchIsLoggedAndStillShown() throws {
+        let d = try OffscreenDaemon(ini: "[images]\nrecursive = true\n")
+        let watcher = try #require(d.daemon.watcher)
+        watcher.addSubfolderWatch = { _, _, _ in (-1, ENOSPC) }
+        try move(d, "02-sunset.jpg", into: "trip")
+        d.daemon.folderChanged()
+        #expect(d.daemon.album.entries.map(\.name) == ["01-mountains.jpg", "04-panels.png", "trip/02-sunset.jpg"])
+        // The daemon took the failure (its one warning line).
+        #expect(watcher.takeNewWatchFailure() == nil)
     }
 
     @Test func withoutRecursiveSubfoldersAreNotShown() throws {
