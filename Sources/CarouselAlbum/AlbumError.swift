@@ -74,7 +74,7 @@ public struct AlbumError: Error, Sendable, Equatable, CustomStringConvertible {
         case (_, .danglingSymlink): return "symbolic link to a file that does not exist"
         case (_, .nameNotUTF8): return "file name is not valid UTF-8"
         case let (_, .tooDeep(limit)):
-            return "folders nested more than \(limit) levels below the image folder are not shown, this and others"
+            return "more than \(limit) levels below the image folder; this folder and any other that deep are not shown"
         case let (_, .tooManyFolders(limit)):
             return "more than \(limit) subfolders; this one and the ones after it are not shown"
         case let (_, .systemCall(call, code)):
