@@ -3,6 +3,7 @@
 
 @testable import CarouselDaemon
 import CarouselCore
+import CarouselRender
 import Foundation
 import Testing
 
@@ -53,6 +54,36 @@ import Testing
         // the seam never repeats one.
         for p in passes.dropFirst() { #expect(p.count == n && Set(p).count == n) }
         for (a, b) in zip(passes, passes.dropFirst()) { #expect(a.last != b.first) }
+    }
+
+    @Test func withSeveralPicturesOnScreenNoneOfThemMoves() throws {
+        let names = Self.pictures + ["more/02-sunset.jpg", "more/03-portrait.jpg", "more/04-panels.png",
+                                     "more/05-glow.webp", "other/01-mountains.jpg", "other/02-sunset.jpg"]
+        let d = try OffscreenDaemon(images: names, ini: "[images]\norder = shuffle\nrecursive = true\n"
+                                        + "[carousel]\nitem_size = 0.2\n")
+        let n = d.daemon.album.count
+        #expect(n == 12)
+        d.advance(ms: 0)
+        var orders: Set<[String]> = []
+        for _ in 0..<(n * 3) {
+            #expect(d.daemon.perform(.next) == nil)
+            for _ in 0..<100 { d.advance(ms: 20) }
+            #expect(!d.daemon.model.isMoving)
+            // What a frame at rest draws, before and after the reshuffle it
+            // made: the same pictures in the same places.
+            let x = d.daemon.model.offset(at: Timestamp(microseconds: d.now))
+            var placed: [Compositor.Placement] = []
+            d.daemon.compositor.placements(offset: x, count: n, wrap: true, into: &placed)
+            #expect(placed.count >= 3)
+            let drawn = placed.map { d.daemon.album.paths[$0.index] }
+            let before = d.daemon.album.paths
+            d.daemon.shuffledAt = nil
+            d.daemon.reshuffleAtRest()
+            #expect(placed.map { d.daemon.album.paths[$0.index] } == drawn)
+            orders.insert(before)
+            orders.insert(d.daemon.album.paths)
+        }
+        #expect(orders.count > 5)
     }
 
     @Test func aFileAddedKeepsTheShuffledOrderOfTheOthers() throws {
