@@ -97,6 +97,7 @@ public enum Album {
         var seen = Set<FolderIdentity>()
         var entered = 0
         var depthReported = false
+        var countReported = false
         var next = 0
         while next < queue.count {
             let (relative, depth) = queue[next]
@@ -136,9 +137,13 @@ public enum Album {
             }
             for name in names {
                 guard entered < maxSubfolders else {
-                    skipped.append(AlbumError(path: root + (relative.isEmpty ? "" : relative + "/") + name,
-                                              subject: .folderEntry, reason: .tooManyFolders(limit: maxSubfolders)))
-                    return
+                    // One line; the folders queued so far are still listed.
+                    if !countReported {
+                        countReported = true
+                        skipped.append(AlbumError(path: root + (relative.isEmpty ? "" : relative + "/") + name,
+                                                  subject: .folderEntry, reason: .tooManyFolders(limit: maxSubfolders)))
+                    }
+                    break
                 }
                 entered += 1
                 queue.append((relative.isEmpty ? name : relative + "/" + name, depth + 1))

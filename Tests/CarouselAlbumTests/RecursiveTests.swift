@@ -61,6 +61,18 @@ struct RecursiveScanTests {
         #expect(listing.skipped.first?.description.contains("\(Album.maxDepth) levels") == true)
     }
 
+    @Test("more subfolders than the bound: the first ones in order are entered, one line for the rest")
+    func folderCountBound() throws {
+        let folder = try ScratchFolder()
+        for i in 1...(Album.maxSubfolders + 5) { try folder.write("f\(i)/p.jpg") }
+        let listing = try Album.scanListing(folder: folder.path, order: .name, recursive: true)
+        #expect(listing.entries.count == Album.maxSubfolders)
+        #expect(listing.entries.last?.name == "f\(Album.maxSubfolders)/p.jpg")
+        #expect(listing.skipped.map(\.reason) == [.tooManyFolders(limit: Album.maxSubfolders)])
+        #expect(listing.skipped.first?.path == folder.url("f\(Album.maxSubfolders + 1)"))
+        #expect(try Album.subfolders(of: folder.path).count == Album.maxSubfolders)
+    }
+
     @Test("a subfolder that cannot be read is one line; the others are shown")
     func unreadableSubfolder() throws {
         guard !runningAsRoot else { return }
@@ -197,6 +209,23 @@ struct RecursiveWatcherTests {
         try folder.write("a/two.jpg", bytes: 3)
         let change = try collect(watcher) { !$0.appeared.isEmpty }
         #expect(change.appeared == ["a/two.jpg"])
+    }
+
+    @Test("a symbolic link to a folder made later is watched through the link")
+    func linkedFolder() throws {
+        let folder = try ScratchFolder()
+        let stick = try ScratchFolder()
+        let watcher = try FolderWatcher(folder: folder.path, recursive: true)
+        try folder.symlink("stick", to: stick.path)
+        var change = try collect(watcher) { $0.subfoldersChanged }
+        #expect(change.subfoldersChanged)
+        #expect(watcher.watchedFolders == ["stick"])
+        try stick.write("holiday.jpg", bytes: 3)
+        change = try collect(watcher) { !$0.appeared.isEmpty }
+        #expect(change.appeared == ["stick/holiday.jpg"])
+        #expect(unlink(folder.url("stick")) == 0)
+        change = try collect(watcher) { $0.subfoldersChanged }
+        #expect(watcher.watchedFolders.isEmpty)
     }
 
     @Test("recursive = false: nothing in subfolders is reported")
