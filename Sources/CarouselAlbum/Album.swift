@@ -173,7 +173,11 @@ public enum Album {
             do {
                 next = try directory.next()
             } catch {
-                throw AlbumError(path: path, subject: relative.isEmpty ? .folder : .folderEntry, failure: error)
+                // The image folder must be readable; a subfolder (an I/O error on
+                // a failing stick) is one line, and the rest of the tree is shown.
+                if relative.isEmpty { throw AlbumError(path: path, subject: .folder, failure: error) }
+                skipped.append(AlbumError(path: path, subject: .folderEntry, failure: error))
+                break
             }
             guard let entry = next else { break }
             let type = Int(entry.pointee.d_type)
