@@ -32,7 +32,9 @@ public struct AlbumEntry: Hashable, Sendable, CustomStringConvertible {
     /// The path to open: the folder joined with `name`, or a path from
     /// `[images] files` as written.
     public var path: String
-    /// The last path component.
+    /// The path relative to the image folder: the file name, or with
+    /// `recursive` the subfolders too (`2024/a.jpg`); for `[images] files`,
+    /// the last path component.
     public var name: String
     /// Size in bytes.
     public var size: Int64

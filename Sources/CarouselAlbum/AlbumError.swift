@@ -32,6 +32,10 @@ public struct AlbumError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The name's bytes are not UTF-8, so it cannot be carried as a Swift
         /// `String` and opened again by that name.
         case nameNotUTF8
+        /// `[images] recursive`: folders nested deeper than `limit` levels are not entered.
+        case tooDeep(limit: Int)
+        /// `[images] recursive`: more than `limit` subfolders; this and later ones are not entered.
+        case tooManyFolders(limit: Int)
         /// Any other failure; `call` names the system call.
         case systemCall(call: String, errno: Int32)
     }
@@ -69,6 +73,10 @@ public struct AlbumError: Error, Sendable, Equatable, CustomStringConvertible {
         case (_, .permissionDenied): return "permission denied"
         case (_, .danglingSymlink): return "symbolic link to a file that does not exist"
         case (_, .nameNotUTF8): return "file name is not valid UTF-8"
+        case let (_, .tooDeep(limit)):
+            return "more than \(limit) levels below the image folder; this folder and any other that deep are not shown"
+        case let (_, .tooManyFolders(limit)):
+            return "more than \(limit) subfolders; this one and the ones after it are not shown"
         case let (_, .systemCall(call, code)):
             return "\(call) failed: \(errnoDescription(code)) (errno \(code))"
         }
@@ -93,6 +101,8 @@ public struct AlbumError: Error, Sendable, Equatable, CustomStringConvertible {
             return "fix or remove the link"
         case (_, .nameNotUTF8):
             return "rename the file"
+        case (_, .tooDeep), (_, .tooManyFolders):
+            return "flatten the folders, or point [images] path at a smaller tree"
         case (_, .systemCall("inotify_add_watch", ENOSPC)):
             return "the system's inotify watch limit is reached; raise the sysctl fs.inotify.max_user_watches"
         case (_, .systemCall("inotify_init1", EMFILE)):

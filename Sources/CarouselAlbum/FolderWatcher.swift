@@ -40,6 +40,18 @@ import Musl
 /// mounted on the folder (or under it, on its path) or unmounted from it
 /// is a `folderReplaced` like any other new folder.
 ///
+/// With `recursive`, every subfolder the scan enters (`Album.subfolders`:
+/// the same bounds, symbolic links to folders followed, each folder once) is
+/// watched too, and names in the change are relative paths (`2024/a.jpg`).
+/// When a subfolder appears, goes, is moved or renamed, or is replaced (a
+/// symbolic link to a folder counts as one), the change says
+/// `subfoldersChanged` and the set of watches is made again from the tree
+/// as it is now, before `drain()` returns: files put in a new subfolder
+/// before its watch existed are for the rescan that follows to find.
+/// A subfolder whose watch the kernel refuses (ENOSPC: the user's
+/// `fs.inotify.max_user_watches` is used up, `Album.maxSubfolders` bounds our
+/// own share) is still listed, unwatched; `takeNewWatchFailure()` says so once.
+///
 /// - FIXME: if the parent itself is deleted or moved, or cannot be watched
 ///   (no read permission on it), a vanished folder is not followed back
 ///   until the next mount or unmount; the daemon has to create a new watcher.
@@ -72,13 +84,16 @@ public final class FolderWatcher {
         /// Events now come from the new folder; what it holds is for a rescan
         /// to tell (files put in it before the watch was moved make no events).
         public var folderReplaced = false
+        /// `recursive`: a subfolder appeared, went, moved or was replaced;
+        /// the watches follow the tree as it is now.
+        public var subfoldersChanged = false
 
         public init() {}
 
         /// Whether the album may differ from the last scan.
         public var needsRescan: Bool {
             !appeared.isEmpty || !removed.isEmpty || !modified.isEmpty
-                || overflowed || folderAttributesChanged || folderVanished || folderReplaced
+                || overflowed || folderAttributesChanged || folderVanished || folderReplaced || subfoldersChanged
         }
 
         /// Nothing relevant happened.
@@ -101,6 +116,23 @@ public final class FolderWatcher {
     private var parentWatch: Int32?
     /// The folder's last path component, as the parent's events name it.
     private let name: [UInt8]
+    /// Whether subfolders are watched (`[images] recursive`).
+    public let recursive: Bool
+    /// `recursive`: the watch on each subfolder and its path relative to `folder`.
+    private var subfolderWatches: [Int32: String] = [:]
+    /// `recursive`: the relative paths of the watched subfolders, for events
+    /// about a symbolic link (which carry no IN_ISDIR) to one of them.
+    private var watchedSubfolders: Set<String> = []
+    /// The first subfolder the kernel would not watch at the last rebuild of
+    /// the watch set, and whether it has been handed out.
+    private var watchFailure: AlbumError?
+    private var watchFailureTaken = false
+    /// inotify_add_watch for subfolders, returning the watch or -1 and errno;
+    /// tests replace it to be refused as the kernel refuses at its limit.
+    var addSubfolderWatch: (Int32, String, UInt32) -> (watch: Int32, errno: Int32) = { fd, path, mask in
+        let watch = inotify_add_watch(fd, path, mask)
+        return (watch, watch < 0 ? errno : 0)
+    }
 
     /// Room for many events per read; a single one needs at most
     /// sizeof(struct inotify_event) + NAME_MAX + 1 bytes.
@@ -133,7 +165,7 @@ public final class FolderWatcher {
     /// - Throws: `AlbumError` with subject `.folder`: the folder is missing, not
     ///   a directory or not readable, or the system's inotify limits are reached
     ///   (the error's hint names the sysctl to raise).
-    public init(folder: String) throws(AlbumError) {
+    public init(folder: String, recursive: Bool = false) throws(AlbumError) {
         let fd: Int32
         do {
             fd = try systemCall("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
@@ -152,6 +184,7 @@ public final class FolderWatcher {
         self.descriptor = fd
         self.folderWatch = watch
         self.name = name
+        self.recursive = recursive
         // Without it the folder's re-creation goes unnoticed (see the FIXME),
         // but the folder itself is still watched: not a reason to fail.
         let parentWatch = inotify_add_watch(fd, parent, Self.parentMask)
@@ -168,6 +201,49 @@ public final class FolderWatcher {
         // The kernel marks it (POLLPRI | POLLERR) at each mount or unmount
         // in this mount namespace; poll/epoll clear the mark.
         mounts = (try? systemCall("open") { open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC) }) ?? -1
+        watchSubfolders()
+    }
+
+    /// The relative paths of the subfolders being watched (`recursive`).
+    public var watchedFolders: [String] { subfolderWatches.values.sorted() }
+
+    /// `recursive`: watches every subfolder the scan would enter now and
+    /// drops the watches of those it would not. inotify_add_watch on a folder
+    /// already watched returns its watch, so a folder that stayed keeps it
+    /// (under its new path if it was moved).
+    private func watchSubfolders() {
+        guard recursive, descriptor >= 0 else { return }
+        // A folder that cannot be listed has nothing to watch under it; the scan reports it.
+        let folders = folderWatch == nil ? [] : ((try? Album.subfolders(of: folder)) ?? [])
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        var watches: [Int32: String] = [:]
+        var failure: AlbumError?
+        for relative in folders {
+            let (watch, code) = addSubfolderWatch(descriptor, prefix + relative, Self.mask)
+            // Gone since the walk (ENOENT, ENOTDIR): its removal is queued.
+            if watch < 0, code != ENOENT, code != ENOTDIR, failure == nil {
+                failure = AlbumError(path: prefix + relative, subject: .folderEntry,
+                                     failure: SystemCallError(call: "inotify_add_watch", errno: code))
+            }
+            guard watch >= 0, watch != folderWatch, watch != parentWatch, watches[watch] == nil else { continue }
+            watches[watch] = relative
+        }
+        for watch in subfolderWatches.keys where watches[watch] == nil {
+            _ = inotify_rm_watch(descriptor, watch)
+        }
+        subfolderWatches = watches
+        watchedSubfolders = Set(watches.values)
+        if failure == nil { watchFailureTaken = false }
+        watchFailure = failure
+    }
+
+    /// A subfolder the kernel refused to watch (the rescan lists its pictures;
+    /// their changes show only with the next change elsewhere), once: nil
+    /// until all were watched again and one is refused anew. One log line.
+    public func takeNewWatchFailure() -> AlbumError? {
+        guard let failure = watchFailure, !watchFailureTaken else { return nil }
+        watchFailureTaken = true
+        return failure
     }
 
     deinit {
@@ -193,6 +269,7 @@ public final class FolderWatcher {
         guard descriptor >= 0 else { return change }
         rewatch(&change)
         if folderWatch != nil { change.folderVanished = false }
+        if change.folderReplaced || change.folderVanished { watchSubfolders() }
         return change
     }
 
@@ -229,7 +306,11 @@ public final class FolderWatcher {
         if change.overflowed {
             // Lost events may have included the folder's replacement: look again.
             rewatch(&change)
+            change.subfoldersChanged = recursive
         }
+        // A vanished folder: its subfolders' watches go with it (they would
+        // report from wherever it was moved to).
+        if change.subfoldersChanged || change.folderReplaced || change.folderVanished { watchSubfolders() }
         // Gone and back within one drain: the path shows a folder again.
         if folderWatch != nil { change.folderVanished = false }
         return change
@@ -287,6 +368,11 @@ public final class FolderWatcher {
                 parentEvent(mask: mask, name: events, at: nameStart, length: length, into: &change)
                 continue
             }
+            if let relative = subfolderWatches[watch] {
+                subfolderEvent(relative: relative, watch: watch, mask: mask, name: events, at: nameStart,
+                               length: length, into: &change)
+                continue
+            }
             // A folder watched before: moved away (its events follow it) or replaced.
             guard watch == folderWatch else { continue }
             // IN_IGNORED: the kernel removed the watch (after the folder's
@@ -302,21 +388,72 @@ public final class FolderWatcher {
                 if mask & UInt32(IN_ATTRIB) != 0 { change.folderAttributesChanged = true }
                 continue
             }
-            // Subfolders are not shown, whatever their name.
-            if mask & UInt32(IN_ISDIR) != 0 { continue }
-            // The name is NUL-padded to `length`.
-            let padded = UnsafeBufferPointer(
-                start: events.baseAddress!.advanced(by: nameStart).assumingMemoryBound(to: UInt8.self), count: length)
-            let bytes = UnsafeBufferPointer(rebasing: padded[..<(padded.firstIndex(of: 0) ?? length)])
-            guard ImageName.isCandidate(bytes) else { continue }
-            // A name that is not UTF-8 is repaired here; the rescan reports it.
-            let name = String(decoding: bytes, as: UTF8.self)
-
-            if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 { change.appeared.insert(name) }
-            if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { change.removed.insert(name) }
-            if mask & UInt32(IN_ATTRIB) != 0 { change.modified.insert(name) }
-            if mask & UInt32(IN_CREATE) != 0, isCompleteOnCreation(name) { change.appeared.insert(name) }
+            entryEvent(mask: mask, prefix: "", name: events, at: nameStart, length: length, into: &change)
         }
+    }
+
+    /// An event in the subfolder at `relative`: about the subfolder itself
+    /// (deleted, moved: its parent's event says so too) or about an entry in it.
+    private func subfolderEvent(relative: String, watch: Int32, mask: UInt32, name events: UnsafeRawBufferPointer,
+                                at start: Int, length: Int, into change: inout Change) {
+        if mask & (UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_UNMOUNT) | UInt32(IN_IGNORED)) != 0 {
+            if mask & UInt32(IN_IGNORED) != 0 {
+                // The kernel dropped the watch: its number may be given out again.
+                subfolderWatches[watch] = nil
+                watchedSubfolders.remove(relative)
+            }
+            change.subfoldersChanged = true
+            return
+        }
+        if length == 0 {
+            // chmod on the subfolder: whether its pictures can be read may have changed.
+            if mask & UInt32(IN_ATTRIB) != 0 { change.folderAttributesChanged = true }
+            return
+        }
+        entryEvent(mask: mask, prefix: relative + "/", name: events, at: start, length: length, into: &change)
+    }
+
+    /// An event about the entry `name` of the folder or of the subfolder
+    /// whose relative path is `prefix` (with its `/`).
+    private func entryEvent(mask: UInt32, prefix: String, name events: UnsafeRawBufferPointer, at start: Int,
+                            length: Int, into change: inout Change) {
+        // The name is NUL-padded to `length`.
+        let padded = UnsafeBufferPointer(
+            start: events.baseAddress!.advanced(by: start).assumingMemoryBound(to: UInt8.self), count: length)
+        let bytes = UnsafeBufferPointer(rebasing: padded[..<(padded.firstIndex(of: 0) ?? length)])
+        if recursive, isSubfolderEvent(mask: mask, relative: prefix + String(decoding: bytes, as: UTF8.self)) {
+            change.subfoldersChanged = true
+            return
+        }
+        // Subfolders are not shown, whatever their name.
+        if mask & UInt32(IN_ISDIR) != 0 { return }
+        guard ImageName.isCandidate(bytes) else { return }
+        // A name that is not UTF-8 is repaired here; the rescan reports it.
+        let name = prefix + String(decoding: bytes, as: UTF8.self)
+
+        if mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 { change.appeared.insert(name) }
+        if mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 { change.removed.insert(name) }
+        if mask & UInt32(IN_ATTRIB) != 0 { change.modified.insert(name) }
+        if mask & UInt32(IN_CREATE) != 0, isCompleteOnCreation(name) { change.appeared.insert(name) }
+    }
+
+    /// `recursive`: whether the entry at `relative` that came or went is a
+    /// subfolder the scan enters: a folder (IN_ISDIR, not hidden), a
+    /// symbolic link to one that was created, or a watched one's name going.
+    private func isSubfolderEvent(mask: UInt32, relative: String) -> Bool {
+        let entryChanged = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)
+        guard mask & entryChanged != 0 else { return false }
+        let last = relative.split(separator: "/").last ?? ""
+        guard !last.hasPrefix(".") else { return false }
+        if mask & UInt32(IN_ISDIR) != 0 || watchedSubfolders.contains(relative) { return true }
+        // A picture's name: not worth a stat (a link to a folder named x.jpg is not followed here).
+        guard mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO)) != 0, !ImageName.isCandidate(String(last)) else {
+            return false
+        }
+        // A symbolic link (IN_ISDIR is set only for folders themselves): to a folder?
+        var status = stat()
+        let path = (folder.hasSuffix("/") ? folder : folder + "/") + relative
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
     /// An event on the parent: only the folder's own name matters. Created or

@@ -2,7 +2,9 @@ import CarouselCore
 import CarouselPlatform
 
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
-public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random }
+/// `[images] order`. `random` is one fixed shuffle (the same after a restart);
+/// `shuffle` a new order on every pass (`Shuffle` in the album room).
+public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random, shuffle }
 
 /// The picture a display shows when it wakes (`[power] wake`): the one it
 /// showed, or the next where autoplay would have moved on meanwhile.
@@ -70,6 +72,8 @@ public struct ImagesConfig: Equatable, Sendable {
     /// Start on the picture that was on screen when the daemon stopped (kept
     /// in the state directory); false: always at `[carousel] start_index`.
     public var resume = true
+    /// Pictures in subfolders of `path` too, listed by relative path and watched.
+    public var recursive = false
     public init() {}
 }
 

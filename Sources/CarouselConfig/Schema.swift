@@ -297,6 +297,7 @@ public enum Schema {
             c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
         },
         flag("images", "resume") { $0.images.resume = $1 },
+        flag("images", "recursive") { $0.images.recursive = $1 },
     ]
 
     static let indicator: [KeySpec] = [

@@ -40,7 +40,18 @@ public struct AlbumState: Sendable {
 
     /// Takes a new listing while item `current` is on screen. Files known to
     /// be broken stay out unless they changed since (then they are tried again).
-    public mutating func replace(with listing: [AlbumEntry], current: Int) -> Change {
+    ///
+    /// `keepingOrder` (order = shuffle): the pictures still there keep the
+    /// places the shuffle gave them, and new ones come after them, at the end
+    /// of the pass; a later reshuffle mixes them in.
+    public mutating func replace(with listing: [AlbumEntry], current: Int, keepingOrder: Bool = false) -> Change {
+        var listing = listing
+        if keepingOrder {
+            var place: [String: Int] = [:]
+            for (i, entry) in entries.enumerated() where place[entry.path] == nil { place[entry.path] = i }
+            let old = listing.filter { place[$0.path] != nil }.sorted { place[$0.path]! < place[$1.path]! }
+            listing = old + listing.filter { place[$0.path] == nil }
+        }
         let present = Set(listing.map(\.path))
         broken = broken.filter { present.contains($0.key) }
         let fresh = listing.filter { entry in
@@ -56,6 +67,24 @@ public struct AlbumState: Sendable {
         paths = fresh.map(\.path)
         generation += 1
         return Change(index: diff.currentIndex, stale: diff.replaced + diff.added)
+    }
+
+    /// order = shuffle: shuffles the pictures not in `fixed` (on screen and
+    /// their neighbours) while item `current` is on screen; see `Shuffle`.
+    /// The item count and what `fixed` shows do not change.
+    public mutating func reshuffle<G: RandomNumberGenerator>(current: Int, fixed: Set<Int>, using generator: inout G) {
+        let before = entries
+        Shuffle.reshuffle(&entries, current: current, fixed: fixed, using: &generator)
+        guard entries != before else { return }
+        paths = entries.map(\.path)
+        generation += 1
+    }
+
+    /// order = shuffle, before anything is shown: a random order throughout.
+    public mutating func shuffleAll<G: RandomNumberGenerator>(using generator: inout G) {
+        entries.shuffle(using: &generator)
+        paths = entries.map(\.path)
+        generation += 1
     }
 
     /// Leaves out files that cannot be decoded, while item `current` is on screen.

@@ -77,6 +77,10 @@ public final class Daemon {
     public internal(set) var album: AlbumState
     /// The picture on screen, kept for the next start (`Options.stateDirectory`).
     var position: PositionStore?
+    /// order = shuffle: the generator, and the item the album was last
+    /// reshuffled at (once per rest; see `reshuffleAtRest`).
+    var shuffleGenerator: SeededGenerator
+    var shuffledAt: Int?
     public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
@@ -178,6 +182,8 @@ public final class Daemon {
         var initial = AlbumState()
         let listed = Self.listAlbum(config, noting: &initial)
         _ = initial.replace(with: listed, current: 0)
+        shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
+        if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll(using: &shuffleGenerator) }
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, at: Timestamp(microseconds: startTime))
@@ -234,7 +240,7 @@ public final class Daemon {
         }
         guard config.images.files.isEmpty else { return }
         do {
-            let w = try FolderWatcher(folder: config.images.path)
+            let w = try FolderWatcher(folder: config.images.path, recursive: config.images.recursive)
             try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
             if w.mountsDescriptor >= 0 {
                 // Without it a file system mounted on the folder later goes unseen; not fatal.
@@ -245,6 +251,7 @@ public final class Daemon {
                 }
             }
             watcher = w
+            if let failure = w.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
         } catch {
             log(.warning, "not watching \(config.images.path) for changes: \(error)")
         }
@@ -708,6 +715,7 @@ public final class Daemon {
         } else if change.folderVanished {
             log(.warning, "\(config.images.path) was removed or unmounted; showing nothing until it is back")
         }
+        if let failure = watcher?.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
         guard !change.isEmpty else { return }
         rescanAlbum()
     }
@@ -717,7 +725,8 @@ public final class Daemon {
     public func rescanAlbum() {
         let now = Timestamp(microseconds: clock())
         let listed = listAlbum()
-        let change = album.replace(with: listed, current: model.currentItemIndex(at: now))
+        let change = album.replace(with: listed, current: model.currentItemIndex(at: now),
+                                   keepingOrder: shuffles)
         cache.forget(change.stale)
         albumChanged(change)
     }
@@ -764,6 +773,7 @@ public final class Daemon {
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
         keepPosition()
+        reshuffleAtRest()
     }
 
     // MARK: - The position across restarts

@@ -48,6 +48,8 @@ extension Configuration {
         case .name: .name
         case .mtime: .mtime
         case .random: .random(seed: 0x6361_726f_7573_656c)  // "carousel"
+        // Listed by name; the daemon shuffles the album itself (AlbumState.reshuffle).
+        case .shuffle: .name
         }
     }
 
@@ -55,7 +57,7 @@ extension Configuration {
     /// Throws when the folder cannot be listed at all.
     public func albumListing() throws(AlbumError) -> AlbumListing {
         images.files.isEmpty
-            ? try Album.scanListing(folder: images.path, order: albumOrder)
+            ? try Album.scanListing(folder: images.path, order: albumOrder, recursive: images.recursive)
             : Album.explicit(files: images.files)
     }
 

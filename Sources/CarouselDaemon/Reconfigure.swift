@@ -118,7 +118,7 @@ extension Daemon {
             control.maxClients = new.control.maxClients
         }
         let rescan = new.images.path != old.images.path || new.images.files != old.images.files
-            || new.images.order != old.images.order
+            || new.images.order != old.images.order || new.images.recursive != old.images.recursive
         relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
         return pending
     }
@@ -143,7 +143,7 @@ extension Daemon {
         var index = model.currentItemIndex(at: t)
         if rescan {
             let listed = listAlbum()
-            let change = album.replace(with: listed, current: index)
+            let change = album.replace(with: listed, current: index, keepingOrder: shuffles)
             index = change.index
             cache.forget(change.stale)
             watchAlbum()

@@ -71,6 +71,7 @@ extension FolderWatcher.Change {
         folderAttributesChanged = folderAttributesChanged || other.folderAttributesChanged
         folderVanished = folderVanished || other.folderVanished
         folderReplaced = folderReplaced || other.folderReplaced
+        subfoldersChanged = subfoldersChanged || other.subfoldersChanged
     }
 }
 

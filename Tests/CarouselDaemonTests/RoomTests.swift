@@ -203,8 +203,10 @@ final class OffscreenDaemon {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
-            try FileManager.default.copyItem(at: demoImages.appendingPathComponent(name),
-                                             to: folder.appendingPathComponent("images/\(name)"))
+            // A name may put the demo picture in a subfolder: "trip/02-sunset.jpg".
+            let target = folder.appendingPathComponent("images/\(name)")
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: demoImages.appendingPathComponent(target.lastPathComponent), to: target)
         }
         let path = folder.appendingPathComponent("c.ini").path
         let text = "[images]\npath = \(folder.appendingPathComponent("images").path)\n[autoplay]\nenabled = false\n" + ini

@@ -344,7 +344,8 @@ def main():
     scenarios = ["first image, probe", "swipe, spring back, tap, seam, SIGTERM", "autoplay pauses and resumes",
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
-                 "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings"]
+                 "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
+                 "album: a folder swapped by mv is seen"]
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
@@ -539,13 +540,44 @@ def main():
             finally:
                 slow.close()
 
+        def album_folder_swapped_by_mv():
+            # Sync tools publish a new version of a folder with mv. With
+            # recursive = true: a subfolder swapped (mv away, another mv'd in)
+            # is listed and watched again, the old one no longer; then the
+            # images folder itself swapped, and shown.
+            demo = f"{GUEST_REPO}/scripts/demo/images"
+            base = "/tmp/e2e-album"
+            vm.run(f"rm -rf {base} && mkdir -p {base}/images/trip {base}/incoming/trip {base}/next/x"
+                   f" && cp {demo}/01-mountains.jpg {base}/images/ && cp {demo}/02-sunset.jpg {base}/images/trip/"
+                   f" && cp {demo}/03-portrait.jpg {demo}/05-glow.webp {base}/incoming/trip/"
+                   f" && cp {demo}/04-panels.png {base}/next/x/", check=True)
+            d = s.start({"images": {"path": f"{base}/images", "recursive": "true"}})
+            s.wait_log(d, rf"images: 2 in {base}/images")
+            vm.run(f"mv {base}/images/trip {base}/trip-old && mv {base}/incoming/trip {base}/images/trip", check=True)
+            s.wait_log(d, r"images: 3 now")
+            # The old folder, elsewhere now, is not watched; the new one is.
+            vm.run(f"cp {demo}/04-panels.png {base}/trip-old/ && sync && sleep 1"
+                   f" && cp {demo}/04-panels.png {base}/images/trip/", check=True)
+            s.wait_log(d, r"images: 4 now")
+            if re.search(r"images: 5 now", d.err):
+                raise Failure("a picture put in the folder moved away was shown")
+            vm.run(f"mv {base}/images {base}/images-old && mv {base}/next {base}/images", check=True)
+            s.wait_log(d, rf"images: 1 now, showing {base}/images/x/04-panels.png")
+            host = tempfile.mkdtemp(prefix="e2e-album-")
+            subprocess.run(["cp", os.path.join(REPO, "scripts/demo/images/04-panels.png"), host], check=True)
+            s.screen_matches(0, "16-album-folder-swapped", {"images": {"path": host}})
+            vm.run(f"cp {demo}/01-mountains.jpg {base}/images/x/", check=True)
+            s.wait_log(d, r"images: 2 now")
+            s.stop(d)
+
         for name, fn in [("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
                          ("monitor unplugged and replugged", hotplug), ("slideshow cost", slideshow_cost),
                          ("reload: new mode in place, then a bad file refused", reload_in_place),
                          ("reload: new mode while frames are in flight", reload_while_moving),
-                         ("a 24 Hz touchscreen flings", slow_touchscreen_flings)]:
+                         ("a 24 Hz touchscreen flings", slow_touchscreen_flings),
+                         ("album: a folder swapped by mv is seen", album_folder_swapped_by_mv)]:
             if name not in scenarios or (args.only and args.only not in name):
                 continue
             s.check(name, fn)

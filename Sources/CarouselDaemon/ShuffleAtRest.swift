@@ -1,0 +1,27 @@
+import CarouselAlbum
+import CarouselCore
+import CarouselRender
+
+extension Daemon {
+    /// order = shuffle applies to the folder's pictures; an `[images] files`
+    /// list is shown in the order given, whatever `order` says (as with the
+    /// other orders).
+    var shuffles: Bool { config.images.order == .shuffle && config.images.files.isEmpty }
+
+    /// order = shuffle: each time the carousel comes to rest on an item it was
+    /// not reshuffled at, the album is reshuffled around it (`Shuffle`): the
+    /// pictures on screen and next to them keep their places, so nothing the
+    /// viewer sees (or the decoder has ready) changes; the rest get a new order.
+    func reshuffleAtRest() {
+        guard shuffles, !moving, !model.isMoving, album.count > 1 else { return }
+        let now = Timestamp(microseconds: clock())
+        let current = model.currentItemIndex(at: now)
+        guard current != shuffledAt else { return }
+        shuffledAt = current
+        let wrap = config.carousel.wrap
+        var onScreen: [Compositor.Placement] = []
+        layout.compositor.placements(offset: model.offset(at: now), count: album.count, wrap: wrap, into: &onScreen)
+        let fixed = Shuffle.neighbourhood(of: onScreen.map(\.index) + [current], count: album.count, wrap: wrap)
+        album.reshuffle(current: current, fixed: fixed, using: &shuffleGenerator)
+    }
+}
