@@ -153,6 +153,8 @@ extension IniRewriter {
 
     /// Writes `text` to `path` through a temporary file in the same directory,
     /// fsync and rename: readers see the old file or the new one, never a part.
+    /// The directory is synced after the rename too: without it a power cut
+    /// can forget the rename (the old file comes back).
     public static func writeAtomically(path: String, text: String, mode: mode_t) throws(ConfigWriteError) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -174,6 +176,11 @@ extension IniRewriter {
         if let failure {
             unlink(temporary)
             throw ConfigWriteError(path: path, message: failure)
+        }
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
         }
     }
 }

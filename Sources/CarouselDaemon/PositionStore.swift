@@ -76,9 +76,9 @@ struct PositionStore {
         return .name(name)
     }
 
-    /// Writes `name` unless the file already holds it: a temporary file,
-    /// fsync, rename, then fsync of the directory (without it a power cut
-    /// can forget the rename). A failure is logged once until a write works.
+    /// Writes `name` unless the file already holds it, atomically and synced
+    /// (IniRewriter.writeAtomically: the file, then its directory). A
+    /// failure is logged once until a write works.
     mutating func save(_ name: String) {
         guard name != saved else { return }
         do throws(ConfigWriteError) {
@@ -90,11 +90,6 @@ struct PositionStore {
             }
             failing = true
             return
-        }
-        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dirFD >= 0 {
-            _ = fsync(dirFD)
-            close(dirFD)
         }
         if failing { log(.info, "keeping the position in \(path) again") }
         failing = false
