@@ -850,11 +850,7 @@ public final class Daemon {
     /// seat's slots, which do not say which device; the layout follows one
     /// touchscreen, the latest added).
     private func device(of input: TouchInput) -> Int {
-        let id: Int
-        switch input {
-        case .down(let i, _), .move(let i, _), .up(let i), .cancel(let i): id = i
-        }
-        if id == InputRouter.pointerID { return -1 }
+        if input.touchID == InputRouter.pointerID { return -1 }
         if case .touchscreen(let device, _, _)? = touchscreen { return device }
         return 0
     }

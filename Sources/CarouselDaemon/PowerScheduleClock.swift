@@ -62,8 +62,8 @@ extension Daemon {
             return
         }
         let first = !power.scheduleApplied
-        if !recompute, !reassert, !first, let due = power.nextScheduleChange, now < due { return }
-        if !recompute, !reassert, !first, power.nextScheduleChange == nil { return }
+        // Between changes (or with none to come) there is nothing to look at.
+        if !recompute, !reassert, !first, power.nextScheduleChange.map({ now < $0 }) ?? true { return }
         let minute = localClock.weekMinute(now)
         let off = !schedule.isOn(weekMinute: minute)
         power.nextScheduleChange = schedule.minutesToNextChange(after: minute).map { localClock.instant($0, now) }
