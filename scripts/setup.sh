@@ -9,6 +9,8 @@ packages=(
   libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging)
   libdrm-dev  # the DRM/KMS display (CarouselDRM)
   libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
+  libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquitto, [mqtt])
+  mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
 # Fuzzing (scripts/fuzz.sh) needs no package: libFuzzer and AddressSanitizer

@@ -108,6 +108,7 @@ public struct Configuration: Equatable, Sendable {
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var power = PowerConfig()
+    public var mqtt = MQTTConfig()
     public var logLevel = LogPriority.info
 
     public init() {}

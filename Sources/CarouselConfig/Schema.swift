@@ -54,9 +54,9 @@ public struct KeySpec: Sendable {
 
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
-    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power"]
+    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power", "mqtt"]
 
-    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power
+    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power + mqtt
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
@@ -337,6 +337,50 @@ public enum Schema {
                 throw ValueError(error.message)
             }
         },
+    ]
+
+    /// A topic (or topic prefix) we publish and subscribe under: no MQTT
+    /// wildcards, no empty level at either end, not a broker's `$` topic.
+    static func topicName(_ v: String, _ what: String) throws(ValueError) -> String {
+        guard !v.contains("+"), !v.contains("#") else { throw ValueError("\(what) cannot contain the MQTT wildcards + or #") }
+        guard !v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains("//") else {
+            throw ValueError("\(what) cannot start or end with '/' or have an empty level ('//')")
+        }
+        guard !v.hasPrefix("$") else { throw ValueError("\(what) cannot start with '$' (the broker's own topics)") }
+        guard !v.contains(where: { $0 == "\0" || $0.isNewline }) else { throw ValueError("\(what) cannot contain control characters") }
+        return v
+    }
+
+    static let mqtt: [KeySpec] = [
+        key("mqtt", "broker", "mqtt://HOST:PORT or mqtts://HOST:PORT, or empty (no MQTT)") { c, v throws(ValueError) in
+            if v.isEmpty { c.mqtt.broker = nil; return }
+            c.mqtt.broker = try MQTTBroker.parse(v).get()
+        },
+        key("mqtt", "username", "a user name or empty") { c, v throws(ValueError) in c.mqtt.username = v.isEmpty ? nil : v },
+        key("mqtt", "password_file", "an absolute path or empty") { c, v throws(ValueError) in
+            guard !v.isEmpty else { c.mqtt.passwordFile = nil; return }
+            guard v.hasPrefix("/") else { throw ValueError("expected an absolute path to a file holding the password") }
+            c.mqtt.passwordFile = v
+        },
+        key("mqtt", "ca_file", "an absolute path or empty (the system's CA store)") { c, v throws(ValueError) in
+            guard !v.isEmpty else { c.mqtt.caFile = nil; return }
+            guard v.hasPrefix("/") else { throw ValueError("expected an absolute path to a PEM file of CA certificates") }
+            c.mqtt.caFile = v
+        },
+        key("mqtt", "client_id", "a client id or empty (the host name)") { c, v throws(ValueError) in
+            guard !v.isEmpty else { c.mqtt.clientID = nil; return }
+            guard v.utf8.count <= 64, !v.contains(where: { "+#/ \t".contains($0) || $0.isNewline }) else {
+                throw ValueError("expected at most 64 bytes without spaces, '/', '+' or '#' (it is a topic level too)")
+            }
+            c.mqtt.clientID = v
+        },
+        key("mqtt", "topic", "a topic such as carouseld/kitchen, or empty (carouseld/CLIENT_ID)") { c, v throws(ValueError) in
+            c.mqtt.topic = v.isEmpty ? nil : try topicName(v, "topic")
+        },
+        key("mqtt", "discovery_prefix", "a topic prefix such as homeassistant, or empty (no discovery)") { c, v throws(ValueError) in
+            c.mqtt.discoveryPrefix = v.isEmpty ? "" : try topicName(v, "discovery_prefix")
+        },
+        integer("mqtt", "keepalive", 5...65535) { $0.mqtt.keepalive = $1 },
     ]
 
     static let log: [KeySpec] = [

@@ -32,5 +32,13 @@ public func readTextFile(_ path: String) throws(FileReadError) -> String {
 /// SIGHUP, `check-config` and the tools read one. Throws the reason (a
 /// `ConfigError` names FILE:LINE).
 public func readConfiguration(_ path: String) throws -> Configuration {
-    try Configuration.parse(try readTextFile(path), file: path)
+    let config = try Configuration.parse(try readTextFile(path), file: path)
+    // The files [mqtt] names are read when connecting; a missing one is
+    // refused here, with the rest of a bad configuration.
+    do {
+        try config.mqtt.checkFiles()
+    } catch {
+        throw FileReadError(message: "\(path): \(error.message)")
+    }
+    return config
 }
