@@ -34,6 +34,7 @@ let package = Package(
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl",
+                "CarouselMQTT", "CMosquitto",
             ]
         ),
         .executableTarget(
@@ -94,6 +95,12 @@ let package = Package(
         // The control socket: the line protocol, its JSON, and the non-blocking server.
         .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
         .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform"]),
+        // MQTT and Home Assistant without I/O: the topic layout, what a command
+        // message asks for, the state publisher, the discovery messages.
+        .target(name: "CarouselMQTT", dependencies: ["CarouselControl", "CarouselPlatform"]),
+        .testTarget(name: "CarouselMQTTTests", dependencies: ["CarouselMQTT", "CarouselControl", "CarouselPlatform"]),
+        // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Fuzzing: the properties each input format must keep (CarouselFuzzing),
         // and the libFuzzer entry that scripts/fuzz.sh builds with sanitizers
         // (a plain build makes it a replayer of input files). `swift test`

@@ -94,6 +94,8 @@ extension Daemon {
             "running": .bool(snap.autoplay.running),
             "paused_by": .array(snap.autoplay.pausedBy.map { .string($0.rawValue) }),
             "next_ms": snap.autoplay.next.map { .int(Int(uptimeMilliseconds($0.microseconds))) } ?? .null,
+            // Home Assistant's interval number reads it back from the state topic.
+            "interval": .double(config.autoplay.interval),
         ]
         let display: [String: JSONValue] = [
             "backend": .string(backend.summary), "connector": .string(backend.connectorName),

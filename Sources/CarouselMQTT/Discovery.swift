@@ -1,0 +1,100 @@
+import CarouselPlatform
+
+/// Home Assistant's MQTT discovery for one frame: retained config
+/// messages under `<prefix>/<component>/<node_id>/<object_id>/config`,
+/// one device per frame (identified by the client id), each entity with the
+/// frame's availability topic. An empty retained payload on the same topic
+/// removes an entity.
+extension FrameProtocol {
+    /// The node id: the client id with what Home Assistant does not take in
+    /// one (anything but letters, digits, `_` and `-`) as `_`.
+    public var nodeID: String {
+        String(identity.clientID.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") ? $0 : "_" })
+    }
+
+    /// The discovery config messages (empty without a prefix).
+    public var discovery: [MQTTMessage] {
+        guard !identity.discoveryPrefix.isEmpty else { return [] }
+        return entities.map { entity in
+            var config = entity.fields
+            config["name"] = .string(entity.name)
+            config["unique_id"] = .string("carouseld_\(nodeID)_\(entity.object)")
+            config["object_id"] = .string("\(nodeID)_\(entity.object)")
+            config["availability_topic"] = .string(availabilityTopic)
+            config["device"] = device
+            return MQTTMessage(configTopic(entity.component, entity.object), text: JSONValue.object(config).encoded,
+                               retain: true, qos: 1)
+        }
+    }
+
+    /// The topics `discovery` publishes on, for removing them later.
+    public var discoveryTopics: [String] { discovery.map(\.topic) }
+
+    /// Empty retained payloads that remove what `topics` announced.
+    public static func removal(of topics: [String]) -> [MQTTMessage] {
+        topics.map { MQTTMessage($0, [], retain: true, qos: 1) }
+    }
+
+    private func configTopic(_ component: String, _ object: String) -> String {
+        "\(identity.discoveryPrefix)/\(component)/\(nodeID)/\(object)/config"
+    }
+
+    private var device: JSONValue {
+        .object([
+            "identifiers": .array([.string("carouseld_\(nodeID)")]),
+            "name": .string("carouseld \(identity.clientID)"),
+            "manufacturer": .string("carouseld"),
+            "model": .string("image carousel"),
+            "sw_version": .string(identity.version),
+        ])
+    }
+
+    private struct Entity {
+        var component: String
+        var object: String
+        var name: String
+        var fields: [String: JSONValue]
+    }
+
+    private var entities: [Entity] {
+        let command = JSONValue.string(commandTopic)
+        let state = JSONValue.string(stateTopic)
+        var list = [
+            Entity(component: "button", object: "next", name: "Next",
+                   fields: ["command_topic": command, "payload_press": .string("next"), "icon": .string("mdi:skip-next")]),
+            Entity(component: "button", object: "previous", name: "Previous",
+                   fields: ["command_topic": command, "payload_press": .string("prev"), "icon": .string("mdi:skip-previous")]),
+            // On unless `pause` holds it (a finger or the display being off pause it only for a while).
+            Entity(component: "switch", object: "autoplay", name: "Autoplay",
+                   fields: ["command_topic": command, "payload_on": .string("resume"), "payload_off": .string("pause"),
+                            "state_topic": state, "state_on": .string("ON"), "state_off": .string("OFF"),
+                            "value_template": .string("{{ 'OFF' if 'command' in value_json.autoplay.paused_by else 'ON' }}"),
+                            "icon": .string("mdi:play-pause")]),
+            Entity(component: "switch", object: "display", name: "Display",
+                   fields: ["command_topic": command, "payload_on": .string("display on"), "payload_off": .string("display off"),
+                            "state_topic": state, "state_on": .string("ON"), "state_off": .string("OFF"),
+                            "value_template": .string("{{ 'ON' if value_json.display.power == 'on' else 'OFF' }}"),
+                            "icon": .string("mdi:monitor")]),
+            Entity(component: "sensor", object: "picture", name: "Picture",
+                   fields: ["state_topic": state,
+                            "value_template": .string("{{ (value_json.image or '').split('/') | last }}"),
+                            "icon": .string("mdi:image")]),
+            Entity(component: "number", object: "interval", name: "Interval",
+                   fields: ["command_topic": command, "command_template": .string("set interval {{ value }}"),
+                            "state_topic": state, "value_template": .string("{{ value_json.autoplay.interval }}"),
+                            "min": .double(0.1), "max": .int(86_400), "step": .double(0.1), "mode": .string("box"),
+                            "unit_of_measurement": .string("s"), "icon": .string("mdi:timer-outline")]),
+            // `screenshot` on the command topic publishes a new picture here.
+            Entity(component: "image", object: "screenshot", name: "Screen",
+                   fields: ["image_topic": .string(screenshotTopic), "content_type": .string("image/png")]),
+        ]
+        if identity.hasBacklight {
+            list.append(Entity(component: "number", object: "brightness", name: "Brightness",
+                               fields: ["command_topic": command, "command_template": .string("set display.brightness {{ value }}"),
+                                        "state_topic": state, "value_template": .string("{{ value_json.display.brightness }}"),
+                                        "min": .int(0), "max": .int(100), "step": .int(1), "mode": .string("slider"),
+                                        "unit_of_measurement": .string("%"), "icon": .string("mdi:brightness-6")]))
+        }
+        return list
+    }
+}
