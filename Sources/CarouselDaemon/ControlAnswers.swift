@@ -45,6 +45,7 @@ extension Daemon {
 
     public func answer(_ request: ControlRequest) -> ControlReply {
         noteRequest(request)
+        mqttStateMayHaveChanged()
         switch request {
         case .next, .prev, .goto, .pause, .resume:
             // `command` is the one mapping of these words to the model's commands.
@@ -114,9 +115,13 @@ extension Daemon {
         ]
     }
 
-    /// Every model event to the subscribers, one JSON line each.
+    /// Every model event to the subscribers, one JSON line each; to MQTT's
+    /// event topic all but `didScroll` (one a frame).
     func broadcast(_ event: CarouselEvent) {
-        guard let control, control.subscriberCount > 0 else { return }
+        if case .didScroll = event.kind {} else { mqttStateMayHaveChanged() }
+        let toSubscribers = (control?.subscriberCount ?? 0) > 0
+        let toMQTT = mqttWants(event.kind)
+        guard toSubscribers || toMQTT else { return }
         var fields: [String: JSONValue] = ["t": .int(Int(uptimeMilliseconds(event.time.microseconds)))]
         switch event.kind {
         case let .didScroll(offset): fields["offset"] = .double(offset)
@@ -124,7 +129,10 @@ extension Daemon {
         default: break
         }
         if let index = event.kind.index { fields["index"] = .int(index) }
-        control.broadcast(line: controlEventLine(event.kind.name, fields))
+        let line = controlEventLine(event.kind.name, fields)
+        if toMQTT { publishMQTTEvent(line) }
+        guard toSubscribers, let control else { return }
+        control.broadcast(line: line)
         try? synchronizeControl()
     }
 }

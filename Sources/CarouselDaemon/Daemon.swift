@@ -24,6 +24,8 @@ import Glibc
 public final class Daemon {
     enum Token: UInt64 {
         case timer = 1, signals, wakeup, display, input, watcher, hotplug, mounts, clockSet
+        /// The MQTT broker's socket, and the wake-up of a connect or a screenshot off the loop (MQTT.swift).
+        case mqttSocket, mqttWake
     }
 
     /// What the daemon opens besides the display. Tests on the offscreen
@@ -115,6 +117,8 @@ public final class Daemon {
     let screenshots = ScreenshotJobs()
     /// The control socket, if it could be opened.
     var control: ControlServer?
+    /// The MQTT client, while `[mqtt] broker` is set (MQTT.swift).
+    var mqtt: MQTTSession?
     private let timer: Timer
     /// Local time for `[power] schedule`, and the watch on the wall clock being set.
     let localClock: LocalClock
@@ -227,6 +231,7 @@ public final class Daemon {
         if options.input { openInput() }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }
+        startMQTT()
     }
 
     // MARK: - Sources
@@ -310,6 +315,8 @@ public final class Daemon {
                     if token >= Self.controlTokenBase {
                         control?.handle(readyDescriptor: Int32(token - Self.controlTokenBase), events: events)
                         try synchronizeControl()
+                    } else if let mqttToken = Token(rawValue: token), mqttToken == .mqttSocket || mqttToken == .mqttWake {
+                        mqttReady(mqttToken, events: events)
                     } else {
                         handle(Token(rawValue: token))
                     }
@@ -321,6 +328,7 @@ public final class Daemon {
             }
         }
         notifier.stopping()
+        stopMQTT()
         control?.close()
         backend.restore()
         log(.info, pacer.summary)
@@ -346,6 +354,7 @@ public final class Daemon {
         deliver(model.advance(to: Timestamp(microseconds: now)))
         applySchedule(now: now)
         applyIdleRule(now: now)
+        serviceMQTT(now: now)
         drawIfNeeded(now: now)
     }
 
@@ -353,7 +362,7 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, power.nextScheduleChange].compactMap({ $0 }) {
+        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, power.nextScheduleChange, mqttDeadline].compactMap({ $0 }) {
             wake = min(wake ?? due, due)
         }
         if holding(now), !moving {
@@ -419,8 +428,8 @@ public final class Daemon {
                 // kept, and waking looks again.
                 displayChanged()
             }
-        case nil:
-            break
+        case .mqttSocket, .mqttWake, nil:
+            break  // MQTT's tokens go to mqttReady in the loop
         }
     }
 
@@ -738,6 +747,7 @@ public final class Daemon {
         notifier.status(statusLine)
         needsFrame = true
         keepPosition()
+        mqttStateMayHaveChanged()
     }
 
     // MARK: - Into the model, and what comes back

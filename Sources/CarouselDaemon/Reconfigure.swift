@@ -70,6 +70,8 @@ extension Daemon {
         var fresh = config
         do {
             try fresh.set(name, value)
+            // The files [mqtt] names are read when connecting: a missing one is refused now.
+            if spec.section == "mqtt" { try fresh.mqtt.checkFiles() }
         } catch {
             return .error("\(name) = '\(value)': \(error)")
         }
@@ -120,6 +122,7 @@ extension Daemon {
         let rescan = new.images.path != old.images.path || new.images.files != old.images.files
             || new.images.order != old.images.order || new.images.recursive != old.images.recursive
         relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
+        mqttConfigurationApplied(old: old)
         return pending
     }
 
@@ -169,15 +172,7 @@ extension Daemon {
     /// thread; the reply follows when the file is complete. The loop only
     /// composes: no frame is kept for this between requests.
     func startScreenshot(to target: ScreenshotTarget, ticket: ControlTicket) {
-        // What is on screen, unless the layout turned or resized since: then
-        // the new layout (as laid out so far), as a screenshot follows the layout.
-        let source = shown.flatMap { old in
-            old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel
-                ? old : nil
-        } ?? writer
-        let panel = Frame(width: source.compositor.panel.width, height: source.compositor.panel.height)
-        source.render(source.scene, into: panel)
-        let rotation = source.compositor.rotation
+        let (panel, rotation) = composeScreenshot()
         let jobs = screenshots
         let wake = wakeup
         Self.screenshotQueue.async {
@@ -203,6 +198,20 @@ extension Daemon {
             jobs.finish(ticket, reply)
             wake.signal()
         }
+    }
+
+    /// What is on screen composed once more, with the panel's rotation (to
+    /// be turned upright off the loop): the scene of the last frame, unless
+    /// the layout turned or resized since: then the new layout (as laid out
+    /// so far), as a screenshot follows the layout.
+    func composeScreenshot() -> (Frame, Rotation) {
+        let source = shown.flatMap { old in
+            old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel
+                ? old : nil
+        } ?? writer
+        let panel = Frame(width: source.compositor.panel.width, height: source.compositor.panel.height)
+        source.render(source.scene, into: panel)
+        return (panel, source.compositor.rotation)
     }
 
     /// Gives the replies of finished screenshots (called on the loop).

@@ -1,0 +1,312 @@
+import CarouselConfig
+import CarouselMQTT
+import CarouselPlatform
+import CMosquitto
+import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One libmosquitto client, driven from the daemon's epoll loop: no thread
+/// of libmosquitto's own (no `mosquitto_loop_start`), no blocking connect.
+/// The loop watches `socket` (readable: `readable()`; writable while
+/// `wantsWrite`: `writable()`) and calls `tick` at `deadline`
+/// (`mosquitto_loop_misc`: keep-alives, a broker that stopped answering,
+/// the next attempt after a failure).
+///
+/// `mosquitto_connect_async` resolves the broker's name with a blocking
+/// `getaddrinfo` before its non-blocking connect: a numeric address is
+/// connected from the loop at once; a name is connected from a worker
+/// thread that owns the handle until it returns (the loop leaves the handle
+/// alone meanwhile and learns the outcome from `wakeup`), so that a name
+/// that takes 30 s not to resolve never holds a frame.
+///
+/// Callbacks only record what happened (`take()`); the daemon acts on it
+/// after the libmosquitto call returned, never from inside one.
+final class MQTTLink {
+    enum Happening: Equatable {
+        /// CONNACK arrived: 0 accepted, else the broker's refusal code.
+        case connected(Int32)
+        /// The connection ended (0: we asked for it).
+        case disconnected(Int32)
+        case message(topic: String, payload: [UInt8])
+        /// A connection attempt failed before reaching the broker (the reason).
+        case attemptFailed(String)
+    }
+
+    enum Phase: Equatable { case waiting, resolving, connecting, connected }
+
+    let settings: MQTTConfig
+    let broker: MQTTBroker
+    let frame: FrameProtocol
+    /// The handle; owned by the worker while `phase == .resolving`.
+    private let handle: Handle
+    private(set) var phase = Phase.waiting
+    /// Readable when a worker's connect returned.
+    let wakeup: Wakeup
+    private var happenings: [Happening] = []
+    /// When to try again (µs), while waiting.
+    private(set) var retryAt: Int64?
+    /// When `mosquitto_loop_misc` is next due (µs), while a socket is open.
+    private var miscAt: Int64?
+    private var backoff: Int64 = MQTTLink.firstBackoff
+    static let firstBackoff: Int64 = 1_000_000
+    static let longestBackoff: Int64 = 60_000_000
+
+    /// The descriptor now in the loop's epoll set, and whether for writing too.
+    var registered: Int32?
+    var registeredForWriting = false
+
+    /// The handle and what the worker hands back, shared with the worker thread.
+    private final class Handle: @unchecked Sendable {
+        let mosq: OpaquePointer
+        /// The worker's `mosquitto_connect_async` result; `retired`: nobody
+        /// waits for it any more, the worker destroys the handle.
+        let handoff = Mutex<(result: Int32?, errno: Int32, retired: Bool, busy: Bool)>((nil, 0, false, false))
+        init(_ mosq: OpaquePointer) { self.mosq = mosq }
+    }
+
+    private static let libraryReady: Bool = {
+        mosquitto_lib_init()
+        return true
+    }()
+
+    /// Creates the client with its will, credentials and TLS set; it
+    /// connects at the first `tick`. Throws the reason (no memory, a CA file
+    /// libmosquitto refuses).
+    init(settings: MQTTConfig, frame: FrameProtocol, password: String?) throws(MQTTLinkError) {
+        guard let broker = settings.broker else { throw MQTTLinkError("no broker") }
+        _ = Self.libraryReady
+        self.settings = settings
+        self.broker = broker
+        self.frame = frame
+        do {
+            wakeup = try Wakeup()
+        } catch {
+            throw MQTTLinkError("\(error)")
+        }
+        guard let mosq = mosquitto_new(frame.identity.clientID, true, nil) else {
+            throw MQTTLinkError("mosquitto_new failed: \(String(cString: strerror(errno)))")
+        }
+        handle = Handle(mosq)
+        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
+        mosquitto_connect_callback_set(mosq) { _, user, rc in
+            MQTTLink.from(user)?.happenings.append(.connected(rc))
+        }
+        mosquitto_disconnect_callback_set(mosq) { _, user, rc in
+            MQTTLink.from(user)?.happenings.append(.disconnected(rc))
+        }
+        mosquitto_message_callback_set(mosq) { _, user, message in
+            guard let link = MQTTLink.from(user), let m = message?.pointee, let topic = m.topic else { return }
+            let bytes = m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
+            link.happenings.append(.message(topic: String(cString: topic), payload: bytes))
+        }
+        let will = frame.will
+        var rc = will.payload.withUnsafeBytes {
+            mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, settings.username != nil || password != nil {
+            rc = mosquitto_username_pw_set(mosq, settings.username, password)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, broker.tls {
+            // Without ca_file: the system's store, which Debian keeps hashed in /etc/ssl/certs.
+            rc = mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            mosquitto_destroy(mosq)
+            throw MQTTLinkError(Self.describe(rc, errno))
+        }
+        retryAt = 0
+    }
+
+    deinit {
+        // A worker still connecting owns the handle and destroys it when done.
+        let destroyNow = handle.handoff.withLock { state -> Bool in
+            if state.busy { state.retired = true; return false }
+            return true
+        }
+        if destroyNow { mosquitto_destroy(handle.mosq) }
+    }
+
+    private static func from(_ user: UnsafeMutableRawPointer?) -> MQTTLink? {
+        user.map { Unmanaged<MQTTLink>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// What libmosquitto's error code means, in words.
+    static func describe(_ rc: Int32, _ savedErrno: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(savedErrno)) }
+        if rc == MOSQ_ERR_EAI.rawValue { return "the broker's name does not resolve" }
+        if rc == MOSQ_ERR_TLS.rawValue { return "TLS failed (certificate not trusted by ca_file, or the broker speaks no TLS?)" }
+        if rc == MOSQ_ERR_KEEPALIVE.rawValue { return "the broker stopped answering (no reply within keepalive)" }
+        if rc == MOSQ_ERR_CONN_LOST.rawValue { return "the connection was lost" }
+        if rc == MOSQ_ERR_PROTOCOL.rawValue { return "protocol error (is it an MQTT broker? mqtts:// to a plain port?)" }
+        return String(cString: mosquitto_strerror(rc))
+    }
+
+    /// The broker's CONNACK refusal, in words, with what to check.
+    static func describeRefusal(_ rc: Int32) -> String {
+        let text = String(cString: mosquitto_connack_string(rc))
+        switch rc {
+        case 4, 5: return "\(text) (check [mqtt] username and password_file)"
+        case 2: return "\(text) (check [mqtt] client_id)"
+        default: return text
+        }
+    }
+
+    /// What callbacks and workers recorded since the last call.
+    func take() -> [Happening] {
+        if phase == .resolving {
+            let done = handle.handoff.withLock { state -> (Int32, Int32)? in
+                guard let result = state.result else { return nil }
+                state.result = nil
+                return (result, state.errno)
+            }
+            if let (rc, savedErrno) = done { connectReturned(rc, savedErrno) }
+        }
+        defer { happenings = [] }
+        return happenings
+    }
+
+    /// The socket libmosquitto has open, if any (not while a worker owns the handle).
+    var socket: Int32? {
+        guard phase == .connecting || phase == .connected else { return nil }
+        let fd = mosquitto_socket(handle.mosq)
+        return fd >= 0 ? fd : nil
+    }
+
+    var wantsWrite: Bool { socket != nil && mosquitto_want_write(handle.mosq) }
+
+    /// When `tick` is due (µs).
+    var deadline: Int64? {
+        switch phase {
+        case .waiting: retryAt
+        case .resolving: nil
+        case .connecting, .connected: miscAt
+        }
+    }
+
+    /// Starts a connection attempt when one is due; keep-alives and the
+    /// check for a silent broker (`mosquitto_loop_misc`) when those are.
+    func tick(now: Int64) {
+        switch phase {
+        case .waiting:
+            guard let due = retryAt, now >= due else { return }
+            connect(now: now)
+        case .resolving:
+            break
+        case .connecting, .connected:
+            guard let due = miscAt, now >= due else { return }
+            _ = mosquitto_loop_misc(handle.mosq)
+            miscAt = now + miscInterval
+        }
+    }
+
+    /// A quarter of the keep-alive: a PINGREQ goes out at most 1.25 ×
+    /// keepalive after our last packet (the broker allows 1.5 ×), and a
+    /// broker that stopped answering is noticed within 1.25 × keepalive.
+    private var miscInterval: Int64 { max(Int64(settings.keepalive) * 250_000, 1_000_000) }
+
+    private func connect(now: Int64) {
+        retryAt = nil
+        miscAt = now + miscInterval
+        let host = broker.host, port = Int32(broker.port), keepalive = Int32(settings.keepalive)
+        if broker.hostIsNumeric {
+            phase = .connecting
+            connectReturned(mosquitto_connect_async(handle.mosq, host, port, keepalive), errno)
+            return
+        }
+        phase = .resolving
+        let handle = self.handle, wake = wakeup
+        handle.handoff.withLock { $0.busy = true }
+        Self.resolver.async {
+            let rc = mosquitto_connect_async(handle.mosq, host, port, keepalive)
+            let saved = errno
+            let retired = handle.handoff.withLock { state -> Bool in
+                state.busy = false
+                state.result = rc
+                state.errno = saved
+                return state.retired
+            }
+            if retired { mosquitto_destroy(handle.mosq) } else { wake.signal() }
+        }
+    }
+
+    /// Names are resolved one at a time, off the loop.
+    private static let resolver = DispatchQueue(label: "carouseld.mqtt.connect")
+
+    private func connectReturned(_ rc: Int32, _ savedErrno: Int32) {
+        if rc == MOSQ_ERR_SUCCESS.rawValue {
+            phase = .connecting
+        } else {
+            phase = .connecting  // so that a socket it may have opened is closed below
+            happenings.append(.attemptFailed(Self.describe(rc, savedErrno)))
+            lost()
+        }
+    }
+
+    /// The connection is gone (or never came): close what is left and wait
+    /// the backoff, 1 s doubling to 60 s, each with up to a quarter more at
+    /// random (frames restarted together do not all come back at once).
+    func lost(now: Int64 = MonotonicClock.now()) {
+        guard phase != .resolving else { return }
+        if phase == .connected { backoff = Self.firstBackoff }
+        phase = .waiting
+        miscAt = nil
+        retryAt = now + backoff + Int64.random(in: 0...(backoff / 4))
+        backoff = min(backoff * 2, Self.longestBackoff)
+    }
+
+    /// The broker accepted us: the next loss waits 1 s again.
+    func accepted() {
+        phase = .connected
+        backoff = Self.firstBackoff
+    }
+
+    /// `mosquitto_loop_read`; what it found comes through `take()`.
+    func readable() {
+        guard socket != nil else { return }
+        _ = mosquitto_loop_read(handle.mosq, 1)
+    }
+
+    /// `mosquitto_loop_write`: the queued packets, or the rest of a TLS handshake.
+    func writable() {
+        guard socket != nil else { return }
+        _ = mosquitto_loop_write(handle.mosq, 1)
+    }
+
+    func subscribe(_ topic: String) {
+        _ = mosquitto_subscribe(handle.mosq, nil, topic, 1)
+    }
+
+    /// Publishes while connected; dropped otherwise (state and discovery
+    /// are published again on the next connection).
+    @discardableResult
+    func publish(_ message: MQTTMessage) -> Bool {
+        guard phase == .connected else { return false }
+        let rc = message.payload.withUnsafeBytes {
+            mosquitto_publish(handle.mosq, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos, message.retain)
+        }
+        return rc == MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// A clean goodbye: `offline` on the availability topic (the will only
+    /// covers an unclean end), then DISCONNECT, written at once if the
+    /// socket takes it (the daemon is stopping or reconnecting elsewhere).
+    func close() {
+        guard phase == .connected || phase == .connecting else { return }
+        if phase == .connected { publish(frame.offline) }
+        _ = mosquitto_disconnect(handle.mosq)
+        for _ in 0..<4 where mosquitto_want_write(handle.mosq) {
+            guard mosquitto_loop_write(handle.mosq, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
+        }
+        phase = .waiting
+        retryAt = nil
+        miscAt = nil
+    }
+}
+
+struct MQTTLinkError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
