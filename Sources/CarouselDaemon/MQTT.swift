@@ -62,12 +62,19 @@ extension Daemon {
         }
     }
 
-    /// Says goodbye (`offline`, DISCONNECT) and drops the client; first
-    /// removes the discovery entities the next client will not announce.
-    func stopMQTT(next: FrameProtocol? = nil) {
+    /// Says goodbye (`offline`, DISCONNECT) and drops the client. On a
+    /// reconfiguration (`next`: what the next client is, nil for none), first
+    /// removes the discovery entities the next client will not announce;
+    /// when the daemon stops they stay (unavailable until it is back).
+    func stopMQTT(reconfiguredTo next: FrameProtocol?? = .none) {
         guard let session = mqtt else { return }
-        let keep = Set(next?.discoveryTopics ?? [])
-        let remove = session.announced.filter { !keep.contains($0) }
+        let remove: [String]
+        if case let .some(next) = next {
+            let keep = Set(next?.discoveryTopics ?? [])
+            remove = session.announced.filter { !keep.contains($0) }
+        } else {
+            remove = []
+        }
         if !remove.isEmpty, session.link.phase == .connected {
             for m in FrameProtocol.removal(of: remove) { session.link.publish(m) }
             log(.info, "mqtt: removed \(remove.count) Home Assistant entities")
@@ -87,7 +94,7 @@ extension Daemon {
             clientID: s.effectiveClientID, topic: s.effectiveTopic, discoveryPrefix: s.discoveryPrefix,
             version: CarouselVersion.string, hasBacklight: hasBacklight))
         // Same broker: what the next client announces stays; elsewhere, all goes.
-        stopMQTT(next: s.broker == old.mqtt.broker ? next : nil)
+        stopMQTT(reconfiguredTo: .some(s.broker == old.mqtt.broker ? next : nil))
         if s.broker == nil { log(.info, "mqtt: off") }
         startMQTT()
     }
