@@ -120,6 +120,18 @@ extension Daemon {
         }
     }
 
+    /// On the way out the console comes back on the panel: lit, at the lit
+    /// level, not dimmed or dark.
+    func restoreBacklight() {
+        guard let device = backlight.device else { return }
+        do throws(BacklightError) {
+            try device.setPower(on: true)
+            try device.setBrightness(device.level(percent: backlight.lit))
+        } catch {
+            log(.warning, "backlight \(device.name): \(error); left as it was")
+        }
+    }
+
     /// `brightness N`: the lit level from now on, kept for the next start.
     /// Off, it is the level the display wakes at.
     func setBrightness(percent: Int) -> String? {

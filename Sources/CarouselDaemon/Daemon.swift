@@ -324,12 +324,14 @@ public final class Daemon {
                 }
             } catch {
                 log(.error, "event loop: \(error)")
+                restoreBacklight()
                 backend.restore()
                 return 1
             }
         }
         notifier.stopping()
         control?.close()
+        restoreBacklight()
         backend.restore()
         log(.info, pacer.summary)
         log(.info, "stopped; display restored")
