@@ -170,14 +170,8 @@ enum WebPCodec {
         guard let base = contents.base?.assumingMemoryBound(to: UInt8.self) else {
             throw ImageError(path: path, reason: .emptyFile)
         }
-        // The partial demuxer reports DONE for a file cut inside its last
-        // frame; a file shorter than its RIFF size is truncated whatever frame
-        // the cut fell in, as for the other formats.
-        let riffSize = (0..<4).reduce(0) { $0 | Int(base[4 + $1]) << (8 * $1) }
-        guard contents.count >= 8 + riffSize else {
-            throw ImageError(path: path, reason: .corrupt(.webp, detail: "file is truncated"))
-        }
         var data = WebPData(bytes: base, size: contents.count)
+        // Partial, to tell a cut file (state short of DONE) from a broken one.
         var state = WEBP_DEMUX_PARSING_HEADER
         let demuxer = WebPDemuxPartial(&data, &state)
         defer { WebPDemuxDelete(demuxer) }
