@@ -180,6 +180,7 @@ if [ -n "$missing" ]; then
     case "$lib" in
       libdrm.so.*) echo libdrm2 ;; libinput.so.*) echo libinput10 ;; libudev.so.*) echo libudev1 ;;
       libjpeg.so.*) echo libjpeg62-turbo ;; libpng16.so.*) echo libpng16-16 ;; libwebp.so.*) echo libwebp7 ;;
+      libwebpdemux.so.*) echo libwebpdemux2 ;; libgif.so.*) echo libgif7 ;; libheif.so.*) echo libheif1 ;;
       libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;; *) echo "($lib)" ;;
     esac
   done | sort -u | tr '\n' ' ')
