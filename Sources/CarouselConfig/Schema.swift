@@ -334,7 +334,7 @@ public enum Schema {
             c.power.backlight = try BacklightChoice(v)
         },
         KeySpec(section: "power", name: "brightness", domain: .autoOrInteger(1...100),
-                accepts: "auto (the level the board has) or 1 to 100 (percent)") { c, v throws(ValueError) in
+                accepts: "auto or 1 to 100 (percent; auto: the board's own level)") { c, v throws(ValueError) in
             c.power.brightness = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 1...100) }
         },
         number("power", "dim_after", 0...10_080, unit: "minutes", note: " (0 = never)") { $0.power.dimAfter = $1 },
