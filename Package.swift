@@ -57,14 +57,18 @@ let package = Package(
         // calibration matrix, the targets, the check point, the udev rule. Pure Swift.
         .target(name: "CarouselCalibration", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselCalibrationTests", dependencies: ["CarouselCalibration", "CarouselConfig", "CarouselCore"]),
-        // Image decoding and scaling room: JPEG/PNG/WebP to upright pixels, pixman scaling.
+        // Image decoding and scaling room: JPEG/PNG/WebP/GIF/HEIF/AVIF to upright pixels, pixman scaling.
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
-        .systemLibrary(name: "CWebP", pkgConfig: "libwebp", providers: [.apt(["libwebp-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
+        // HEIF (.heic) and AVIF; Debian 12's libheif1 has libde265, dav1d and libaom built in.
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // giflib has no pkg-config file; its header and library are in the default paths.
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
-        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CPixman"]),
+        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeif", "CGIF", "CPixman"]),
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),

@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh all 20           every target 20 s (what scripts/test.sh runs)
 #
 # Targets (Sources/CarouselFuzzing, one input format each): config, control,
-# exif, jpeg, png, webp, simulate. Each starts from its committed seeds
+# exif, jpeg, png, webp, gif, heif, avif, simulate. Each starts from its committed seeds
 # (Fuzz/corpus/TARGET) and every input that ever failed
 # (Fuzz/regressions/TARGET); what it learns stays in .build-fuzz/corpus/TARGET
 # for the next run on this machine. A failing input (a trap, a sanitizer
@@ -19,7 +19,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(config control exif jpeg png webp simulate)
+targets=(config control exif jpeg png webp gif heif avif simulate)
 target=${1:-all}
 seconds=${2:-600}
 if [ "$target" != all ] && [[ ! " ${targets[*]} " == *" $target "* ]]; then
@@ -34,8 +34,10 @@ fi
 # Release, as libFuzzer is meant to run: several times the inputs per second
 # of a debug build, and Swift's overflow and bounds checks stay in.
 # -enable-testing: the EXIF target reads ExifReader, internal to its room.
-# The system libraries (libjpeg, libpng, libwebp) are not instrumented: the
-# shims' calls into them and every buffer we hand them are.
+# The system libraries (libjpeg, libpng, libwebp, giflib, libheif and its
+# codecs) are not instrumented: the shims' calls into them and every buffer
+# we hand them are. A crash inside libheif or libde265 is still a crash of
+# the target, and worth a Debian bug report with the input.
 echo "fuzz: building (.build-fuzz)" >&2
 swift build --scratch-path .build-fuzz -c release --product carousel-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -DCAROUSEL_FUZZING \
@@ -53,7 +55,7 @@ for t in "${targets[@]}"; do
   # socket's 4096-byte line, a decoder's second scanline pass.
   case $t in
     control) max_len=12000 ;;
-    jpeg|png|webp) max_len=16384 ;;
+    jpeg|png|webp|gif|heif|avif) max_len=16384 ;;
     exif) max_len=4096 ;;
     *) max_len=8192 ;;
   esac

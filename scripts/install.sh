@@ -21,11 +21,18 @@
 #   /etc/carouseld/carouseld.ini          (never overwritten: a changed default
 #                                          is installed as carouseld.ini.new)
 #   PREFIX/share/carouseld/demo-images/, PREFIX/share/doc/carouseld/README.md
+#   UDEVRULESDIR/70-carouseld-backlight.rules (the carouseld group may write
+#                                          a backlight's brightness, bl_power)
 # and, without DESTDIR (as root): creates the carouseld user and group
 # (systemd-sysusers), /var/lib/carouseld/images (systemd-tmpfiles), copies the
 # demo pictures into that folder if it did not exist before (so the screen
 # shows something at once; replace them with yours), and runs
-# `systemctl daemon-reload`. It does not enable or start the service.
+# `systemctl daemon-reload`. Where the board has a backlight
+# (/sys/class/backlight), it applies the udev rule to it and writes
+# /etc/systemd/system/carouseld.service.d/backlight.conf, which opens that
+# device's folder in the otherwise read-only /sys of the service
+# (ProtectKernelTunables=); run it again after adding a panel. It does not
+# enable or start the service.
 set -euo pipefail
 
 prefix=${PREFIX:-/usr/local}
@@ -74,7 +81,8 @@ fi
 for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
   [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
 done
-for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" "$ini_src"; do
+for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
+  "$unit_src/carouseld-backlight.rules" "$ini_src"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -87,6 +95,11 @@ esac
 unitdir=${UNITDIR:-$sysd_lib/systemd/system}
 sysusersdir=${SYSUSERSDIR:-$sysd_lib/sysusers.d}
 tmpfilesdir=${TMPFILESDIR:-$sysd_lib/tmpfiles.d}
+# udev reads rules from /usr/lib and /etc only (not /usr/local/lib).
+case "$prefix" in
+  /usr) udevrulesdir=${UDEVRULESDIR:-/usr/lib/udev/rules.d} ;;
+  *) udevrulesdir=${UDEVRULESDIR:-/etc/udev/rules.d} ;;
+esac
 confdir=/etc/carouseld
 images=/var/lib/carouseld/images
 
@@ -114,6 +127,7 @@ put 0755 "$bin_src/carouselctl" "$D$prefix/bin/carouselctl"
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld.service") "$D$unitdir/carouseld.service"
 put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
 put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
+put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-backlight.rules"
 say "unit $unitdir/carouseld.service (ExecStart=$prefix/bin/carouseld)"
 
 # The configuration is the administrator's: never replace an existing one.
@@ -166,6 +180,7 @@ if [ -n "$missing" ]; then
     case "$lib" in
       libdrm.so.*) echo libdrm2 ;; libinput.so.*) echo libinput10 ;; libudev.so.*) echo libudev1 ;;
       libjpeg.so.*) echo libjpeg62-turbo ;; libpng16.so.*) echo libpng16-16 ;; libwebp.so.*) echo libwebp7 ;;
+      libwebpdemux.so.*) echo libwebpdemux2 ;; libgif.so.*) echo libgif7 ;; libheif.so.*) echo libheif1 ;;
       libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;; *) echo "($lib)" ;;
     esac
   done | sort -u | tr '\n' ' ')
@@ -174,6 +189,32 @@ if [ -n "$missing" ]; then
 else
   "$prefix/bin/carouseld" check-config "$confdir/carouseld.ini" >/dev/null \
     || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
+fi
+
+# The backlight: the rule applied to the devices there now, and their folders
+# opened in the service's read-only /sys (systemd follows no wildcard there,
+# so the paths are this board's, resolved now).
+dropin=/etc/systemd/system/carouseld.service.d/backlight.conf
+backlights=()
+for b in /sys/class/backlight/*; do
+  [ -e "$b/brightness" ] && backlights+=("$(readlink -f "$b")")
+done
+if ((${#backlights[@]})); then
+  if command -v udevadm >/dev/null; then
+    udevadm control --reload 2>/dev/null || true
+    udevadm trigger --subsystem-match=backlight --action=add
+    udevadm settle --timeout=30 || true
+  fi
+  {
+    echo "# Written by install.sh: this board's backlight, writable by the service"
+    echo "# (see 70-carouseld-backlight.rules). Run install.sh again after a change."
+    echo "[Service]"
+    for b in "${backlights[@]}"; do echo "ReadWritePaths=-$b"; done
+  } | put 0644 /dev/stdin "$dropin"
+  say "backlight: ${backlights[*]##*/} (writable by the carouseld group; $dropin)"
+elif [ -e "$dropin" ]; then
+  rm -f "$dropin"
+  say "backlight: none now; removed $dropin"
 fi
 
 if [ -d /run/systemd/system ]; then

@@ -4,14 +4,17 @@
 # The fixtures are committed (a few hundred bytes each), so tests need none of
 # these tools; run this only to change them. They are made with tools that share
 # no code with carouseld's decoder: Debian's ImageMagick 6 (`imagemagick`) draws
-# and encodes, exiftool (`libimage-exiftool-perl`) writes EXIF orientation, and
-# python3 edits header bytes for the damaged files. ImageMagick's own
+# and encodes, exiftool (`libimage-exiftool-perl`) writes EXIF orientation,
+# heif-enc (`libheif-examples`: libheif's encoders x265 and libaom, not its
+# decoders) writes HEIF and AVIF, and python3 edits header bytes for the
+# damaged files and writes the GIF and WebP containers ImageMagick cannot
+# (a frame smaller than the screen, a local colour map). ImageMagick's own
 # -auto-orient makes the reference images the orientation tests compare with.
 set -euo pipefail
 
-for tool in convert exiftool python3; do
+for tool in convert exiftool heif-enc python3; do
   command -v "$tool" >/dev/null || {
-    echo "make-fixtures: $tool is missing; apt-get install imagemagick libimage-exiftool-perl python3" >&2
+    echo "make-fixtures: $tool is missing; apt-get install imagemagick libimage-exiftool-perl libheif-examples python3" >&2
     exit 1
   }
 done
@@ -19,7 +22,7 @@ done
 out="$(cd "$(dirname "$0")/.." && pwd)/Tests/CarouselImagingTests/Fixtures"
 mkdir -p "$out"
 cd "$out"
-rm -f ./*.png ./*.jpg ./*.webp ./*.gif
+rm -f ./*.png ./*.jpg ./*.webp ./*.gif ./*.heic ./*.avif
 
 # The base picture: 64x32, four solid quadrants, every one a different colour
 # so that any rotation or mirror is visible (top-left red, top-right green,
@@ -182,11 +185,199 @@ exif[app1 + 2:app1 + 4] = struct.pack(">H", 0xFFFF)
 open("exif-bad-length.jpg", "wb").write(exif)
 PY
 
+# Animations show their first frame: the quadrants, then a blue frame. The
+# animated WebP is assembled by python3 below from lossless frames (exact
+# pixels): ImageMagick 6 appends a stray copy of the last frame after the
+# animation's RIFF chunk, which a truncation test would cut harmlessly.
+convert -delay 50 quadrants.png -size 64x32 xc:'#0000FF' -loop 0 -strip animated.gif
+
+# GIF: the quadrants (four colours, exact), Adam7-like interlaced rows, and
+# the green quadrant as the transparent index.
+convert quadrants.png -strip GIF:quadrants.gif
+convert quadrants.png -strip -interlace GIF GIF:interlaced.gif
+convert quadrants.png -strip -transparent '#00FF00' GIF:transparent.gif
+
+# HEIF (HEVC by x265) and AVIF (AV1 by libaom), 4:4:4 so that the quadrant
+# colours survive; with alpha (the translucent quadrants of alpha.png).
+heif-enc -q 90 -p chroma=444 -o quadrants.heic quadrants.png >/dev/null
+heif-enc -A -q 90 -p chroma=444 -o quadrants.avif quadrants.png >/dev/null
+heif-enc -A -q 95 -p chroma=444 -o alpha.avif alpha.png >/dev/null
+# EXIF orientation 6 inside a HEIF: heif-enc copies the JPEG's EXIF block
+# (orientation and all) and writes no irot, so only EXIF says "turn".
+heif-enc -q 90 -p chroma=444 -o exif-6.heic orientation-6.jpg >/dev/null
+
+convert -size 32x16 xc:'#FFFF00' -strip -define webp:lossless=true yellow.tmp.webp
+convert -size 64x32 xc:'#0000FF' -strip -define webp:lossless=true blue.tmp.webp
+python3 - <<'PY'
+import struct
+
+def boxes(d, start, end):
+    """(offset, type, size, header length) of the boxes in d[start:end]."""
+    i = start
+    while i + 8 <= end:
+        size, kind = struct.unpack(">I4s", d[i:i + 8])
+        head = 8
+        if size == 1:
+            size, = struct.unpack(">Q", d[i + 8:i + 16]); head = 16
+        elif size == 0:
+            size = end - i
+        yield i, kind, size, head
+        i += size
+
+def child(d, parent, kind, full=False):
+    i, _, size, head = parent
+    first = i + head + (4 if full else 0)
+    return next(b for b in boxes(d, first, i + size) if b[1] == kind)
+
+def with_transform(name, out, prop):
+    """Adds an irot or imir property (box bytes `prop`) to the primary item,
+    as Apple's cameras write irot: ipco gets the box, ipma the (essential)
+    association, and every box around them and every file offset in iloc
+    grows by the bytes inserted."""
+    d = bytearray(open(name, "rb").read())
+    meta = next(b for b in boxes(d, 0, len(d)) if b[1] == b"meta")
+    iprp = child(d, meta, b"iprp", full=True)
+    ipco, ipma = child(d, iprp, b"ipco"), child(d, iprp, b"ipma")
+    pitm = child(d, meta, b"pitm", full=True)
+    primary, = struct.unpack(">H", d[pitm[0] + 12:pitm[0] + 14])
+    index = len(list(boxes(d, ipco[0] + 8, ipco[0] + ipco[2]))) + 1
+    assert index < 128 and d[ipma[0] + 8] == 0 and d[ipma[0] + 11] & 1 == 0, "ipma version 0, 7-bit indices"
+    # Find the primary item's entry in ipma: item_ID (16 bits), count, indices.
+    j = ipma[0] + 16
+    for _ in range(struct.unpack(">I", d[ipma[0] + 12:ipma[0] + 16])[0]):
+        item, count = struct.unpack(">HB", d[j:j + 3])
+        if item == primary:
+            d[j + 2] = count + 1
+            d[j + 3 + count:j + 3 + count] = bytes([0x80 | index])
+            break
+        j += 3 + count
+    else:
+        raise SystemExit("no ipma entry for the primary item")
+    d[ipco[0] + ipco[2]:ipco[0] + ipco[2]] = prop  # before ipma, so ipma's edit above is unaffected
+    delta = 1 + len(prop)
+    for box, grow in ((meta, delta), (iprp, delta), (ipco, len(prop))):
+        d[box[0]:box[0] + 4] = struct.pack(">I", box[2] + grow)
+    ipma_start = ipma[0] + len(prop)
+    d[ipma_start:ipma_start + 4] = struct.pack(">I", ipma[2] + 1)
+    # iloc comes before iprp: shift the file offsets (construction method 0) of data after meta.
+    iloc = child(d, meta, b"iloc", full=True)
+    k = iloc[0] + 12
+    version = d[iloc[0] + 8]
+    off_size, len_size = d[k] >> 4, d[k] & 15
+    base_size, index_size = d[k + 1] >> 4, (d[k + 1] & 15) if version else 0
+    k += 2
+    items, k = (struct.unpack(">H", d[k:k + 2])[0], k + 2) if version < 2 else (struct.unpack(">I", d[k:k + 4])[0], k + 4)
+    def field(at, n, add):
+        value = int.from_bytes(d[at:at + n], "big")
+        if add and n: d[at:at + n] = (value + add).to_bytes(n, "big")
+        return value
+    for _ in range(items):
+        k += 2 if version < 2 else 4
+        method = 0
+        if version:
+            method = d[k + 1] & 15; k += 2
+        k += 2  # data_reference_index
+        base = field(k, base_size, 0)
+        shift_base = method == 0 and base_size and base > meta[0]
+        if shift_base: field(k, base_size, delta)
+        k += base_size
+        extents, = struct.unpack(">H", d[k:k + 2]); k += 2
+        for _ in range(extents):
+            k += index_size
+            if method == 0 and not shift_base and (base + field(k, off_size, 0)) > meta[0]:
+                field(k, off_size, delta)
+            k += off_size + len_size
+    open(out, "wb").write(d)
+
+# irot: angle * 90 degrees anticlockwise. 3 turns a clockwise quarter, what
+# EXIF's 6 says too (the iPhone case: both, agreeing); 1 turns anticlockwise
+# while EXIF still says 6 (disagreeing). Either way only irot may count.
+with_transform("exif-6.heic", "irot-3-exif-6.heic", struct.pack(">I4sB", 9, b"irot", 3))
+with_transform("exif-6.heic", "irot-1-exif-6.heic", struct.pack(">I4sB", 9, b"irot", 1))
+with_transform("quadrants.avif", "irot-3.avif", struct.pack(">I4sB", 9, b"irot", 3))
+
+# HEIF and AVIF bombs: every ispe (the grid's and its tiles') says 30000x30000.
+for name, out in (("quadrants.heic", "bomb.heic"), ("quadrants.avif", "bomb.avif")):
+    d = bytearray(open(name, "rb").read())
+    at = d.find(b"ispe")
+    while at >= 0:
+        d[at + 8:at + 16] = struct.pack(">II", 30000, 30000)
+        at = d.find(b"ispe", at + 4)
+    open(out, "wb").write(d)
+
+# An AVIF whose picture item claims the codec "jpeg", which libheif 1.15
+# does not take for a picture at all.
+d = open("quadrants.avif", "rb").read()
+assert d.count(b"av01") == 1
+open("jpeg-coded.avif", "wb").write(d.replace(b"av01", b"jpeg"))
+
+# GIF written by hand, with uncompressed LZW (a clear code before the code
+# width could grow, so every code is a literal of min_code_size + 1 bits).
+def gif(name, screen, frame, pixels, global_map, local_map=None, transparent=None):
+    def table(colors):
+        colors = colors + [(0, 0, 0)] * (4 - len(colors))
+        return b"".join(bytes(c) for c in colors)
+    out = b"GIF89a" + struct.pack("<HH", *screen)
+    out += bytes([0x81 if global_map else 0x00, 0, 0])  # global map of 4 entries, or none
+    if global_map: out += table(global_map)
+    if transparent is not None:
+        out += b"\x21\xf9\x04" + bytes([1, 0, 0, transparent, 0])
+    x, y, w, h = frame
+    out += b"\x2c" + struct.pack("<HHHH", x, y, w, h) + bytes([0x81 if local_map else 0x00])
+    if local_map: out += table(local_map)
+    bits, nbits, data = 0, 0, bytearray()
+    def emit(code):
+        nonlocal bits, nbits
+        bits |= code << nbits; nbits += 3
+        while nbits >= 8:
+            data.append(bits & 255); bits >>= 8; nbits -= 8
+    for i, p in enumerate(pixels):
+        if i % 2 == 0: emit(4)  # clear
+        emit(p)
+    emit(5)  # end of information
+    if nbits: data.append(bits & 255)
+    out += bytes([2])  # min code size
+    for i in range(0, len(data), 255):
+        out += bytes([len(data[i:i + 255])]) + data[i:i + 255]
+    out += b"\x00;"
+    open(name, "wb").write(out)
+
+def quadrant_indices(w, h):
+    return [(0 if x < w // 2 else 1) + (0 if y < h // 2 else 2) for y in range(h) for x in range(w)]
+
+red, green, blue, yellow = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0)
+# The first frame's local colour map overrides a global map of other colours.
+gif("local-colormap.gif", (64, 32), (0, 0, 64, 32), quadrant_indices(64, 32),
+    global_map=[(255, 255, 255)] * 4, local_map=[red, green, blue, yellow])
+# A frame smaller than the screen (bottom-right quadrant), no transparent
+# index: the rest of the screen is transparent; no global map, a local one.
+gif("partial-frame.gif", (64, 32), (32, 16, 32, 16), [3] * (32 * 16),
+    global_map=None, local_map=[red, green, blue, yellow])
+
+# An animated WebP whose first frame (lossless yellow, 32x16) covers only
+# the bottom-right quarter of its 64x32 canvas; the second covers it all.
+def chunk(kind, data):
+    return kind + struct.pack("<I", len(data)) + data + (b"\0" if len(data) & 1 else b"")
+def vp8l(name):
+    d = open(name, "rb").read()
+    assert d[12:16] == b"VP8L", d[12:16]
+    n, = struct.unpack("<I", d[16:20])
+    return d[12:20 + n + (n & 1)]
+def anmf(x, y, w, h, payload):
+    u24 = lambda v: struct.pack("<I", v)[:3]
+    return chunk(b"ANMF", u24(x // 2) + u24(y // 2) + u24(w - 1) + u24(h - 1) + u24(100) + b"\0" + payload)
+def animation(name, flags, frames):
+    canvas = bytes([flags, 0, 0, 0]) + struct.pack("<I", 63)[:3] + struct.pack("<I", 31)[:3]  # 64x32
+    body = chunk(b"VP8X", canvas) + chunk(b"ANIM", struct.pack("<IH", 0xFF000000, 0)) + b"".join(frames)
+    open(name, "wb").write(b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body)
+# VP8X flags: 0x02 animation, 0x10 alpha.
+animation("animated.webp", 0x02, [anmf(0, 0, 64, 32, vp8l("quadrants-lossless.webp")),
+                                  anmf(0, 0, 64, 32, vp8l("blue.tmp.webp"))])
+animation("partial-frame.webp", 0x12, [anmf(32, 16, 32, 16, vp8l("yellow.tmp.webp")),
+                                       anmf(0, 0, 64, 32, vp8l("blue.tmp.webp"))])
+PY
+rm -f ./*.tmp.webp
 # Not an image at all, under an image's name.
 printf 'This is a text file that someone named photo.jpg.\n' > text.jpg
-# An animated WebP (two frames), which the decoder refuses by name.
-convert -delay 50 -size 16x16 xc:red xc:blue -loop 0 -strip animated.webp
-# A GIF, a format we do not decode.
-convert quadrants.png -strip GIF:not-supported.gif
 
 ls -l "$out"

@@ -6,13 +6,18 @@ set -euo pipefail
 # Build and test dependencies, one group a line so that each has a reason.
 packages=(
   pkg-config
-  libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging)
+  libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging); libwebp-dev has libwebpdemux too
+  libgif-dev  # GIF's first frame (CarouselImaging, CGIF)
+  libheif-dev  # HEIF/HEIC and AVIF (CarouselImaging, CHeif); Debian 12's libheif1 brings libde265, dav1d and libaom
   libdrm-dev  # the DRM/KMS display (CarouselDRM)
   libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
   libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquitto, [mqtt])
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
+# Only scripts/make-fixtures.sh, run by hand to change the committed test
+# fixtures, needs more: libimage-exiftool-perl (EXIF orientation) and
+# libheif-examples (heif-enc, with libheif's encoders x265 and libaom).
 # Fuzzing (scripts/fuzz.sh) needs no package: libFuzzer and AddressSanitizer
 # come with the Swift toolchain's clang (lib/swift/clang/lib/linux).
 

@@ -42,7 +42,8 @@ public enum Album {
     /// that had to be left out, one `AlbumError` (one log line) each.
     ///
     /// An image is a regular file, or a symbolic link to one, whose name ends
-    /// in `.jpg`, `.jpeg`, `.png` or `.webp` in any case and is not hidden
+    /// in one of `ImageFormat.fileExtensions` (`.jpg`, `.png`, `.webp`, `.gif`,
+    /// `.heic`, `.avif`...) in any case and is not hidden
     /// (`.name`) or a temporary file (`name~`, `#name#`, `.part`, `.tmp`, `.swp`).
     ///
     /// Subfolders are entered only when `recursive`; their pictures' names are

@@ -96,7 +96,46 @@ public struct PowerConfig: Equatable, Sendable {
     /// When the display is on (`[power] schedule`); nil: at all times.
     public var schedule: PowerSchedule?
     public var wake = WakePicture.resume
+    /// The panel's backlight (`[power] backlight`).
+    public var backlight = BacklightChoice.auto
+    /// The lit level in percent of the backlight's range (`[power]
+    /// brightness`); nil: the level the board has at start.
+    public var brightness: Int?
+    /// Minutes without a touch, a key or a command before the backlight
+    /// dims to `dimLevel` percent; 0: never.
+    public var dimAfter: Double = 0
+    public var dimLevel = 20
     public init() {}
+}
+
+/// Which backlight the daemon drives (`[power] backlight`): the one the
+/// board has (`auto`: firmware, then platform, then raw interfaces, as
+/// systemd-backlight and the desktops rank them), none, or one by name.
+public enum BacklightChoice: Equatable, Sendable, CustomStringConvertible {
+    case auto, none
+    case named(String)
+
+    public init(_ text: String) throws(ValueError) {
+        switch text.lowercased() {
+        case "", "auto": self = .auto
+        case "none": self = .none
+        default:
+            // A directory name under /sys/class/backlight: no path, no dot-dot.
+            guard !text.contains("/"), text != ".", text != "..", text.utf8.count <= 255,
+                  !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == " " }) else {
+                throw ValueError("expected auto, none or a backlight's name as in /sys/class/backlight (no path)")
+            }
+            self = .named(text)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .auto: "auto"
+        case .none: "none"
+        case let .named(name): name
+        }
+    }
 }
 
 public struct Configuration: Equatable, Sendable {

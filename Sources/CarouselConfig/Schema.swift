@@ -330,6 +330,15 @@ public enum Schema {
         // A week at most: longer is a typo (seconds for minutes) more likely than a wish.
         number("power", "idle_off", 0...10_080, unit: "minutes", note: " (0 = never)") { $0.power.idleOff = $1 },
         choice("power", "wake", WakePicture.self) { $0.power.wake = $1 },
+        key("power", "backlight", "auto, none or a name under /sys/class/backlight") { c, v throws(ValueError) in
+            c.power.backlight = try BacklightChoice(v)
+        },
+        KeySpec(section: "power", name: "brightness", domain: .autoOrInteger(1...100),
+                accepts: "auto or 1 to 100 (percent; auto: the board's own level)") { c, v throws(ValueError) in
+            c.power.brightness = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 1...100) }
+        },
+        number("power", "dim_after", 0...10_080, unit: "minutes", note: " (0 = never)") { $0.power.dimAfter = $1 },
+        integer("power", "dim_level", 1...100) { $0.power.dimLevel = $1 },
         key("power", "schedule", "on-times, e.g. mon-fri 07:00-22:00, sat,sun 09:00-23:00; empty: always") { c, v throws(ValueError) in
             do throws(PowerSchedule.ParseError) {
                 c.power.schedule = try PowerSchedule.parse(v)

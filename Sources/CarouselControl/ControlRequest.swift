@@ -29,11 +29,13 @@ public enum ControlRequest: Equatable, Sendable {
     /// `display on|off|auto`: the display's power; `auto` gives it back to
     /// the idle rule (`[power] idle_off`).
     case display(DisplayPowerSetting)
+    /// `brightness N`: the backlight's lit level, percent of its range.
+    case brightness(Int)
 
     /// Every command name, in the order `help` lists them.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
-        "set", "screenshot", "display", "subscribe", "version", "help",
+        "set", "screenshot", "display", "brightness", "subscribe", "version", "help",
     ]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -42,6 +44,7 @@ public enum ControlRequest: Equatable, Sendable {
         "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
+        "brightness": "brightness <1-100>",
     ]
 
     /// The longest goto animation accepted: a minute is already absurd for a
@@ -57,7 +60,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .goto(index, ms): .goto(index: index, duration: ms.map { Double($0) / 1000 })
         case .pause: .pause
         case .resume: .resume
-        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display: nil
+        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness: nil
         }
     }
 
@@ -78,6 +81,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .version: "version"
         case .help: "help"
         case let .display(setting): "display \(setting.rawValue)"
+        case let .brightness(percent): "brightness \(percent)"
         }
     }
 
@@ -113,6 +117,14 @@ public enum ControlRequest: Equatable, Sendable {
                 return .failure(ControlError("display needs on, off or auto (usage: display on|off|auto), got \(got)"))
             }
             return .success(.display(setting))
+        case "brightness":
+            guard arguments.count == 1, let percent = Int(arguments[arguments.startIndex].text), (1...100).contains(percent) else {
+                let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
+                return .failure(ControlError(
+                    "brightness needs a level from 1 to 100, percent of the backlight's range (usage: brightness <1-100>;"
+                        + " to switch it off: display off), got \(got)"))
+            }
+            return .success(.brightness(percent))
         case "set":
             guard arguments.count >= 2, let key = arguments.first else {
                 return .failure(ControlError("set needs a key and a value (usage: set <key> <value>)"))

@@ -85,6 +85,9 @@ extension Daemon {
                 return .error("display \(setting.rawValue): \(error)")
             }
             return .ok(status())
+        case let .brightness(percent):
+            if let error = setBrightness(percent: percent) { return .error("brightness \(percent): \(error)") }
+            return .ok(status())
         }
     }
 
@@ -105,6 +108,10 @@ extension Daemon {
             "idle_off_ms": idleOffDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
             "schedule": config.power.schedule == nil ? .null : .string(power.scheduledOff ? "off" : "on"),
             "schedule_change_ms": power.nextScheduleChange.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
+            "backlight": backlight.device.map { .string($0.name) } ?? .null,
+            "brightness": backlight.device == nil ? .null : .int(backlight.lit),
+            "dimmed": .bool(backlight.dimmed),
+            "dim_ms": dimDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
         ]
         return [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),

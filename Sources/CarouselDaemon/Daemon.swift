@@ -56,6 +56,9 @@ public final class Daemon {
         /// resume`); nil keeps none. `carouseld run` passes systemd's
         /// `$STATE_DIRECTORY` or /var/lib/carouseld (`stateDirectory(environment:)`).
         public var stateDirectory: String?
+        /// Where the kernel lists backlights (`carouseld run`:
+        /// /sys/class/backlight); nil drives none.
+        public var backlightRoot: String?
         public init() {}
 
         /// `$STATE_DIRECTORY`'s first path, else /var/lib/carouseld.
@@ -132,6 +135,9 @@ public final class Daemon {
     private var hotplug: HotplugMonitor?
     /// The display's power: off, nothing is drawn (see DisplayPower.swift).
     var power = DisplayPowerState()
+    /// The panel's backlight, if there is one to drive (BacklightControl.swift).
+    var backlight = BacklightState()
+    let backlightRoot: String?
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
     var needsFrame = true
@@ -199,6 +205,7 @@ public final class Daemon {
             displayDescriptor = fd
         }
         localClock = options.localClock ?? .system
+        backlightRoot = options.backlightRoot
         if options.localClock == nil {
             // A clock set by NTP or by hand moves the schedule's next change.
             do {
@@ -215,6 +222,7 @@ public final class Daemon {
             position = PositionStore(directory: directory)
             if config.images.resume { resumePosition() }
         }
+        openBacklight()
         // The start picture is decoded (on the decoder thread) from here on,
         // while input devices are enumerated and the socket opened: the first
         // frame would ask for it only once all that is done.
@@ -323,6 +331,7 @@ public final class Daemon {
                 }
             } catch {
                 log(.error, "event loop: \(error)")
+                restoreBacklight()
                 backend.restore()
                 return 1
             }
@@ -330,6 +339,7 @@ public final class Daemon {
         notifier.stopping()
         stopMQTT()
         control?.close()
+        restoreBacklight()
         backend.restore()
         log(.info, pacer.summary)
         log(.info, "stopped; display restored")
@@ -354,6 +364,7 @@ public final class Daemon {
         deliver(model.advance(to: Timestamp(microseconds: now)))
         applySchedule(now: now)
         applyIdleRule(now: now)
+        applyDimRule(now: now)
         serviceMQTT(now: now)
         drawIfNeeded(now: now)
     }
@@ -362,7 +373,8 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, power.nextScheduleChange, mqttDeadline].compactMap({ $0 }) {
+        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, dimDeadline, power.nextScheduleChange, mqttDeadline]
+            .compactMap({ $0 }) {
             wake = min(wake ?? due, due)
         }
         if holding(now), !moving {

@@ -64,6 +64,7 @@ extension Daemon {
             return error
         }
         power.isOff = !on
+        backlightFollowsDisplay(on: on)
         // A touch or a key that wakes the display gives it back to the rule.
         if cause == .touch || cause == .key { power.mode = .auto }
         if on {
@@ -158,7 +159,7 @@ extension Daemon {
     /// monitoring script would keep the display on for ever.
     func noteRequest(_ request: ControlRequest) {
         switch request {
-        case .next, .prev, .goto, .pause, .resume, .reload, .set: power.lastActivity = clock()
+        case .next, .prev, .goto, .pause, .resume, .reload, .set, .brightness: power.lastActivity = clock()
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .version, .help: break
         }

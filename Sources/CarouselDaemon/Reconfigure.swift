@@ -113,6 +113,9 @@ extension Daemon {
         let previousCache = layout.cacheSettings(old)
         config = new
         if new.power.schedule != old.power.schedule { applySchedule(now: clock(), recompute: true) }
+        if new.power.backlight != old.power.backlight || new.power.brightness != old.power.brightness || backlight.device == nil {
+            openBacklight()
+        }
         Log.threshold = new.logLevel
         if let control {
             control.allowUIDs = new.control.allowUIDs.isEmpty ? nil : Set(new.control.allowUIDs)

@@ -29,6 +29,11 @@ enum DecoderProperties {
                 overwrite(&file, Array("RIFF".utf8), at: 0)
                 overwrite(&file, Array("WEBP".utf8), at: 8)
             }
+        case .gif: overwrite(&file, Array("GIF89a".utf8), at: 0)
+        // The ftyp box's type and major brand; the box size and the
+        // compatible brands stay the fuzzer's.
+        case .heif: overwrite(&file, Array("ftypheic".utf8), at: 4)
+        case .avif: overwrite(&file, Array("ftypavif".utf8), at: 4)
         }
 
         guard let image = decode(file, target: target, fit: fit, maxPixels: maxPixels) else { return }

@@ -9,8 +9,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case control
     /// The EXIF Orientation reader, in JPEG, PNG and WebP containers.
     case exif
-    /// Each image decoder through its C library (and shim).
-    case jpeg, png, webp
+    /// Each image decoder through its C library (and shim): libjpeg-turbo,
+    /// libpng, libwebp (and libwebpdemux), giflib, and libheif for HEIF
+    /// (libde265) and AVIF (dav1d).
+    case jpeg, png, webp, gif, heif, avif
     /// `carouseld simulate` scripts: parse and run.
     case simulate
 
@@ -24,6 +26,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .jpeg: try DecoderProperties.check(input, format: .jpeg)
         case .png: try DecoderProperties.check(input, format: .png)
         case .webp: try DecoderProperties.check(input, format: .webp)
+        case .gif: try DecoderProperties.check(input, format: .gif)
+        case .heif: try DecoderProperties.check(input, format: .heif)
+        case .avif: try DecoderProperties.check(input, format: .avif)
         case .simulate: try SimulationProperties.check(input)
         }
     }

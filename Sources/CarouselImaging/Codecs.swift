@@ -137,8 +137,16 @@ final class PNGReader {
 /// longjmp or exit, so Swift calls it directly.
 enum WebPCodec {
     struct Header {
+        /// The picture: a still image's size, an animation's canvas.
         var size: PixelSize
         var hasAlpha: Bool
+        /// The bytes `WebPDecode` reads: the whole file for a still
+        /// picture, the first frame's ALPH and VP8/VP8L chunks for an
+        /// animation (libwebp decodes those without their RIFF container).
+        var payload: Range<Int>
+        /// Where the first frame lies on the canvas when it does not cover
+        /// all of it; nil when it does (and for still pictures).
+        var frame: PixelRect?
     }
 
     /// The corresponding C function is `WebPGetFeatures`.
@@ -147,16 +155,56 @@ enum WebPCodec {
         let data = contents.base?.assumingMemoryBound(to: UInt8.self)
         let status = WebPGetFeatures(data, contents.count, &features)
         guard status == VP8_STATUS_OK else { throw error(status, path: path) }
-        if features.has_animation != 0 {
-            // FIXME: show the first frame through libwebpdemux (WebPAnimDecoder).
-            throw ImageError(path: path, reason: .unsupportedVariant(.webp, detail: "animated WebP is not supported"))
-        }
+        if features.has_animation != 0 { return try firstFrame(contents, path: path) }
         return Header(size: PixelSize(width: Int(features.width), height: Int(features.height)),
-                      hasAlpha: features.has_alpha != 0)
+                      hasAlpha: features.has_alpha != 0, payload: 0..<contents.count, frame: nil)
+    }
+
+    /// An animation shows as its first frame, drawn on a transparent canvas
+    /// as libwebp's own WebPAnimDecoder draws it (the ANIM chunk's
+    /// background colour is only a hint, which browsers ignore too). Only
+    /// that frame is decoded: WebPAnimDecoder would keep a canvas-sized
+    /// buffer of its own and could not scale.
+    /// The corresponding C functions are `WebPDemuxPartial` and `WebPDemuxGetFrame`.
+    private static func firstFrame(_ contents: FileContents, path: String) throws(ImageError) -> Header {
+        guard let base = contents.base?.assumingMemoryBound(to: UInt8.self) else {
+            throw ImageError(path: path, reason: .emptyFile)
+        }
+        var data = WebPData(bytes: base, size: contents.count)
+        // Partial, to tell a cut file (state short of DONE) from a broken one.
+        var state = WEBP_DEMUX_PARSING_HEADER
+        let demuxer = WebPDemuxPartial(&data, &state)
+        defer { WebPDemuxDelete(demuxer) }
+        guard let demuxer, state == WEBP_DEMUX_DONE else {
+            let detail = state == WEBP_DEMUX_PARSE_ERROR ? "invalid animation (RIFF chunks)" : "file is truncated"
+            throw ImageError(path: path, reason: .corrupt(.webp, detail: detail))
+        }
+        let canvas = PixelSize(width: Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_WIDTH)),
+                               height: Int(WebPDemuxGetI(demuxer, WEBP_FF_CANVAS_HEIGHT)))
+        var iterator = WebPIterator()
+        guard WebPDemuxGetFrame(demuxer, 1, &iterator) != 0 else {
+            throw ImageError(path: path, reason: .corrupt(.webp, detail: "animation without frames"))
+        }
+        defer { WebPDemuxReleaseIterator(&iterator) }
+        let rect = PixelRect(x: Int(iterator.x_offset), y: Int(iterator.y_offset),
+                             width: Int(iterator.width), height: Int(iterator.height))
+        // The demuxer has checked that every frame lies on the canvas; a
+        // frame that does not is refused rather than written outside the image.
+        guard rect.width > 0, rect.height > 0, rect.x >= 0, rect.y >= 0,
+              rect.x + rect.width <= canvas.width, rect.y + rect.height <= canvas.height,
+              let fragment = iterator.fragment.bytes else {
+            throw ImageError(path: path, reason: .corrupt(.webp, detail: "first frame outside the canvas"))
+        }
+        let start = fragment - UnsafePointer(base)
+        let covers = rect.size == canvas
+        return Header(size: canvas, hasAlpha: iterator.has_alpha != 0 || !covers,
+                      payload: start..<start + iterator.fragment.size, frame: covers ? nil : rect)
     }
 
     /// Decodes, scaled by libwebp to `outputSize` when that differs from the
-    /// stored size, into premultiplied pixels.
+    /// stored size, into premultiplied pixels. An animation's first frame
+    /// that leaves part of the canvas uncovered is decoded at full size
+    /// into its place on a transparent canvas.
     /// The corresponding C functions are `WebPInitDecoderConfig` and `WebPDecode`.
     static func decode(_ contents: FileContents, header: Header, into image: DecodedImage,
                        path: String) throws(ImageError) {
@@ -164,7 +212,12 @@ enum WebPCodec {
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw ImageError(path: path, reason: .unsupportedVariant(.webp, detail: "libwebp version mismatch"))
         }
-        if image.size != header.size {
+        var offset = 0
+        if let frame = header.frame {
+            precondition(image.size == header.size, "a partial frame is decoded at the canvas's size")
+            for y in 0..<image.height { image.row(y).update(repeating: 0, count: image.width) }
+            offset = frame.y * image.stride + frame.x * 4
+        } else if image.size != header.size {
             // libwebp's rescaler averages the source pixels under each output
             // pixel when shrinking: a proper area filter, at a fraction of
             // the memory of a full-size decode for lossy files. FIXME: a
@@ -184,11 +237,11 @@ enum WebPCodec {
         config.output.colorspace = MODE_Argb
         #endif
         config.output.is_external_memory = 1
-        config.output.u.RGBA.rgba = image.base.assumingMemoryBound(to: UInt8.self)
+        config.output.u.RGBA.rgba = (image.base + offset).assumingMemoryBound(to: UInt8.self)
         config.output.u.RGBA.stride = Int32(image.stride)
-        config.output.u.RGBA.size = image.byteCount
-        let data = contents.base?.assumingMemoryBound(to: UInt8.self)
-        let status = WebPDecode(data, contents.count, &config)
+        config.output.u.RGBA.size = image.byteCount - offset
+        let data = contents.base.map { ($0 + header.payload.lowerBound).assumingMemoryBound(to: UInt8.self) }
+        let status = WebPDecode(data, header.payload.count, &config)
         // Frees nothing of ours (the memory is external) but is the documented pairing.
         WebPFreeDecBuffer(&config.output)
         withExtendedLifetime(contents) {}

@@ -120,3 +120,18 @@ public final class DecodedImage: @unchecked Sendable {
         (base + y * stride).assumingMemoryBound(to: UInt32.self)
     }
 }
+
+extension DecodedImage {
+    /// A pixel as this module stores it: 0xAARRGGBB with the colour
+    /// premultiplied by alpha, c' = round(c * a / 255), the exact
+    /// add-and-shift division the PNG shim uses too.
+    @inline(__always)
+    static func premultipliedPixel(red: UInt32, green: UInt32, blue: UInt32, alpha: UInt32) -> UInt32 {
+        @inline(__always) func times(_ c: UInt32) -> UInt32 {
+            let t = c * alpha + 128
+            return (t + (t >> 8)) >> 8
+        }
+        if alpha == 255 { return 0xFF00_0000 | red << 16 | green << 8 | blue }
+        return alpha << 24 | times(red) << 16 | times(green) << 8 | times(blue)
+    }
+}

@@ -56,6 +56,16 @@ enum ExifReader {
         case .jpeg: tiff = jpegExif(view)
         case .png: tiff = pngExif(view)
         case .webp: tiff = webpExif(view)
+        case .gif:
+            // GIF has no EXIF block (an XMP application extension at most).
+            tiff = nil
+        case .heif, .avif:
+            // Never read: HEIF turns its pictures with the irot and imir
+            // properties of the image item, which libheif applies while
+            // decoding (ISO/IEC 23008-12 6.5.10-12; MIAF forbids readers to
+            // use EXIF's Orientation instead). iPhones write both, with the
+            // same turn: applying EXIF's too would turn the picture twice.
+            tiff = nil
         }
         guard let tiff else { return nil }
         return tiffOrientation(view, tiff)

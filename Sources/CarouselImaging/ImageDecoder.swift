@@ -1,6 +1,7 @@
 import CarouselCore
 
-/// Decodes JPEG, PNG and WebP files into upright pixels that pixman can use.
+/// Decodes JPEG, PNG, WebP, GIF, HEIF and AVIF files into upright pixels
+/// that pixman can use. Animated WebP and GIF show their first frame.
 ///
 /// Pure functions of their inputs, safe to call from any thread: each call
 /// has its own codec state. Decoding is meant to run off the render loop.
@@ -24,8 +25,11 @@ public enum ImageDecoder {
     ///     rescaler) then decode to the smallest size that still covers what
     ///     `fit` draws in that box, never smaller; PNG (rows area-averaged as
     ///     libpng delivers them) to exactly the size `fit` draws it at. No
-    ///     decode holds a full-size picture: a 62 MP PNG for a 1280x800
-    ///     screen needs a few MB, not 250.
+    ///     decode of these holds a full-size picture: a 62 MP PNG for a
+    ///     1280x800 screen needs a few MB, not 250. GIF and HEIF/AVIF are
+    ///     decoded at their full size (giflib and libheif 1.15 cannot scale
+    ///     while decoding), like an animated WebP whose first frame does not
+    ///     cover its canvas; the scaler reduces them afterwards.
     ///   - fit: how the image will fill `targetSize`; `.cover` and `.stretch`
     ///     need both sides covered, `.contain` only the letterboxed size,
     ///     `.none` full resolution.
@@ -135,10 +139,28 @@ public enum ImageDecoder {
         case .webp:
             let header = try WebPCodec.readHeader(contents, path: path)
             let minimum = try admit(header.size)
-            let output = WebPCodec.scaledSize(for: header.size, covering: minimum)
+            let output = header.frame == nil ? WebPCodec.scaledSize(for: header.size, covering: minimum) : header.size
             image = try allocate(output, format: header.hasAlpha ? .argb8888Premultiplied : .xrgb8888,
                                  hasAlpha: header.hasAlpha)
             try WebPCodec.decode(contents, header: header, into: image, path: path)
+        case .gif:
+            let gif = try GIFReader(contents, path: path)
+            let frame = try gif.readFirstFrame()
+            _ = try admit(frame.canvas)
+            image = try allocate(frame.canvas, format: frame.hasAlpha ? .argb8888Premultiplied : .xrgb8888,
+                                 hasAlpha: frame.hasAlpha)
+            try gif.decode(frame, into: image)
+        case .heif, .avif:
+            let heif = try HEIFReader(contents, format: format, path: path)
+            let header = heif.readHeader()
+            _ = try admit(header.size)
+            // libheif allocates the coded size before it crops and turns.
+            _ = try admit(header.codedSize)
+            let pixelFormat: PixelFormat = header.hasAlpha ? .argb8888Premultiplied : .xrgb8888
+            image = try heif.decode(header) { (size: PixelSize) throws(ImageError) -> DecodedImage in
+                _ = try admit(size)
+                return try allocate(size, format: pixelFormat, hasAlpha: header.hasAlpha)
+            }
         }
         return try image.oriented(orientation, path: path)
     }

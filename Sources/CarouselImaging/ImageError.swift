@@ -10,7 +10,7 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case readFailed(call: String, errno: Int32)
         case emptyFile
         case fileTooLarge(bytes: Int)
-        /// Not JPEG, PNG or WebP; `detected` names the format when it is a known one.
+        /// None of `ImageFormat`'s formats; `detected` names the format when it is a known one.
         case unsupportedFormat(detected: String?)
         /// The header claims a size no image has (zero, or beyond the format's own limits).
         case invalidDimensions(width: Int, height: Int)
@@ -49,9 +49,9 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "file is \(formatBytes(bytes)), more than the \(formatBytes(ImageDecoder.maxFileBytes)) any image may take"
         case let .unsupportedFormat(detected):
             if let detected {
-                return "unsupported format (\(detected), not JPEG, PNG or WebP)"
+                return "unsupported format (\(detected), not \(Self.formatNames))"
             }
-            return "unsupported format (not JPEG, PNG or WebP)"
+            return "unsupported format (not \(Self.formatNames))"
         case let .invalidDimensions(width, height):
             return "invalid image size \(width)x\(height) in the file header"
         case let .tooManyPixels(width, height, limit):
@@ -69,6 +69,12 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(path): \(message)" }
+
+    /// "JPEG, PNG, WebP, GIF, HEIF or AVIF": what the decoder reads.
+    static let formatNames: String = {
+        let names = ImageFormat.allCases.map(\.name)
+        return names.dropLast().joined(separator: ", ") + " or " + names.last!
+    }()
 }
 
 /// "900 MP", "64 MP", "2.1 MP": whole numbers from 10 MP up, one decimal below.

@@ -21,7 +21,7 @@ struct Carouselctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
-            Set.self, Screenshot.self, Version.self, Watch.self, Display.self,
+            Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self,
         ]
     )
 
@@ -244,6 +244,23 @@ struct Display: ParsableCommand {
         if DisplayPowerSetting(rawValue: setting) == nil { throw ValidationError("display takes on, off or auto, got '\(setting)'") }
     }
     func run() throws { try connection.perform(.display(DisplayPowerSetting(rawValue: setting)!)) }
+}
+
+struct Brightness: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Set the backlight's lit level, in percent of its range.",
+        discussion: """
+            Where the panel has a backlight (/sys/class/backlight). The level is \
+            kept in the state directory: with [power] brightness = auto the \
+            display comes back to it after a restart. Dimming ([power] dim_after) \
+            and display off leave it alone; to switch the panel off use display off.
+            """)
+    @Argument(help: ArgumentHelp("1 to 100.", valueName: "percent")) var percent: Int
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if !(1...100).contains(percent) { throw ValidationError("brightness takes 1 to 100 (percent), got \(percent)") }
+    }
+    func run() throws { try connection.perform(.brightness(percent)) }
 }
 
 struct Status: ParsableCommand {

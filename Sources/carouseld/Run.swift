@@ -32,6 +32,9 @@ struct Run: ParsableCommand {
     func run() throws {
         var options = Daemon.Options()
         options.stateDirectory = Daemon.Options.stateDirectory(environment: getenv("STATE_DIRECTORY").map { String(cString: $0) })
+        // The panel's backlight goes with the panel: an offscreen run (a
+        // test, a desktop) leaves the machine's own alone.
+        if display == "drm" { options.backlightRoot = "/sys/class/backlight" }
         // "After start" counts from exec: loading the libraries and Swift's
         // runtime, and parsing arguments, are part of the wait for a picture.
         options.enteredMain = MonotonicClock.now()

@@ -16,7 +16,7 @@ struct AlbumScanTests {
         try folder.write("UPPER.PNG", bytes: 60, mtime: 4_000)
         // Left out by name.
         for name in [".hidden.jpg", "e.jpg~", "f.jpg.part", "g.tmp", ".h.jpg.swp", "#autosave.jpg#", "notes.txt",
-                     "noext", "jpg", "photo.gif", "photo.jpg.PART", "x.TMP"] {
+                     "noext", "jpg", "photo.bmp", "photo.jpg.PART", "x.TMP"] {
             try folder.write(name, bytes: 5)
         }
         // Folders are never images, whatever their name.
@@ -211,11 +211,12 @@ struct AlbumScanTests {
 
     @Test("isImageName is the rule scan applies")
     func imageNames() {
-        for name in ["a.jpg", "A.JPG", "a.Jpeg", "a.png", "a.webp", "a.b.jpg", "é.jpg", "-.jpg", "a .jpg"] {
+        for name in ["a.jpg", "A.JPG", "a.Jpeg", "a.png", "a.webp", "a.gif", "IMG_0001.HEIC", "a.heif", "a.hif", "a.avif",
+                     "a.b.jpg", "é.jpg", "-.jpg", "a .jpg"] {
             #expect(Album.isImageName(name), "\(name)")
         }
         for name in ["", ".", "..", ".jpg", ".a.jpg", "jpg", "a.jpg~", "a.jpg.part", "a.jpg.tmp", "a.jpg.swp",
-                     "#a.jpg#", "a.gif", "a.jpgx", "a.jpg ", "a.", "a.txt", "a.jpg.crdownload"] {
+                     "#a.jpg#", "a.bmp", "a.jpgx", "a.jpg ", "a.", "a.txt", "a.jpg.crdownload"] {
             #expect(!Album.isImageName(name), "\(name)")
         }
     }

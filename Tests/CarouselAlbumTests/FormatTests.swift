@@ -16,7 +16,7 @@ import Testing
             }
         }
         try folder.write("notes.txt", bytes: 1)
-        try folder.write("anim.gif", bytes: 1)
+        try folder.write("scan.bmp", bytes: 1)
         let shown = try Album.scanListing(folder: folder.path, order: .name).entries.map(\.path)
         #expect(Set(shown) == Set(expected))
     }

@@ -81,9 +81,20 @@ struct RequestTests {
         #expect(error("screenshot /tmp/shot.jpg") == "screenshot writes PNG: the path must end in .png, got '/tmp/shot.jpg'")
     }
 
+    @Test("brightness takes a percent from 1 to 100")
+    func brightness() {
+        #expect(parsed("brightness 40") == .brightness(40))
+        #expect(parsed("brightness\t100 ") == .brightness(100))
+        #expect(ControlRequest.brightness(7).line == "brightness 7")
+        #expect(ControlRequest.brightness(7).command == nil)
+        for bad in ["brightness", "brightness 0", "brightness 101", "brightness 50%", "brightness 5 6", "brightness -3"] {
+            #expect(error(bad)?.hasPrefix("brightness needs a level from 1 to 100") == true, "\(bad)")
+        }
+    }
+
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, subscribe, version, help"
+        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, brightness, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

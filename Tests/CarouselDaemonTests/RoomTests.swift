@@ -199,7 +199,7 @@ final class OffscreenDaemon {
     init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
-         localClock: LocalClock? = nil) throws {
+         localClock: LocalClock? = nil, backlightRoot: String? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -221,6 +221,7 @@ final class OffscreenDaemon {
         options.hotplug = false
         options.stateDirectory = stateDirectory
         options.localClock = localClock
+        options.backlightRoot = backlightRoot
         let clock = Clock()
         clock.now = now
         self.clock = clock

@@ -31,7 +31,7 @@ struct SocketLimitsTests {
             ("display off", { if case let .object(d)? = $0["display"] { return d["power"] == .string("off") }; return false }),
             ("display on", { if case let .object(d)? = $0["display"] { return d["power"] == .string("on") }; return false }),
             ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 14 }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 15 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {
@@ -40,6 +40,10 @@ struct SocketLimitsTests {
             #expect(valid(reply), "\(line): \(reply)")
         }
         #expect(try imageSize(shot) == "320x200")
+        // A daemon without a backlight (none is driven outside `run --display drm`) answers brightness with an error.
+        let reply = try d.request("brightness 50")
+        #expect(reply["ok"] == .bool(false))
+        #expect(reply["error"]?.stringValue?.contains("no backlight") == true, "\(reply)")
     }
 
     @Test func malformedAndOversizedLinesGetAnErrorAndTheConnectionStaysUsable() throws {

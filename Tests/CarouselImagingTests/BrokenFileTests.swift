@@ -4,9 +4,11 @@ import Testing
 
 @Suite("Broken files: every one throws an ImageError with a clear line, none crashes")
 struct BrokenFileTests {
-    @Test("truncated JPEG, PNG and WebP at several lengths", arguments: [
+    @Test("truncated JPEG, PNG, WebP, GIF, HEIF and AVIF at several lengths", arguments: [
         "quadrants.jpg", "progressive.jpg", "quadrants.png", "interlaced.png", "quadrants.webp",
-        "quadrants-lossless.webp", "orientation-6.webp",
+        "quadrants-lossless.webp", "orientation-6.webp", "animated.webp", "partial-frame.webp",
+        "quadrants.gif", "interlaced.gif", "transparent.gif", "local-colormap.gif",
+        "quadrants.heic", "irot-3-exif-6.heic", "quadrants.avif", "alpha.avif",
     ])
     func truncated(name: String) throws {
         let bytes = try Fixtures.bytes(name)
@@ -14,8 +16,11 @@ struct BrokenFileTests {
         // From a few bytes into the signature to a few bytes short of the end.
         // (A file cut only inside its trailer, JPEG's EOI or PNG's IEND, still
         // has every pixel and decodes; the shortest cut here removes 16 bytes.)
-        let lengths = [1, 2, 5, 12, 30, bytes.count / 3, bytes.count / 2, bytes.count * 3 / 4, bytes.count - 16]
-        for length in Set(lengths) where length > 0 && length < bytes.count {
+        // HEIF starts with its first box's size, any four bytes: only from the
+        // fifth byte ("f" of "ftyp") is it told from an unknown file.
+        let shortest = name.hasSuffix(".heic") || name.hasSuffix(".avif") ? 5 : 1
+        let lengths = [1, 2, 5, 7, 9, 12, 30, bytes.count / 3, bytes.count / 2, bytes.count * 3 / 4, bytes.count - 16]
+        for length in Set(lengths) where length >= shortest && length < bytes.count {
             let path = try scratch.write("cut-\(length)-\(name)", Array(bytes.prefix(length)))
             guard let error = expectImageError(path: path) else { continue }
             #expect(error.path == path)
@@ -54,6 +59,27 @@ struct BrokenFileTests {
 
         let tiny = try scratch.write("two.jpg", [0xFF, 0xD8])
         #expect(expectImageError(path: tiny)?.message == "corrupt JPEG data: file is truncated (2 bytes)")
+
+        let gif = try Fixtures.bytes("quadrants.gif")
+        let gifPath = try scratch.write("cut.gif", Array(gif.prefix(gif.count / 2)))
+        #expect(expectImageError(path: gifPath)?.message == "corrupt GIF data: file is truncated")
+
+        let heic = try Fixtures.bytes("quadrants.heic")
+        let heicPath = try scratch.write("cut.heic", Array(heic.prefix(heic.count - 40)))
+        let heicMessage = expectImageError(path: heicPath)?.message ?? ""
+        #expect(heicMessage.hasPrefix("corrupt HEIF data:"), "\(heicMessage)")
+    }
+
+    @Test("an animation cut inside its first frame is an error, not a partial picture",
+          arguments: ["animated.webp", "animated.gif"])
+    func truncatedAnimation(name: String) throws {
+        let bytes = try Fixtures.bytes(name)
+        let scratch = try ScratchDirectory()
+        let path = try scratch.write("cut-\(name)", Array(bytes.prefix(bytes.count / 3)))
+        guard case .corrupt? = expectImageError(path: path)?.reason else {
+            Issue.record("\(name) cut to a third did not fail as corrupt")
+            return
+        }
     }
 
     @Test("garbage bytes after a valid signature, and garbage without one")
@@ -65,6 +91,9 @@ struct BrokenFileTests {
             ("garbage.jpg", [0xFF, 0xD8, 0xFF]),
             ("garbage.png", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
             ("garbage.webp", Array("RIFF".utf8) + [0x00, 0x10, 0x00, 0x00] + Array("WEBP".utf8)),
+            ("garbage.gif", Array("GIF89a".utf8)),
+            ("garbage.heic", [0x00, 0x00, 0x00, 0x18] + Array("ftypheic".utf8)),
+            ("garbage.avif", [0x00, 0x00, 0x00, 0x18] + Array("ftypavif".utf8)),
         ]
         for (name, signature) in signatures {
             let path = try scratch.write(name, signature + noise)
@@ -75,12 +104,14 @@ struct BrokenFileTests {
             }
         }
         let path = try scratch.write("noise.jpg", [0x00, 0x01] + noise)
-        #expect(expectImageError(path: path)?.message == "unsupported format (not JPEG, PNG or WebP)")
+        #expect(expectImageError(path: path)?.message == "unsupported format (not JPEG, PNG, WebP, GIF, HEIF or AVIF)")
     }
 
     @Test("random damage inside real files never crashes the decoder (deterministic fuzz)",
           arguments: ["quadrants.jpg", "progressive.jpg", "quadrants.png", "interlaced.png", "palette-trns.png",
-                      "quadrants.webp", "alpha.webp", "orientation-6.jpg"])
+                      "quadrants.webp", "alpha.webp", "orientation-6.jpg", "animated.webp", "partial-frame.webp",
+                      "quadrants.gif", "interlaced.gif", "transparent.gif", "partial-frame.gif",
+                      "quadrants.heic", "irot-3-exif-6.heic", "quadrants.avif", "alpha.avif"])
     func fuzz(name: String) throws {
         let original = try Fixtures.bytes(name)
         var rng = SplitMix64(seed: 7)
@@ -111,24 +142,19 @@ struct BrokenFileTests {
         }
     }
 
-    @Test("a text file named .jpg, a GIF, and a bare RIFF that is not WebP")
+    @Test("a text file named .jpg, an MP4 video named .heic, and a bare RIFF that is not WebP")
     func notImages() throws {
         let text = expectImageError(path: Fixtures.path("text.jpg"))
         #expect(text?.reason == .unsupportedFormat(detected: "text"))
-        #expect(text?.message == "unsupported format (text, not JPEG, PNG or WebP)")
-
-        let gif = expectImageError(path: Fixtures.path("not-supported.gif"))
-        #expect(gif?.message == "unsupported format (GIF, not JPEG, PNG or WebP)")
+        #expect(text?.message == "unsupported format (text, not JPEG, PNG, WebP, GIF, HEIF or AVIF)")
 
         let scratch = try ScratchDirectory()
+        let video = try scratch.write("clip.heic", [0x00, 0x00, 0x00, 0x18] + Array("ftypisom".utf8) + [UInt8](repeating: 0, count: 64))
+        #expect(expectImageError(path: video)?.message
+            == "unsupported format (MP4 or QuickTime video, not JPEG, PNG, WebP, GIF, HEIF or AVIF)")
+
         let wave = try scratch.write("sound.webp", Array("RIFF".utf8) + [4, 0, 0, 0] + Array("WAVEfmt ".utf8))
         #expect(expectImageError(path: wave)?.reason == .unsupportedFormat(detected: "RIFF, but not WebP"))
-    }
-
-    @Test("an animated WebP is refused by name")
-    func animatedWebP() {
-        let error = expectImageError(path: Fixtures.path("animated.webp"))
-        #expect(error?.message == "unsupported WebP variant: animated WebP is not supported")
     }
 
     @Test("a PNG whose image data fails its CRC")

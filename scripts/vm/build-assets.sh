@@ -49,7 +49,7 @@ SUITE=bookworm
 
 # Host tools. qemu-system-x86 brings qemu-system-data, which ships qboot.rom
 # (Debian has no separate qboot package).
-HOST_PACKAGES=(qemu-system-x86 debootstrap e2fsprogs kmod busybox-static python3)
+HOST_PACKAGES=(qemu-system-x86 debootstrap e2fsprogs kmod busybox-static python3 make)  # make: the test backlight module
 
 # Guest packages, installed by debootstrap --include (it resolves their
 # dependencies, without Recommends).
@@ -57,6 +57,7 @@ GUEST_PACKAGES=(
   systemd udev kmod                           # init, device manager (libinput needs udev's tags)
   libdrm2 libinput10 libudev1                 # display and input, for carouseld
   libjpeg62-turbo libpng16-16 libwebp7 libpixman-1-0   # image decoding / compositing
+  libwebpdemux2 libgif7 libheif1              # animated WebP, GIF, HEIF/AVIF (libheif1 brings its codecs)
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
   python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests
   procps libdrm-tests                         # ps/top for tests and debugging, modetest
@@ -192,6 +193,26 @@ open(dst, "wb").write(out)
 EOF
 }
 
+# QEMU emulates no panel with a backlight: the power tests load a small
+# module of our own (guest/test-backlight) that registers a device of the
+# kernel's backlight class. Built against this kernel's headers (Debian's
+# linux-headers-KVER, the same source package as the image).
+build_test_backlight() {
+  local kver=$1 out=$2 src
+  if [ ! -d "/usr/src/linux-headers-$kver" ]; then
+    log "kernel: installing linux-headers-$kver (for the test backlight module)"
+    apt_get install -y -qq --no-install-recommends "linux-headers-$kver" >/dev/null \
+      || { apt_get update -qq && apt_get install -y -qq --no-install-recommends "linux-headers-$kver" >/dev/null; } \
+      || die "cannot install linux-headers-$kver"
+  fi
+  src=$(mktemp -d)
+  cp "$here/guest/test-backlight/Kbuild" "$here/guest/test-backlight/carousel_test_backlight.c" "$src/"
+  make -s -C "/usr/src/linux-headers-$kver" M="$src" modules >"$src/build.log" 2>&1 \
+    || { cat "$src/build.log" >&2; die "the test backlight module does not build"; }
+  install -D -m 0644 "$src/carousel_test_backlight.ko" "$out/carousel_test_backlight.ko"
+  rm -rf "$src"
+}
+
 build_kernel() {
   local pkg=$1 dir=$cache/kernel tmp=$cache/kernel.tmp
   rm -rf "$tmp"; mkdir -p "$tmp/deb" "$cache/debs"
@@ -220,6 +241,7 @@ build_kernel() {
     cp "$f" "$tmp/modules/$rel"
   done
   cp "$tmp/deb/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$tmp/modules/lib/modules/$kver/"
+  build_test_backlight "$kver" "$tmp/modules/lib/modules/$kver/extra"
   depmod -b "$tmp/modules" "$kver"
   # Boot modules for the initramfs, in dependency order (crc32c-intel fails
   # without SSE4.2 under TCG's default CPU; crc32c_generic then serves ext4).
@@ -474,7 +496,8 @@ install_host_packages
 
 kpkg=$(kernel_package)
 kpkgver=$(apt-cache policy "$kpkg" | awk '/Candidate:/ {print $2}')
-kstamp=$(stage_hash build_kernel extract_vmlinux -- "$kpkg=$kpkgver" "${GUEST_MODULES[*]}" "${BOOT_MODULES[*]}")
+kstamp=$(stage_hash build_kernel extract_vmlinux build_test_backlight -- "$kpkg=$kpkgver" "${GUEST_MODULES[*]}" "${BOOT_MODULES[*]}" \
+  "$(cat "$here"/guest/test-backlight/*)")
 if stamp_ok "$cache/kernel.stamp" "$kstamp" && [ -f "$cache/kernel/vmlinux" ]; then
   log "kernel: up to date ($kpkg)"
 else

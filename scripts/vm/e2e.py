@@ -331,6 +331,107 @@ def display_power(s, touch):
     s.stop(d)
 
 
+BACKLIGHT = "/sys/class/backlight/carousel-test"
+
+
+def backlight(s, touch):
+    """The panel's backlight, through the kernel's backlight class (the
+    VM's test module, guest/test-backlight: QEMU has no panel with one):
+    brightness and dimming land in sysfs and reach the driver (its log
+    lines, actual_brightness), display off powers it down with DPMS, a
+    waking touch lights it at the lit level, `brightness N` sets that level
+    and is kept for the next start, unloading the driver costs one warning."""
+    vm = s.vm
+    extra = {"control": {"socket": POWER_SOCKET}}
+
+    def ask(line):
+        r = vm.run(["python3", "-c", ASK, POWER_SOCKET, line], timeout=60)
+        try:
+            return json.loads(r.out)
+        except ValueError:
+            raise Failure(f"{line}: no reply: rc {r.rc} {r.out!r} {r.err!r}")
+
+    def sysfs(name):
+        return int(vm.run(["cat", f"{BACKLIGHT}/{name}"], timeout=30, check=True).out.strip())
+
+    def driver_saw(level, power):
+        """The driver's last update: what a panel would have been sent."""
+        lines = re.findall(r"carousel_test_backlight: brightness (\d+) power (\d+)", vm.run("dmesg", timeout=30).out)
+        return lines and lines[-1] == (str(level), str(power))
+
+    def until(what, check, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not check():
+            if time.monotonic() > deadline:
+                raise Failure(f"{what}: brightness {sysfs('brightness')}, bl_power {sysfs('bl_power')},"
+                              f" actual {sysfs('actual_brightness')}")
+            time.sleep(0.3)
+
+    vm.run(["modprobe", "carousel_test_backlight"], timeout=60, check=True)
+    vm.run(["sh", "-c", "mkdir -p /var/lib/carouseld && rm -f /var/lib/carouseld/brightness"], timeout=30, check=True)
+    if sysfs("max_brightness") != 1023 or sysfs("brightness") != 700:
+        raise Failure("the test backlight did not start at 700 of 1023")
+    # dim_after 0.1 min: dims six seconds after the last use.
+    d = s.start({**extra, "power": {"dim_after": "0.1", "dim_level": "10", "brightness": "60"}})
+    s.wait_log(d, r"backlight: carousel-test \(raw, 0 to 1023\), lit at 60 %")
+    s.wait_log(d, r"first picture on screen")
+    until("lit at 60 %", lambda: sysfs("brightness") == 614 and driver_saw(614, 0))
+    s.wait_log(d, r"backlight: dimmed to 10 %", timeout=90)
+    until("dimmed to 10 %", lambda: sysfs("actual_brightness") == 102 and driver_saw(102, 0))
+    status = ask("status")["display"]
+    if status["backlight"] != "carousel-test" or status["brightness"] != 60 or status["dimmed"] is not True:
+        raise Failure(f"status while dimmed: {status}")
+    # The first touch lights it and acts as usual: the picture was visible.
+    touch.swipe(1000, 400, 300, 400, ms=250)
+    s.wait_log(d, r"backlight: 60 % again")
+    s.wait_log(d, r"event didEndDecelerating")
+    until("lit again by the touch", lambda: sysfs("actual_brightness") == 614)
+    # Off: DPMS and the backlight powered down; the touch wakes both.
+    ask("display off")
+    until("powered down with the display", lambda: sysfs("bl_power") == 4 and sysfs("actual_brightness") == 0
+          and driver_saw(614, 4))
+    if vm.run(["cat", DPMS], timeout=30).out.strip() != "Off":
+        raise Failure("DPMS is not Off with the backlight")
+    touch.tap(640, 400, ms=60)
+    s.wait_log(d, r"display on \(touch\)")
+    until("lit by the waking touch", lambda: sysfs("bl_power") == 0 and sysfs("actual_brightness") == 614)
+    # brightness N: the lit level, at once, and kept for the next start.
+    reply = ask("brightness 35")
+    if reply.get("ok") is not True or reply["display"]["brightness"] != 35:
+        raise Failure(f"brightness 35: {reply}")
+    until("brightness 35", lambda: sysfs("actual_brightness") == 358 and driver_saw(358, 0))
+    reply = ask("brightness 0")
+    if reply.get("ok") is not False or "1 to 100" not in reply.get("error", ""):
+        raise Failure(f"brightness 0 was not refused: {reply}")
+    # Stopped while off, the console comes back on a lit panel.
+    ask("display off")
+    until("powered down again", lambda: sysfs("bl_power") == 4)
+    s.stop(d)
+    until("lit at 35 % after a stop while off", lambda: sysfs("bl_power") == 0 and sysfs("actual_brightness") == 358)
+    # Killed while dimmed: the next start comes back at the level `brightness`
+    # set (kept in the state directory), not at the dimmed one the kernel holds.
+    d = s.start({**extra, "power": {"dim_after": "0.1", "dim_level": "10"}})
+    s.wait_log(d, r"backlight: dimmed to 10 %", timeout=90)
+    d.signal(signal.SIGKILL)
+    d.wait(60)
+    if sysfs("brightness") != 102:
+        raise Failure(f"killed while dimmed, the kernel holds {sysfs('brightness')}, not the dimmed 102")
+    d = s.start({**extra})
+    s.wait_log(d, r"lit at 35 %")
+    until("35 % after a restart while dimmed", lambda: sysfs("brightness") == 358)
+    # The driver goes away (module unloaded): one warning, the carousel runs on.
+    vm.run(["rmmod", "carousel_test_backlight"], timeout=60, check=True)
+    reply = ask("brightness 50")
+    if reply.get("ok") is not False:
+        raise Failure(f"brightness with the driver gone: {reply}")
+    s.wait_log(d, r"<4>backlight carousel-test: cannot write")
+    if ask("status")["display"]["backlight"] is not None:
+        raise Failure("the vanished backlight is still in the status")
+    touch.swipe(1000, 400, 300, 400, ms=250)
+    s.wait_log(d, r"event didEndDecelerating")
+    s.stop(d)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
@@ -346,6 +447,7 @@ def main():
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
                  "album: a folder swapped by mv is seen"]
+    backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
@@ -583,14 +685,17 @@ def main():
             s.check(name, fn)
         if touch:
             touch.close()
-    if not args.only or args.only in power_name:
+    if not args.only or args.only in power_name or args.only in backlight_name:
         # QEMU's VGA (-vga std), not bochs-display: only it stops showing
         # the last frame when the CRTC goes off (shared/notes/qemu.md).
         with VM(share=REPO, xres=W, yres=H, display="vga", capture_dir=args.out) as vm:
             s.vm = vm
             touch = vm.touchscreen()
             try:
-                s.check(power_name, lambda: display_power(s, touch))
+                if not args.only or args.only in power_name:
+                    s.check(power_name, lambda: display_power(s, touch))
+                if not args.only or args.only in backlight_name:
+                    s.check(backlight_name, lambda: backlight(s, touch))
             finally:
                 touch.close()
     print(json.dumps(s.figures, indent=1))
