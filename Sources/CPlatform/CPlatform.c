@@ -1,5 +1,9 @@
-// Descriptor passing over Unix sockets; the rest of the target is headers.
+// Descriptor passing over Unix sockets, and memfd_create (glibc declares it
+// only with _GNU_SOURCE, which Swift's Glibc module does not define).
+#define _GNU_SOURCE
 #include "CPlatform.h"
+
+#include <sys/mman.h>
 
 #include <string.h>
 #include <sys/socket.h>
@@ -49,4 +53,8 @@ ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, in
     c->cmsg_len = CMSG_LEN(sizeof(int));
     memcpy(CMSG_DATA(c), &fd, sizeof fd);
     return sendmsg(socket, &msg, MSG_NOSIGNAL);
+}
+
+int cplatform_memory_file(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

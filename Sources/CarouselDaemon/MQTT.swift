@@ -3,6 +3,7 @@ import CarouselControl
 import CarouselCore
 import CarouselMQTT
 import CarouselPlatform
+import CPlatform
 import CarouselImaging
 import CarouselRender
 import Dispatch
@@ -37,10 +38,9 @@ final class MQTTScreenshots: Sendable {
 struct PNGWriteErrorText: Error { let text: String }
 
 extension Daemon {
-    /// Whether the display has a backlight the daemon can dim. Discovery
-    /// announces a brightness number (`set display.brightness N`) when true;
-    /// the backlight room sets this once it exists.
-    var hasBacklight: Bool { false }
+    /// Whether the display has a backlight the daemon drives: discovery then
+    /// announces a brightness number (`brightness N`, state `display.brightness`).
+    var hasBacklight: Bool { backlight.device != nil }
 
     /// Starts the MQTT client for `[mqtt]`, if a broker is set. A client that
     /// cannot be made is one error line; the carousel runs on without it.
@@ -251,9 +251,9 @@ extension Daemon {
         Self.screenshotQueue.async {
             let copy = panel.upright(from: rotation)
             let result: Result<[UInt8], PNGWriteErrorText>
-            // An unnamed temporary file (gone when closed) takes the PNG writer's output.
-            let file = tmpfile()
-            let fd = file.map { fileno($0) } ?? -1
+            // An anonymous file in memory (gone when closed) takes the PNG
+            // writer's output: the service's /tmp is read-only.
+            let fd = cplatform_memory_file("carouseld-screenshot")
             if fd < 0 {
                 result = .failure(PNGWriteErrorText(text: "no temporary file: \(String(cString: strerror(errno)))"))
             } else {
@@ -266,7 +266,7 @@ extension Daemon {
                 } catch {
                     result = .failure(PNGWriteErrorText(text: error.reason))
                 }
-                fclose(file)
+                close(fd)
             }
             results.done.withLock { $0.append(result) }
             wake.signal()

@@ -102,6 +102,9 @@ final class MQTTLink {
             let bytes = m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
             link.happenings.append(.message(topic: String(cString: topic), payload: bytes))
         }
+        // Replies and state are small writes right after others: without
+        // TCP_NODELAY, Nagle holds each until the broker's delayed ACK (40 ms).
+        _ = mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1)
         let will = frame.will
         var rc = will.payload.withUnsafeBytes {
             mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
@@ -162,7 +165,10 @@ final class MQTTLink {
                 state.result = nil
                 return (result, state.errno)
             }
-            if let (rc, savedErrno) = done { connectReturned(rc, savedErrno) }
+            if let (rc, savedErrno) = done {
+                log(.debug, "mqtt: the worker's connect returned \(rc)")
+                connectReturned(rc, savedErrno)
+            }
         }
         defer { happenings = [] }
         return happenings
@@ -217,6 +223,7 @@ final class MQTTLink {
             return
         }
         phase = .resolving
+        log(.debug, "mqtt: connecting to \(host):\(port) from a worker (the name is resolved there)")
         let handle = self.handle, wake = wakeup
         handle.handoff.withLock { $0.busy = true }
         Self.resolver.async {
@@ -266,13 +273,26 @@ final class MQTTLink {
     /// `mosquitto_loop_read`; what it found comes through `take()`.
     func readable() {
         guard socket != nil else { return }
-        _ = mosquitto_loop_read(handle.mosq, 1)
+        let before = happenings.count
+        noteFailure(mosquitto_loop_read(handle.mosq, 1), since: before)
     }
 
     /// `mosquitto_loop_write`: the queued packets, or the rest of a TLS handshake.
     func writable() {
         guard socket != nil else { return }
-        _ = mosquitto_loop_write(handle.mosq, 1)
+        let before = happenings.count
+        noteFailure(mosquitto_loop_write(handle.mosq, 1), since: before)
+    }
+
+    /// A failed read or write that libmosquitto did not report through the
+    /// disconnect callback: libmosquitto 2.0.11 returns MOSQ_ERR_TLS from a
+    /// TLS handshake that fails while connecting (a broker whose certificate
+    /// ca_file does not trust) without calling it, leaving a connection that
+    /// would never retry or say why. Recorded as the end of the connection.
+    private func noteFailure(_ rc: Int32, since before: Int) {
+        guard rc != MOSQ_ERR_SUCCESS.rawValue else { return }
+        let reported = happenings[before...].contains { if case .disconnected = $0 { true } else { false } }
+        if !reported { happenings.append(.disconnected(rc)) }
     }
 
     func subscribe(_ topic: String) {

@@ -31,8 +31,13 @@ extension FrameProtocol {
     public var discoveryTopics: [String] { discovery.map(\.topic) }
 
     /// Empty retained payloads that remove what `topics` announced.
+    /// QoS 0: they go out as the connection closes (a reload), and
+    /// libmosquitto holds QoS 1 messages beyond its in-flight quota until
+    /// PUBACKs arrive, which a closing connection never reads (only 2 of 7
+    /// reached the broker); QoS 0 is written at once, in order, before the
+    /// DISCONNECT on the same TCP stream.
     public static func removal(of topics: [String]) -> [MQTTMessage] {
-        topics.map { MQTTMessage($0, [], retain: true, qos: 1) }
+        topics.map { MQTTMessage($0, [], retain: true, qos: 0) }
     }
 
     private func configTopic(_ component: String, _ object: String) -> String {
@@ -90,9 +95,9 @@ extension FrameProtocol {
         ]
         if identity.hasBacklight {
             list.append(Entity(component: "number", object: "brightness", name: "Brightness",
-                               fields: ["command_topic": command, "command_template": .string("set display.brightness {{ value }}"),
+                               fields: ["command_topic": command, "command_template": .string("brightness {{ value }}"),
                                         "state_topic": state, "value_template": .string("{{ value_json.display.brightness }}"),
-                                        "min": .int(0), "max": .int(100), "step": .int(1), "mode": .string("slider"),
+                                        "min": .int(1), "max": .int(100), "step": .int(1), "mode": .string("slider"),
                                         "unit_of_measurement": .string("%"), "icon": .string("mdi:brightness-6")]))
         }
         return list

@@ -24,3 +24,7 @@ ssize_t cplatform_recv_with_fds(int socket, void *buffer, size_t length, int *fd
 ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, int fd);
 
 #endif
+
+// An anonymous file in memory (memfd_create with MFD_CLOEXEC): a buffer with
+// a descriptor for writers that want one, where /tmp may be read-only.
+int cplatform_memory_file(const char *name);

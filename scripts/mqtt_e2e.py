@@ -1,0 +1,540 @@
+#!/usr/bin/env python3
+"""carouseld against a real MQTT broker: Debian's Mosquitto, started here on
+loopback ports of its own, with mosquitto_sub and mosquitto_pub as the other
+side (Home Assistant speaks to the broker the same way). The daemon runs on
+the offscreen display (`run --display offscreen:WxH`): what MQTT does to the
+carousel is read back through its own control socket.
+
+Checks: Home Assistant discovery and availability (retained), the state on
+change, a command moving the carousel and its reply, a bad command's error
+reply with nothing changed, the shared command topic, the screenshot as a
+PNG, the will on kill -9, a broker restart survived with the carousel
+moving throughout, TLS with a test CA, a wrong password refused with one
+line while the carousel runs on, a broker that never answers and a name
+that does not resolve never stalling it, discovery removed by a reload.
+Figures: commands per second and command-to-reply latency through the
+broker, beside the same requests on the control socket.
+
+Usage: scripts/mqtt_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld;
+ONLY: run the checks whose name contains it)
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IMAGES = os.path.join(REPO, "scripts/demo/images")
+
+
+class Failure(Exception):
+    pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def until(what, check, timeout=30, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class Broker:
+    """`mosquitto -c` on a loopback port, in a folder of its own."""
+
+    def __init__(self, folder, extra="", anonymous=True, port=None):
+        self.folder = folder
+        self.port = port or free_port()
+        self.conf = os.path.join(folder, f"mosquitto-{self.port}.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous {'true' if anonymous else 'false'}\n"
+                    f"persistence false\n{extra}")
+        self.proc = None
+
+    def start(self):
+        log = open(os.path.join(self.folder, f"broker-{self.port}.log"), "ab")
+        self.proc = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=log, stderr=log)
+
+        def accepts():
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        until(f"the broker on port {self.port}", accepts, timeout=20)
+        return self
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Watcher:
+    """mosquitto_sub on a filter: every message as (retained, topic, payload bytes)."""
+
+    def __init__(self, broker, topic="#", extra=()):
+        self.messages = []
+        self.times = []
+        self.lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            ["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", topic, "-q", "1",
+             "-F", "%U %r %t %x", *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            parts = line.decode().rstrip("\n").split(" ", 3)
+            if len(parts) < 3:
+                continue
+            # %U: when mosquitto_sub received it (Unix time, ns).
+            at, retained, topic, payload = float(parts[0]), parts[1] == "1", parts[2], bytes.fromhex(parts[3] if len(parts) > 3 else "")
+            with self.lock:
+                self.messages.append((retained, topic, payload))
+                self.times.append(at)
+
+    def on(self, topic):
+        with self.lock:
+            return [(r, p) for r, t, p in self.messages if t == topic]
+
+    def texts(self, topic):
+        return [p.decode(errors="replace") for _, p in self.on(topic)]
+
+    def wait(self, what, topic, predicate=lambda p: True, after=0, timeout=30):
+        """The first payload on `topic` (from the `after`th on) for which `predicate` holds."""
+        def found():
+            for r, p in self.on(topic)[after:]:
+                if predicate(p):
+                    return (r, p)
+            return None
+        return until(what, found, timeout)
+
+    def close(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def pub(broker, topic, message, extra=()):
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", topic, "-m", message, "-q", "1",
+                    *extra], check=True, timeout=30)
+
+
+class Daemon:
+    """carouseld run on the offscreen display with an INI of its own."""
+
+    def __init__(self, binary, folder, mqtt, extra=""):
+        self.folder = folder
+        self.socket = os.path.join(folder, f"control-{free_port()}.sock")
+        self.ini = os.path.join(folder, "carouseld.ini")
+        self.binary = binary
+        self.write_ini(mqtt, extra)
+        self.err = b""
+        self.proc = subprocess.Popen([binary, "run", "--config", self.ini, "--display", "offscreen:320x200"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env={**os.environ, "STATE_DIRECTORY": folder})
+        threading.Thread(target=self._read, daemon=True).start()
+        until("the daemon's first picture", lambda: "first picture on screen" in self.log, timeout=60)
+
+    def write_ini(self, mqtt, extra=""):
+        lines = [f"[images]\npath = {IMAGES}\n[control]\nsocket = {self.socket}\n{extra}\n[mqtt]\n"]
+        lines += [f"{k} = {v}\n" for k, v in mqtt.items()]
+        with open(self.ini, "w") as f:
+            f.write("".join(lines))
+
+    def _read(self):
+        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+            self.err += chunk
+
+    @property
+    def log(self):
+        return self.err.decode(errors="replace")
+
+    def ask(self, line):
+        c = socket.socket(socket.AF_UNIX)
+        c.settimeout(10)
+        c.connect(self.socket)
+        c.sendall(line.encode() + b"\n")
+        reply = c.makefile().readline()
+        c.close()
+        return json.loads(reply)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Suite:
+    def __init__(self, binary):
+        self.binary = binary
+        self.folder = tempfile.mkdtemp(prefix="carouseld-mqtt-")
+        # Started as root, mosquitto drops to its own user: it must reach its files.
+        os.chmod(self.folder, 0o755)
+        self.passed, self.failed, self.figures = [], [], {}
+        self.cleanup = []
+
+    def check(self, name, fn):
+        t0 = time.monotonic()
+        try:
+            detail = fn()
+        except Exception as e:  # one failed check must not stop the others
+            self.failed.append((name, repr(e)))
+            print(f"FAIL {name}: {e}", flush=True)
+        else:
+            self.passed.append(name)
+            print(f"ok   {name} ({time.monotonic() - t0:.1f} s){': ' + detail if detail else ''}", flush=True)
+        finally:
+            for f in reversed(self.cleanup):
+                try:
+                    f()
+                except Exception:
+                    pass
+            self.cleanup = []
+
+    def broker(self, **kw):
+        b = Broker(self.folder, **kw).start()
+        self.cleanup.append(b.kill)
+        return b
+
+    def watcher(self, broker, topic="#", extra=()):
+        w = Watcher(broker, topic, extra)
+        self.cleanup.append(w.close)
+        return w
+
+    def daemon(self, mqtt, extra=""):
+        d = Daemon(self.binary, tempfile.mkdtemp(dir=self.folder), mqtt, extra)
+        self.cleanup.append(d.stop)
+        return d
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, ".build/debug/carouseld"))
+    for tool in ("mosquitto", "mosquitto_sub", "mosquitto_pub", "mosquitto_passwd", "openssl", "stdbuf"):
+        if not shutil.which(tool):
+            print(f"mqtt: {tool} is missing (scripts/setup.sh installs it)", file=sys.stderr)
+            return 1
+    s = Suite(binary)
+    T = "carouseld/frame1"
+
+    def plain(broker, **more):
+        return {"broker": f"mqtt://127.0.0.1:{broker.port}", "client_id": "frame1", "keepalive": "5", **more}
+
+    def discovery_state_and_commands():
+        b = s.broker()
+        w = s.watcher(b)
+        d = s.daemon(plain(b), "[autoplay]\nenabled = false")
+        w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
+        configs = until("7 discovery configs", lambda: (lambda c: c if len(c) >= 7 else None)(
+            sorted({t for _, t, _ in list(w.messages) if t.startswith("homeassistant/") and t.endswith("/config")})))
+        kinds = sorted(t.split("/")[1] + "/" + t.split("/")[3] for t in configs)
+        want = ["button/next", "button/previous", "image/screenshot", "number/interval", "sensor/picture",
+                "switch/autoplay", "switch/display"]
+        if kinds != want:
+            raise Failure(f"discovery announced {kinds}, expected {want}")
+        for t in configs:
+            config = json.loads(w.on(t)[-1][1])
+            if config["availability_topic"] != f"{T}/availability" or config["device"]["identifiers"] != ["carouseld_frame1"]:
+                raise Failure(f"{t}: {config}")
+        # Retained: a subscriber that comes later still gets them.
+        late = s.watcher(b, f"{T}/#")
+        late.wait("the retained state for a later subscriber", f"{T}/state", lambda p: json.loads(p)["index"] == 0)
+        if not all(r for r, _ in late.on(f"{T}/availability")):
+            raise Failure("availability is not retained")
+        # A command moves the carousel; the reply is the socket's JSON; the state follows.
+        n_reply, n_state = len(w.on(f"{T}/reply")), len(w.on(f"{T}/state"))
+        pub(b, f"{T}/command", "goto 2 0")
+        _, reply = w.wait("the reply to goto 2 0", f"{T}/reply", after=n_reply)
+        reply = json.loads(reply)
+        if reply.get("ok") is not True or reply.get("index") != 2:
+            raise Failure(f"reply to goto 2 0: {reply}")
+        if d.ask("status")["index"] != 2:
+            raise Failure("the carousel did not move")
+        w.wait("the state at index 2", f"{T}/state", lambda p: json.loads(p)["index"] == 2, after=n_state)
+        w.wait("an event line", f"{T}/event", lambda p: b'"index":2' in p)
+        if any(b'"didScroll"' in p for _, p in w.on(f"{T}/event")):
+            raise Failure("didScroll (one per frame) went to the event topic")
+        # A bad request: its error reply, nothing else.
+        n_reply, n_state = len(w.on(f"{T}/reply")), len(w.on(f"{T}/state"))
+        pub(b, f"{T}/command", "goto banana")
+        _, reply = w.wait("the error reply", f"{T}/reply", after=n_reply)
+        reply = json.loads(reply)
+        if reply.get("ok") is not False or "goto" not in reply.get("error", ""):
+            raise Failure(f"reply to a bad request: {reply}")
+        time.sleep(1)
+        if d.ask("status")["index"] != 2 or len(w.on(f"{T}/state")) != n_state:
+            raise Failure("a bad request changed something")
+        # Writing files on the board is not taken over MQTT; subscribe means nothing there.
+        for line, needle in (("screenshot /var/lib/carouseld/x.png", "screenshot"), ("subscribe", "subscribe")):
+            n = len(w.on(f"{T}/reply"))
+            pub(b, f"{T}/command", line)
+            _, reply = w.wait(f"the reply to {line}", f"{T}/reply", after=n)
+            if json.loads(reply).get("ok") is not False or needle not in json.loads(reply).get("error", ""):
+                raise Failure(f"{line}: {reply}")
+        # The shared topic reaches every frame.
+        pub(b, "carouseld/all/command", "goto 1 0")
+        until("the shared command", lambda: d.ask("status")["index"] == 1)
+        # screenshot: the PNG on the screenshot topic (Home Assistant's image entity).
+        pub(b, f"{T}/command", "screenshot")
+        _, png = w.wait("the screenshot", f"{T}/screenshot")
+        if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 1000:
+            raise Failure(f"the screenshot is not a PNG ({len(png)} bytes)")
+        # Display off and on: the switch's state follows.
+        pub(b, f"{T}/command", "display off")
+        w.wait("the state with the display off", f"{T}/state", lambda p: json.loads(p)["display"]["power"] == "off")
+        w.wait("displayOff on the event topic", f"{T}/event", lambda p: b"displayOff" in p)
+        pub(b, f"{T}/command", "display on")
+        w.wait("the state with the display on", f"{T}/state", lambda p: json.loads(p)["display"]["power"] == "on")
+        # The state is published on change, not per frame: a minute of rest says nothing.
+        until("the carousel at rest", lambda: d.ask("status")["state"] == "idle")
+        time.sleep(1)
+        n_state = len(w.on(f"{T}/state"))
+        time.sleep(3)
+        if len(w.on(f"{T}/state")) > n_state:
+            raise Failure(f"{len(w.on(f'{T}/state')) - n_state} states in 3 s at rest: {w.texts(f'{T}/state')[n_state - 1:]}")
+        s.figures["PNG screenshot bytes"] = len(png)
+        return f"{len(configs)} entities, goto/shared/screenshot/display, PNG {len(png)} bytes"
+
+    def will_on_kill():
+        b = s.broker()
+        w = s.watcher(b, f"{T}/availability")
+        d = s.daemon(plain(b))
+        w.wait("online", f"{T}/availability", lambda p: p == b"online")
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait()
+        t0 = time.monotonic()
+        w.wait("offline from the will after kill -9", f"{T}/availability", lambda p: p == b"offline", timeout=30)
+        s.figures["will: kill -9 to offline s (keepalive 5)"] = round(time.monotonic() - t0, 1)
+        # A clean stop says offline itself.
+        n = len(w.on(f"{T}/availability"))
+        d = s.daemon(plain(b))
+        w.wait("online again", f"{T}/availability", lambda p: p == b"online", after=n)
+        n = len(w.on(f"{T}/availability"))
+        d.stop()
+        w.wait("offline on a clean stop", f"{T}/availability", lambda p: p == b"offline", after=n, timeout=10)
+
+    def broker_restart():
+        b = s.broker()
+        d = s.daemon(plain(b), "[autoplay]\nenabled = true\ninterval = 1\ntransition = 0.2")
+        until("connected", lambda: "mqtt: connected" in d.log)
+        b.kill()
+        # The carousel moves on without the broker: autoplay, and the socket answers.
+        seen = set()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 6:
+            seen.add(d.ask("status")["index"])
+            time.sleep(0.2)
+        if len(seen) < 3:
+            raise Failure(f"the carousel stalled while the broker was away: indices {seen}")
+        until("one warning for the lost broker", lambda: re.search(r"<4>mqtt: connection to .* lost", d.log))
+        b2 = Broker(s.folder, port=b.port).start()
+        s.cleanup.append(b2.kill)
+        w = s.watcher(b2, f"{T}/#")
+        w.wait("online after the broker came back", f"{T}/availability", lambda p: p == b"online", timeout=90)
+        w.wait("the state after the broker came back", f"{T}/state")
+        pub(b2, f"{T}/command", "pause")
+        until("a command through the new broker", lambda: "command" in d.ask("status")["autoplay"]["paused_by"])
+        lines = re.findall(r"<4>mqtt: .*", d.log)
+        if len(lines) > 3:
+            raise Failure(f"{len(lines)} warnings for one broker restart: {lines}")
+        return f"indices {sorted(seen)} while away; {len(lines)} warning line(s)"
+
+    def tls_and_passwords():
+        folder = tempfile.mkdtemp(dir=s.folder)
+        os.chmod(folder, 0o755)
+
+        def ssl(*args):
+            subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder, timeout=60)
+        ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-keyout", "ca.key", "-out", "ca.crt",
+            "-subj", "/CN=carouseld test CA")
+        ssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+        with open(os.path.join(folder, "san.ext"), "w") as f:
+            f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+        ssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            "-out", "server.crt", "-extfile", "san.ext")
+        os.chmod(os.path.join(folder, "server.key"), 0o644)
+        passwords = os.path.join(folder, "passwords")
+        subprocess.run(["mosquitto_passwd", "-c", "-b", passwords, "frame", "right horse battery"], check=True, timeout=30)
+        os.chmod(passwords, 0o644)
+        b = s.broker(anonymous=False, extra=f"password_file {passwords}\ncafile {folder}/ca.crt\n"
+                     f"certfile {folder}/server.crt\nkeyfile {folder}/server.key\n")
+        sub_tls = ("--cafile", f"{folder}/ca.crt", "-u", "frame", "-P", "right horse battery")
+        w = s.watcher(b, f"{T}/#", sub_tls)
+        secret = os.path.join(folder, "secret")
+        with open(secret, "w") as f:
+            f.write("right horse battery\n")
+        # "localhost" is a name: connected from the worker, checked against the certificate.
+        d = s.daemon({"broker": f"mqtts://localhost:{b.port}", "client_id": "frame1", "username": "frame",
+                      "password_file": secret, "ca_file": f"{folder}/ca.crt", "keepalive": "5"})
+        w.wait("online over TLS", f"{T}/availability", lambda p: p == b"online")
+        pub(b, f"{T}/command", "goto 3 0", sub_tls)
+        until("a command over TLS", lambda: d.ask("status")["index"] == 3)
+        d.stop()
+        # A wrong password: one line, the carousel runs on, and no second line for the same refusal.
+        with open(secret, "w") as f:
+            f.write("wrong\n")
+        d = s.daemon({"broker": f"mqtts://localhost:{b.port}", "client_id": "frame1", "username": "frame",
+                      "password_file": secret, "ca_file": f"{folder}/ca.crt", "keepalive": "5"},
+                     "[autoplay]\nenabled = true\ninterval = 1\ntransition = 0.2")
+        until("the refusal", lambda: "refused the connection" in d.log)
+        start = d.ask("status")["index"]
+        until("the carousel moving with the broker refusing", lambda: d.ask("status")["index"] != start, timeout=15)
+        time.sleep(4)  # more attempts, backing off
+        refusals = re.findall(r"<4>mqtt: .*refused the connection.*", d.log)
+        if len(refusals) != 1 or "password_file" not in refusals[0]:
+            raise Failure(f"expected one warning naming password_file, got {refusals}")
+        # A CA that did not sign the broker: refused, one line.
+        other = s.daemon({"broker": f"mqtts://localhost:{b.port}", "client_id": "frame2", "username": "frame",
+                          "password_file": secret, "keepalive": "5"})
+        try:
+            until("the untrusted certificate", lambda: re.search(r"<4>mqtt: .*TLS", other.log))
+        except Failure as e:
+            raise Failure(f"{e}: {other.log[-3000:]}")
+        return refusals[0].split("mqtt: ", 1)[1][:120]
+
+    def never_stalls():
+        # A broker that accepts TCP and never says a word, and a name that does not resolve.
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        s.cleanup.append(silent.close)
+        port = silent.getsockname()[1]
+        # mqtts:// to a port that never answers: the TLS handshake must not hold the loop either.
+        for broker in (f"mqtt://127.0.0.1:{port}", f"mqtts://127.0.0.1:{port}", "mqtt://broker.invalid:1883"):
+            d = s.daemon({"broker": broker, "client_id": "frame1", "keepalive": "5"},
+                         "[autoplay]\nenabled = true\ninterval = 0.5\ntransition = 0.2")
+            t0 = time.monotonic()
+            worst, seen, frames = 0.0, set(), d.ask("status")["frames"]
+            while time.monotonic() - t0 < 10:
+                a = time.monotonic()
+                seen.add(d.ask("status")["index"])
+                worst = max(worst, time.monotonic() - a)
+                time.sleep(0.1)
+            if len(seen) < 5 or d.ask("status")["frames"] <= frames:
+                raise Failure(f"{broker}: the carousel stalled ({sorted(seen)})")
+            if worst > 2:
+                raise Failure(f"{broker}: a status request waited {worst:.1f} s")
+            if not re.search(r"<4>mqtt: ", d.log):
+                raise Failure(f"{broker}: no warning line: {d.log[-500:]}")
+            d.stop()
+            s.figures[f"{broker}: slowest status reply s"] = round(worst, 2)
+        return "silent broker and unresolvable name"
+
+    def discovery_removed_by_reload():
+        b = s.broker()
+        w = s.watcher(b, "homeassistant/#")
+        d = s.daemon(plain(b))
+        until("7 configs", lambda: len({t for _, t, p in list(w.messages) if p}) >= 7)
+        d.write_ini(plain(b, discovery_prefix=""))
+        n = len(w.messages)
+        d.proc.send_signal(signal.SIGHUP)
+        try:
+            emptied = until("7 empty retained configs", lambda: (lambda e: e if len(e) >= 7 else None)(
+                {t for _, t, p in list(w.messages)[n:] if not p}))
+        except Failure as e:
+            raise Failure(f"{e}: {d.log[-1500:]}")
+        late = s.watcher(b, "homeassistant/#")
+        time.sleep(2)
+        if late.messages:
+            raise Failure(f"a new subscriber still gets {len(late.messages)} retained configs")
+        return f"{len(emptied)} entities removed"
+
+    def throughput():
+        # set_tcp_nodelay: else the broker's Nagle holds the reply to our
+        # subscriber behind the command it just sent it (40 ms of delayed ACK
+        # that measures the subscriber, not the frame).
+        b = s.broker(extra="set_tcp_nodelay true\n")
+        w = s.watcher(b, f"{T}/#")
+        d = s.daemon(plain(b), "[autoplay]\nenabled = false")
+        until("connected", lambda: "mqtt: connected" in d.log)
+        n = 200
+        # One at a time, from a publisher that stays connected (mosquitto_pub -l:
+        # a message per line): command to reply through the broker, then the
+        # same request on the control socket.
+        publisher = subprocess.Popen(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(b.port), "-t", f"{T}/command",
+                                      "-q", "1", "-l"], stdin=subprocess.PIPE)
+        s.cleanup.append(publisher.kill)
+        rtt = []
+        for i in range(60):
+            before = len(w.on(f"{T}/reply"))
+            t0 = time.monotonic()
+            publisher.stdin.write(f"goto {i % 5} 0\n".encode())
+            publisher.stdin.flush()
+            w.wait("a reply", f"{T}/reply", after=before, timeout=10)
+            rtt.append(time.monotonic() - t0)
+        rtt = rtt[10:]  # the publisher's own connection set up in the first
+        # Through the broker and back, as one subscriber of both topics sees
+        # it: the command's arrival to its reply's (mosquitto_pub's own pace,
+        # which polls its input, left out).
+        with w.lock:
+            seen = list(zip(w.times, w.messages))
+        hops = []
+        for k, (at, (_, topic, _)) in enumerate(seen):
+            if topic == f"{T}/command":
+                reply = next((t2 for t2, (_, t, _) in seen[k + 1:] if t == f"{T}/reply"), None)
+                if reply is not None:
+                    hops.append(reply - at)
+        sock = []
+        for i in range(40):
+            t0 = time.monotonic()
+            d.ask(f"goto {i % 5} 0")
+            sock.append(time.monotonic() - t0)
+        # Many at once: one mosquitto_pub sends n lines (-l), replies counted.
+        before = len(w.on(f"{T}/reply"))
+        t0 = time.monotonic()
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(b.port), "-t", f"{T}/command", "-q", "1", "-l"],
+                       input="".join(f"goto {i % 5} 0\n" for i in range(n)).encode(), check=True, timeout=60)
+        until(f"{n} replies", lambda: len(w.on(f"{T}/reply")) - before >= n, timeout=60)
+        rate = n / (time.monotonic() - t0)
+        s.figures["mqtt: commands per second (200 queued)"] = round(rate)
+        m, k = statistics.median(hops[10:]), statistics.median(sock)
+        s.figures["mqtt: command to reply ms (median, broker to daemon to broker)"] = round(m * 1000, 2)
+        s.figures["mqtt: publish to reply ms (median, incl. mosquitto_pub's input polling)"] = round(statistics.median(rtt) * 1000, 1)
+        s.figures["socket: request to reply ms (median, incl. connect)"] = round(k * 1000, 2)
+        s.figures["mqtt / socket reply time"] = round(m / k, 1)
+        return f"{rate:.0f} commands/s; median reply {m * 1000:.1f} ms via the broker, {m / k:.1f}x the socket's"
+
+    for name, fn in [
+        ("discovery, state on change, commands and replies, shared topic, screenshot, display", discovery_state_and_commands),
+        ("the will on kill -9, offline on a clean stop", will_on_kill),
+        ("a broker restart: the carousel moves throughout, the client comes back", broker_restart),
+        ("TLS with a test CA, a password file, a wrong password refused once", tls_and_passwords),
+        ("a silent broker and an unresolvable name never stall the carousel", never_stalls),
+        ("a reload emptying discovery_prefix removes the entities", discovery_removed_by_reload),
+        ("commands per second and latency through the broker", throughput),
+    ]:
+        if len(sys.argv) > 2 and sys.argv[2] not in name:
+            continue
+        s.check(name, fn)
+    shutil.rmtree(s.folder, ignore_errors=True)
+    print(json.dumps(s.figures, indent=1))
+    for name, why in s.failed:
+        print(f"FAILED {name}: {why}")
+    print(f"mqtt: {len(s.passed)} passed, {len(s.failed)} failed")
+    return 1 if s.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
