@@ -65,6 +65,9 @@ public struct ImagesConfig: Equatable, Sendable {
     public var files: [String] = []
     public var order = ImageOrder.name
     public var fit = FitMode.contain
+    /// `fit = blur`: the fill's blur (standard deviation, screen pixels) and darkening (0 to 1).
+    public var blurRadius = 40.0
+    public var dim = 0.4
     public var maxPixels = 64_000_000
     /// The decode budget in MiB; `nil` (`auto`): what the screen needs,
     /// the pictures the carousel can want at once at the item size.

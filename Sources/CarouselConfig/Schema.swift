@@ -279,6 +279,7 @@ public enum Schema {
         number("autoplay", "resume_delay", 0...86_400, unit: "seconds") { $0.autoplay.resumeDelay = $1 },
         choice("autoplay", "direction", AutoplayDirection.self) { $0.autoplay.direction = $1 },
         choice("autoplay", "at_end", AutoplayAtEnd.self) { $0.autoplay.atEnd = $1 },
+        choice("autoplay", "effect", TransitionEffect.self) { $0.autoplay.effect = $1 },
     ]
 
     static let images: [KeySpec] = [
@@ -291,6 +292,8 @@ public enum Schema {
         },
         choice("images", "order", ImageOrder.self) { $0.images.order = $1 },
         choice("images", "fit", FitMode.self) { $0.images.fit = $1 },
+        number("images", "blur_radius", 0...500, unit: "pixels", note: " (fit = blur)") { $0.images.blurRadius = $1 },
+        number("images", "dim", 0...1, note: " (fit = blur: 0 keeps the fill's brightness, 1 is black)") { $0.images.dim = $1 },
         integer("images", "max_pixels", 1_000_000...1_000_000_000) { $0.images.maxPixels = $1 },
         KeySpec(section: "images", name: "cache_mb", domain: .autoOrInteger(8...4096),
                 accepts: "auto or 8 to 4096 (MiB)") { c, v throws(ValueError) in

@@ -23,6 +23,7 @@ extension Configuration {
         var style = RenderStyle()
         style.background = display.background.opaqueOverBlack
         style.fit = images.fit
+        style.blur = BlurStyle(radius: images.blurRadius, dim: images.dim)
         style.indicator = indicator
         return style
     }
@@ -159,7 +160,7 @@ public struct Layout: Sendable {
         ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
                            budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
-                           keepsUnwanted: config.images.cacheMB != nil)
+                           keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur)
     }
 
     /// One log line about the decode budget: what `cache_mb` came to here.

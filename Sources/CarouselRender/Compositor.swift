@@ -5,6 +5,8 @@ import CarouselImaging
 public struct RenderStyle: Equatable, Sendable {
     public var background = PixelColor.black
     public var fit = FitMode.contain
+    /// The fill around the picture with `fit = blur`.
+    public var blur = BlurStyle()
     public var indicator = IndicatorStyle()
     public init() {}
 }

@@ -31,7 +31,7 @@ public final class FramePainter {
         writer = ScreenWriter(compositor: compositor)
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes, rotation: rotation))
+                                                       budgetBytes: budgetBytes, rotation: rotation, blur: style.blur))
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)

@@ -27,9 +27,12 @@ public final class ItemCache: Sendable {
         /// (an explicit `cache_mb`: memory given to skip decoding again);
         /// otherwise they are let go at once (memory by need).
         public var keepsUnwanted: Bool
+        /// The fill around the picture with `fit = blur` (made here, at decode time).
+        public var blur: BlurStyle
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
-                    rotation: Rotation = .none, keepsUnwanted: Bool = false) {
+                    rotation: Rotation = .none, keepsUnwanted: Bool = false, blur: BlurStyle = BlurStyle()) {
+            self.blur = blur
             self.rotation = rotation
             self.keepsUnwanted = keepsUnwanted
             self.itemSize = itemSize
@@ -102,7 +105,8 @@ public final class ItemCache: Sendable {
     static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
-        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background)
+        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background,
+                                           blur: settings.blur)
         return try scaled.turned(settings.rotation)
     }
 
