@@ -462,7 +462,10 @@ public final class Daemon {
         if windowRoomDue, !displayIsAway { applyWindowRoom() }
         let x = model.offset(at: Timestamp(microseconds: now))
         noteTravel(to: x)
-        let placed = requestPictures(at: x)
+        // A crossfade shows the pictures at both ends: those it fades out
+        // are asked for with the ones it fades in (the motion's heading).
+        let crossfade = model.crossfade(at: Timestamp(microseconds: now))
+        let placed = requestPictures(at: crossfade?.from ?? x)
         if holding(now), !moving,
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
@@ -473,10 +476,18 @@ public final class Daemon {
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
-        let ahead = moving && windowRoom > 0 ? travel * windowRoom : 0
-        compositor.layOut(&writer.scene, offset: x, count: album.count, wrap: config.carousel.wrap, page: page,
-                          pageCount: model.numberOfPages, ahead: ahead) { i in
+        // (A crossfade moves nothing: its frames are written whole.)
+        let ahead = moving && windowRoom > 0 && crossfade == nil ? travel * windowRoom : 0
+        compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: config.carousel.wrap,
+                          page: page, pageCount: model.numberOfPages, ahead: ahead) { i in
             self.album.path(i).flatMap(self.cache.image(for:))
+        }
+        writer.fade = crossfade?.fraction
+        if let crossfade {
+            compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: config.carousel.wrap,
+                              page: page, pageCount: model.numberOfPages) { i in
+                self.album.path(i).flatMap(self.cache.image(for:))
+            }
         }
         let complete = !placed.isEmpty && writer.scene.complete
         let window = writer.draw(into: buffer)

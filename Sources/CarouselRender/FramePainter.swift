@@ -61,14 +61,21 @@ public final class FramePainter {
     /// The frame at `offset` (unwrapped items) with `count` items, of which
     /// item `i` shows `paths[i]` (items past the list are background).
     /// Returns the panel-oriented frame and the files that failed to decode.
-    public func paint(offset: Double, count: Int, page: Int, pageCount: Int) -> (frame: Frame, failures: [ItemCache.Failure]) {
-        let placed = compositor.placements(offset: offset, count: count, wrap: settings.wrap)
+    /// With `crossfade`, the frame of that crossfade (`offset` is then unused).
+    public func paint(offset: Double, count: Int, page: Int, pageCount: Int,
+                      crossfade: Crossfade? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
+        let offsets = crossfade.map { [$0.from, $0.to] } ?? [offset]
+        let placed = offsets.flatMap { compositor.placements(offset: $0, count: count, wrap: settings.wrap) }
         let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
         cache.want(wanted)
         cache.waitUntilIdle()
-        compositor.layOut(&writer.scene, offset: offset, count: count, wrap: settings.wrap, page: page,
-                          pageCount: pageCount) { i in
-            i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+        let image = { (i: Int) in i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil }
+        compositor.layOut(&writer.scene, offset: offsets[0], count: count, wrap: settings.wrap, page: page,
+                          pageCount: pageCount, image: image)
+        writer.fade = crossfade?.fraction
+        if let crossfade {
+            compositor.layOut(&writer.incoming, offset: crossfade.to, count: count, wrap: settings.wrap, page: page,
+                              pageCount: pageCount, image: image)
         }
         let out = Frame(width: panel.width, height: panel.height)
         writer.render(writer.scene, into: out)

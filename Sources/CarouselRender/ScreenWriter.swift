@@ -22,6 +22,10 @@ public final class ScreenWriter {
     public let compositor: Compositor
     /// What the next frame shows; `Compositor.layOut` fills it in place.
     public var scene = Scene()
+    /// During a crossfade: the scene fading in over `scene`, and how much
+    /// of it shows (0 to 1); `fade` is nil otherwise.
+    public var incoming = Scene()
+    public var fade: Double?
     /// Pixels written by the last `draw` (content, dots and their repairs).
     public private(set) var pixelsWritten = 0
     /// The panel axis: the one along which room extends a buffer.
@@ -40,6 +44,9 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
+    /// Two bands of panel rows in ordinary memory, for crossfades (made on the first).
+    private var bands: (outgoing: Frame, incoming: Frame)?
+    private static let bandRows = 16
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -82,6 +89,10 @@ public final class ScreenWriter {
     private func write(_ scene: Scene, into target: Target, record: inout Record) -> Int {
         pixelsWritten = 0
         let extent = compositor.axisExtent
+        if let fade, !scene.empty, !incoming.empty {
+            writeCrossfade(scene, incoming, fraction: fade, into: target, record: &record)
+            return 0
+        }
         if scene.empty {
             if !(record.empty && record.window == 0) { writeEmpty(into: target, record: &record) }
             return 0
@@ -329,6 +340,51 @@ public final class ScreenWriter {
         record.window = 0
     }
 
+    // MARK: - Crossfade
+
+    /// Writes the window whole as `outgoing` with `incoming` over it at
+    /// `fraction`, dots on top, at window 0: band by band, both scenes are
+    /// written into ordinary memory, blended there (scanout memory is never
+    /// read) and copied out. The window does not move during a crossfade,
+    /// and what it held is unknown afterwards, so the first frame after one
+    /// is written whole again.
+    private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
+                                record: inout Record) {
+        let width = compositor.panel.width, height = compositor.panel.height
+        let horizontal = axis == .horizontal
+        let (a, b) = bands ?? (Frame(width: width, height: Self.bandRows), Frame(width: width, height: Self.bandRows))
+        bands = (a, b)
+        let plan = plan(page: outgoing.page, pageCount: outgoing.pageCount)
+        // Dots drawn elsewhere in a longer buffer are off screen; their stretch is unknown now.
+        if let old = record.dots {
+            record.markUnknown(horizontal ? old.rect.x0 : old.rect.y0, horizontal ? old.rect.x1 : old.rect.y1,
+                               scratch: &merged)
+        }
+        var y0 = 0
+        while y0 < height {
+            let rows = min(Self.bandRows, height - y0)
+            for y in y0..<(y0 + rows) {
+                fill(a.row(y - y0), y: y, from: 0, to: width, outgoing, window: 0)
+                fill(b.row(y - y0), y: y, from: 0, to: width, incoming, window: 0)
+            }
+            ImageScaler.blend(UnsafeMutableRawPointer(b.pixels), sourceStride: b.stride,
+                              over: UnsafeMutableRawPointer(a.pixels), destinationStride: a.stride,
+                              width: width, height: rows, opacity: fraction)
+            for y in y0..<(y0 + rows) {
+                if let plan, y >= plan.bounds.y0, y < plan.bounds.y1 { blendDots(plan, into: a.row(y - y0), y: y, window: 0) }
+                target.row(y).update(from: a.row(y - y0), count: width)
+            }
+            y0 += rows
+        }
+        withExtendedLifetime(outgoing) {}
+        withExtendedLifetime(incoming) {}
+        pixelsWritten = width * height
+        record.empty = false
+        record.markUnknown(0, compositor.axisExtent, scratch: &merged)
+        record.dots = nil
+        record.window = 0
+    }
+
     // MARK: - Dots
 
     private func writeDots(_ scene: Scene, window s: Int, into target: Target, record: inout Record) {
@@ -349,22 +405,27 @@ public final class ScreenWriter {
         let row = scratch - rect.x0
         for y in rect.y0..<rect.y1 {
             fill(row, y: y, from: rect.x0, to: rect.x1, scene, window: s)
-            for dot in plan.dots {
-                let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
-                guard y >= b.y0, y < b.y1 else { continue }
-                for x in b.x0..<b.x1 {
-                    // Coverage in logical pixels, as the logical picture would be drawn.
-                    let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
-                    let l = logicalPixel(x: px, y: py)
-                    let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
-                                                       radius: dot.radius)
-                    guard coverage > 0 else { continue }
-                    row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
-                }
-            }
+            blendDots(plan, into: row, y: y, window: s)
             (target.row(y) + rect.x0).update(from: scratch, count: rect.x1 - rect.x0)
         }
         record.dots = DotsMark(key: key, rect: rect)
+    }
+
+    /// Blends the dots of `plan` into buffer row `y` (`row` indexed by buffer column), the window at `s`.
+    private func blendDots(_ plan: DotsPlan, into row: UnsafeMutablePointer<UInt32>, y: Int, window s: Int) {
+        for dot in plan.dots {
+            let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
+            guard y >= b.y0, y < b.y1 else { continue }
+            for x in b.x0..<b.x1 {
+                // Coverage in logical pixels, as the logical picture would be drawn.
+                let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
+                let l = logicalPixel(x: px, y: py)
+                let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
+                                                   radius: dot.radius)
+                guard coverage > 0 else { continue }
+                row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
+            }
+        }
     }
 
     /// Puts back what lay under dots drawn at `rect`: from the scene where it
