@@ -344,8 +344,10 @@ public final class ScreenWriter {
 
     /// Writes the window whole as `outgoing` with `incoming` over it at
     /// `fraction`, dots on top, at window 0: band by band, both scenes are
-    /// written into ordinary memory, blended there (scanout memory is never
-    /// read) and copied out. The window does not move during a crossfade,
+    /// written into ordinary memory (cache-sized bands), then each row is
+    /// blended straight into the buffer, which is only written (rows under
+    /// the dots go through the blend in ordinary memory, the dots on top,
+    /// and are then copied). The window does not move during a crossfade,
     /// and what it held is unknown afterwards, so the first frame after one
     /// is written whole again.
     private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
@@ -367,12 +369,15 @@ public final class ScreenWriter {
                 fill(a.row(y - y0), y: y, from: 0, to: width, outgoing, window: 0)
                 fill(b.row(y - y0), y: y, from: 0, to: width, incoming, window: 0)
             }
-            ImageScaler.blend(UnsafeMutableRawPointer(b.pixels), sourceStride: b.stride,
-                              over: UnsafeMutableRawPointer(a.pixels), destinationStride: a.stride,
-                              width: width, height: rows, opacity: fraction)
             for y in y0..<(y0 + rows) {
-                if let plan, y >= plan.bounds.y0, y < plan.bounds.y1 { blendDots(plan, into: a.row(y - y0), y: y, window: 0) }
-                target.row(y).update(from: a.row(y - y0), count: width)
+                let outgoingRow = a.row(y - y0), incomingRow = b.row(y - y0)
+                if let plan, y >= plan.bounds.y0, y < plan.bounds.y1 {
+                    ImageScaler.crossfade(outgoingRow, incomingRow, into: outgoingRow, count: width, fraction: fraction)
+                    blendDots(plan, into: outgoingRow, y: y, window: 0)
+                    target.row(y).update(from: outgoingRow, count: width)
+                } else {
+                    ImageScaler.crossfade(outgoingRow, incomingRow, into: target.row(y), count: width, fraction: fraction)
+                }
             }
             y0 += rows
         }
