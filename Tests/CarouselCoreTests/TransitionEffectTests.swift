@@ -56,6 +56,7 @@ import CarouselCore
     @Test func crossfadeReportsTheNewIndexHalfWayAsASlideDoes() {
         var rig = Rig(autoplay: autoplay(.crossfade))
         rig.at(3499)
+        #expect(rig.model.crossfade(at: rig.now) != nil)
         #expect(rig.events(named: "currentItemIndexDidChange").isEmpty)
         rig.at(3500)
         #expect(rig.events(named: "currentItemIndexDidChange").map(\.time) == [.milliseconds(3500)])
@@ -153,6 +154,9 @@ import CarouselCore
         rig.run(for: 1000) { r in if r.model.crossfade(at: r.now) != nil { sawFade = true } }
         #expect(!sawFade)
         #expect(rig.offset == 1)
+        // The same carousel crossfades a command: only the finger slides.
+        rig.command(.next)
+        #expect(rig.model.crossfade(at: rig.now) != nil)
     }
 
     @Test func idleReturnUsesTheEffect() {
