@@ -354,7 +354,7 @@ public enum Schema {
         key("overlay", "clock", "none or a format such as HH:MM or h:MM am (HH, H, hh, h, MM, AM, am)") { c, v throws(ValueError) in
             if v.isEmpty || v.lowercased() == "none" { c.overlay.clock = nil; return }
             guard let format = ClockFormat(v) else {
-                throw ValueError("expected none or a clock format with one hour field (HH, H, hh or h) and MM, e.g. HH:MM or h:MM am")
+                throw ValueError("expected none or a clock format with one hour field (HH, H, hh or h) and MM (no seconds: it repaints once a minute), e.g. HH:MM or h:MM am")
             }
             c.overlay.clock = format
         },

@@ -51,7 +51,7 @@ public struct ClockFormat: Equatable, Sendable, CustomStringConvertible {
     let tokens: [Token]
     public let description: String
 
-    /// Nil unless the text has one hour field and `MM`.
+    /// Nil unless the text has one hour field and `MM`, and no `SS`.
     public init?(_ text: String) {
         var tokens: [Token] = []
         var rest = Substring(text)
@@ -72,7 +72,8 @@ public struct ClockFormat: Equatable, Sendable, CustomStringConvertible {
         }
         flush()
         let hours = tokens.filter { if case .hour24 = $0 { true } else if case .hour12 = $0 { true } else { false } }.count
-        guard hours == 1, tokens.filter({ $0 == .minute }).count == 1, text.count <= 32,
+        // Seconds (SS) are refused rather than shown as letters: the clock repaints once a minute.
+        guard hours == 1, tokens.filter({ $0 == .minute }).count == 1, text.count <= 32, !text.contains("SS"),
               !text.unicodeScalars.contains(where: { $0.value < 0x20 }) else { return nil }
         self.tokens = tokens
         description = text
