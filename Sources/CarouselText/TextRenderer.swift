@@ -29,6 +29,13 @@ public struct TextMask: Sendable {
     public var height: Int
     public var coverage: [UInt8]
 
+    public init(width: Int, height: Int, coverage: [UInt8]) {
+        precondition(coverage.count == width * height, "a mask of \(width)x\(height) needs as many values")
+        self.width = width
+        self.height = height
+        self.coverage = coverage
+    }
+
     public subscript(x: Int, y: Int) -> UInt8 { coverage[y * width + x] }
 }
 
