@@ -105,7 +105,7 @@ public enum Caption {
             throw Problem(message: "caption: \(path) is not UTF-8 text (save it as UTF-8); no caption")
         }
         var lines: [String] = []
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             let line = String(raw.map { $0.isNewline || ($0.asciiValue.map { $0 < 0x20 } ?? false) ? " " : $0 })
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty {
@@ -123,25 +123,29 @@ public enum Caption {
 public enum Captioner {
     private static let logged = Mutex<Set<String>>([])
 
-    /// Logs `line` once for `key` in this process (a picture decoded again
-    /// as the carousel comes back to it does not log again).
-    static func logOnce(_ key: String, _ priority: LogPriority, _ line: String) {
+    /// Where a caption's problems go: the log, as warnings.
+    public static let logWarning: @Sendable (String) -> Void = { log(.warning, $0) }
+
+    /// Reports `line` once for `key` in this process (a picture decoded
+    /// again as the carousel comes back to it does not log again).
+    static func reportOnce(_ key: String, _ line: String, _ report: (String) -> Void) {
         let first = logged.withLock { set in
             if set.count > 10_000 { set.removeAll() }
             return set.insert(key).inserted
         }
-        if first { log(priority, line) }
+        if first { report(line) }
     }
 
     /// The caption of the picture at `path` as a sprite and where it goes in
-    /// a picture of `box` size; nil when there is none (or no font).
-    public static func sprite(for path: String, in box: PixelSize, _ captioning: Captioning)
-        -> (sprite: DecodedImage, x: Int, y: Int)? {
+    /// a picture of `box` size; nil when there is none (or no font). A
+    /// sidecar that cannot be used is reported once per file.
+    public static func sprite(for path: String, in box: PixelSize, _ captioning: Captioning,
+                              report: (String) -> Void = logWarning) -> (sprite: DecodedImage, x: Int, y: Int)? {
         let lines: [String]
         do {
             lines = try Caption.lines(for: path, kind: captioning.kind)
         } catch {
-            logOnce("caption:" + path, .warning, error.message)
+            reportOnce("caption:" + path, error.message, report)
             return nil
         }
         guard !lines.isEmpty else { return nil }
@@ -150,7 +154,7 @@ public enum Captioner {
         switch result {
         case .success(let r): renderer = r
         case .failure(let error):
-            if isNew { log(.warning, "overlay: \(error); captions and the clock are not drawn") }
+            if isNew { report("overlay: \(error); captions and the clock are not drawn") }
             return nil
         }
         let margin = TextSprite.margin(size: captioning.size)
