@@ -106,14 +106,25 @@ final class ClockOverlay {
     }
 }
 
-extension Daemon {
-    /// The clock's look for the running configuration and layout; nil: no clock.
-    var clockLook: ClockLook? {
+extension Layout {
+    /// The clock's look for `config` on this layout; nil: no clock.
+    func clockLook(_ config: Configuration) -> ClockLook? {
         guard let format = config.overlay.clock else { return nil }
         return ClockLook(format: format, position: config.overlay.clockPosition, style: config.overlay.text,
-                         size: layout.textSize(config), rotation: rotation, logical: layout.size,
-                         panel: layout.compositor.panel)
+                         size: textSize(config), rotation: rotation, logical: size, panel: compositor.panel)
     }
+
+    /// The clock of `config` showing `hour`:`minute`, as a frame of this
+    /// layout draws it (`carouseld render`); nil without a clock or a font.
+    public func clockStamp(_ config: Configuration, hour: Int, minute: Int) -> SceneStamp? {
+        guard let look = clockLook(config) else { return nil }
+        return ClockOverlay.draw(look.format.text(hour: hour, minute: minute), look)
+    }
+}
+
+extension Daemon {
+    /// The clock's look for the running configuration and layout; nil: no clock.
+    var clockLook: ClockLook? { layout.clockLook(config) }
 
     /// The clock at `now`: a new minute draws a frame (only the clock's
     /// rectangle changes: the writer writes nothing else).

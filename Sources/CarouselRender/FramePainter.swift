@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselText
 
 /// Draws whole frames of a carousel of image files for one-shot uses
 /// (`carouseld render`, `simulate`'s `frame`, screenshots in tests): it waits
@@ -14,11 +15,14 @@ public final class FramePainter {
     private let settings: CarouselSettings
     private let fit: FitMode
     private let maxPixels: Int
+    /// The clock drawn over every frame (`[overlay] clock`), if any.
+    public var stamp: SceneStamp?
 
     /// `panel` is the output size; the carousel is laid out in the logical
-    /// orientation `rotation` gives and written turned.
+    /// orientation `rotation` gives and written turned. `caption`: captions
+    /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int) {
+                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -31,7 +35,7 @@ public final class FramePainter {
         writer = ScreenWriter(compositor: compositor)
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes, rotation: rotation))
+                                                       budgetBytes: budgetBytes, rotation: rotation, caption: caption))
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
@@ -70,6 +74,7 @@ public final class FramePainter {
                           pageCount: pageCount) { i in
             i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
         }
+        writer.scene.stamp = stamp
         let out = Frame(width: panel.width, height: panel.height)
         writer.render(writer.scene, into: out)
         return (out, cache.drainFailures())
