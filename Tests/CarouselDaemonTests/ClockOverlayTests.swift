@@ -3,6 +3,7 @@
 // wake-up rewrites the clock's rectangle and nothing else; a clock step
 // re-aligns it; without a clock the loop sleeps at rest.
 
+import CarouselControl
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
@@ -120,4 +121,45 @@ import Testing
         #expect(d.daemon.clockOverlay.stamp == nil)
         #expect(d.backend.presented > 0)
     }
+}
+
+@Suite("[overlay] caption on the daemon's screen") struct CaptionDaemonTests {
+    func screen(_ d: OffscreenDaemon) -> [UInt32] {
+        let size = d.backend.panelSize
+        var pixels: [UInt32] = []
+        for y in 0..<size.height { for x in 0..<size.width { pixels.append(d.backend.pixel(x: x, y: y)) } }
+        return pixels
+    }
+
+    /// The pixels where `a` and `b` differ, as a bounding box.
+    func changed(_ a: [UInt32], _ b: [UInt32], width: Int) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
+        var box: (Int, Int, Int, Int)?
+        for i in a.indices where a[i] != b[i] {
+            let x = i % width, y = i / width
+            box = box.map { (min($0.0, x), min($0.1, y), max($0.2, x), max($0.3, y)) } ?? (x, y, x, y)
+        }
+        return box.map { (x0: $0.0, y0: $0.1, x1: $0.2, y1: $0.3) }
+    }
+
+    @Test func theNameCaptionSitsBottomLeftAndASetTakesItAway() throws {
+        let plain = try OffscreenDaemon(ini: "[indicator]\nenabled = false\n")
+        plain.showFirstPicture()
+        let d = try OffscreenDaemon(ini: "[indicator]\nenabled = false\n[overlay]\ncaption = name\nsize = 16\n")
+        d.showFirstPicture()
+        let box = try #require(changed(screen(plain), screen(d), width: 320), "the caption is drawn")
+        // "01-mountains" in 16 px: bottom-left, a margin in, a line high.
+        #expect(box.x0 >= 8 && box.x0 <= 16, "\(box)")
+        #expect(box.y1 <= 200 - 8 && box.y0 >= 200 - 40, "\(box)")
+        #expect(box.x1 > 80 && box.x1 < 200, "\(box)")
+        // Taken away at run time: the pictures are prepared again, without it.
+        #expect(isOK(d.daemon.answer(.set(key: "overlay.caption", value: "none"))))
+        d.daemon.settleDecodes()
+        for _ in 0..<3 { d.advance(ms: 4000) }
+        #expect(changed(screen(plain), screen(d), width: 320) == nil)
+    }
+}
+
+private func isOK(_ reply: ControlReply) -> Bool {
+    if case .ok = reply { return true }
+    return false
 }
