@@ -159,6 +159,35 @@ import Testing
     }
 }
 
+@Suite("[overlay] clock on a turned panel") struct ClockRotationTests {
+    @Test(arguments: [0, 90, 180, 270])
+    func theClockIsUprightInItsCornerOfTheLogicalScreen(rotation: Int) throws {
+        let week = ManualWeek(start: ManualWeek.minute(0, 12, 34))
+        let ini = "[display]\nrotation = \(rotation)\n[indicator]\nenabled = false\n"
+        let plain = try OffscreenDaemon(ini: ini, localClock: week.clock)
+        plain.showFirstPicture()
+        let d = try OffscreenDaemon(ini: ini + "[overlay]\nclock = HH:MM\nclock_position = top-right\nsize = 16\n",
+                                    localClock: week.clock)
+        d.showFirstPicture()
+        // Where the screens differ, in the upright (logical) picture people see.
+        let panel = d.backend.panelSize
+        let turn = Rotation(rawValue: rotation)!
+        let logical = turn.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        var box: (x0: Int, y0: Int, x1: Int, y1: Int)?
+        for ly in 0..<logical.height {
+            for lx in 0..<logical.width {
+                let p = turn.panel(x: lx, y: ly, panelWidth: panel.width, panelHeight: panel.height)
+                guard d.backend.pixel(x: p.x, y: p.y) != plain.backend.pixel(x: p.x, y: p.y) else { continue }
+                box = box.map { (min($0.x0, lx), min($0.y0, ly), max($0.x1, lx), max($0.y1, ly)) } ?? (lx, ly, lx, ly)
+            }
+        }
+        let b = try #require(box, "the clock is drawn")
+        // Top-right of the logical screen, wider than high (upright text).
+        #expect(b.y0 < 20 && b.x1 > logical.width - 20, "\(b) on \(logical)")
+        #expect(b.x1 - b.x0 > 2 * (b.y1 - b.y0), "\(b): the text runs across, upright")
+    }
+}
+
 private func isOK(_ reply: ControlReply) -> Bool {
     if case .ok = reply { return true }
     return false
