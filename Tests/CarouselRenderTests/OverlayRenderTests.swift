@@ -176,3 +176,44 @@ struct OverlayReferenceTests {
         #expect(try actual.differingPixels(from: RGBImage(file: scratch.file("plain.png"))) > 50, "the caption is drawn")
     }
 }
+
+@Suite("carouseld render draws [overlay]", .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
+struct RenderOverlayTests {
+    func render(_ scratch: Scratch, overlay: String, extra: [String] = []) throws -> (status: Int32, image: RGBImage?, stderr: String) {
+        let binary = try Tools.requireCarouseld()
+        let folder = scratch.file("images")
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: folder + "/beach.png") {
+            try Tools.magick(["-size", "320x200", "xc:#406080", folder + "/beach.png"])
+        }
+        let ini = try scratch.write("c.ini", "[images]\npath = \(folder)\n[indicator]\nenabled = false\n[overlay]\n" + overlay)
+        let out = scratch.file("out-\(UUID().uuidString).png")
+        let run = try Tools.run(binary, ["render", "--config", ini, "--size", "320x200", "--out", out] + extra)
+        return (run.status, run.status == 0 ? try RGBImage(file: out) : nil, run.stderr)
+    }
+
+    func box(_ a: RGBImage, _ b: RGBImage) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
+        var r: (x0: Int, y0: Int, x1: Int, y1: Int)?
+        for y in 0..<a.height {
+            for x in 0..<a.width where a.pixel(x, y) != b.pixel(x, y) {
+                r = r.map { (min($0.x0, x), min($0.y0, y), max($0.x1, x), max($0.y1, y)) } ?? (x, y, x, y)
+            }
+        }
+        return r
+    }
+
+    @Test func theCaptionAndTheClockAtItsTime() throws {
+        let scratch = try Scratch("render-overlay")
+        let plain = try #require(try render(scratch, overlay: "").image)
+        let captioned = try #require(try render(scratch, overlay: "caption = name\nsize = 16\n").image)
+        let c = try #require(box(plain, captioned), "the caption is drawn")
+        #expect(c.x0 < 30 && c.y1 > 170, "bottom-left: \(c)")
+        let before = try #require(try render(scratch, overlay: "clock = HH:MM\nsize = 16\n", extra: ["--clock-time", "09:59"]).image)
+        let after = try #require(try render(scratch, overlay: "clock = HH:MM\nsize = 16\n", extra: ["--clock-time", "10:00"]).image)
+        let t = try #require(box(before, after), "the time shows")
+        #expect(t.x1 > 280 && t.y0 < 30 && t.x0 > 200, "top-right: \(t)")
+        let bad = try render(scratch, overlay: "clock = HH:MM\n", extra: ["--clock-time", "25:00"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("--clock-time must be HH:MM"))
+    }
+}
