@@ -15,6 +15,9 @@ public struct ShapedGlyph: Equatable, Sendable {
     /// The family of the font the glyph comes from (the one asked for, or a
     /// fallback fontconfig found for characters it lacks).
     public var family: String
+    /// Which of the renderer's fonts (0: the one asked for, then fontconfig's
+    /// fallbacks in its order): families repeat across styles, indexes do not.
+    public var font: Int
     public var glyph: UInt32
     /// The glyph's name in its font ("uniFE91"), empty if it has none.
     public var name: String
@@ -259,7 +262,7 @@ public final class TextRenderer: @unchecked Sendable {
                         let gid = infos[k].codepoint, p = positions[k]
                         var nameBuffer = [CChar](repeating: 0, count: 64)
                         if FT_HAS_GLYPH_NAMES(face) { _ = FT_Get_Glyph_Name(face, gid, &nameBuffer, 64) }
-                        glyphs.append(ShapedGlyph(family: font.family, glyph: gid, name: String(decoding: nameBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                        glyphs.append(ShapedGlyph(family: font.family, font: run.font, glyph: gid, name: String(decoding: nameBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
                                                   x: pen + Double(p.x_offset) / 64, y: Double(p.y_offset) / 64,
                                                   advance: Double(p.x_advance) / 64))
                         pen += Double(p.x_advance) / 64
@@ -324,7 +327,7 @@ public final class TextRenderer: @unchecked Sendable {
             let shift: Double = alignment < 0 ? 0 : alignment == 0 ? (blockWidth - widths[number]) / 2 : blockWidth - widths[number]
             let baseline = ascender + number * lineHeight
             for glyph in line {
-                guard let font = fonts.first(where: { $0.family == glyph.family }), let face = face(font) else { continue }
+                guard fonts.indices.contains(glyph.font), let face = face(fonts[glyph.font]) else { continue }
                 guard FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT) | FT_Int32(FT_LOAD_NO_BITMAP)) == 0
                         || FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT)) == 0,
                       let slot = face.pointee.glyph,
