@@ -11,6 +11,9 @@ packages=(
   libheif-dev  # HEIF/HEIC and AVIF (CarouselImaging, CHeif); Debian 12's libheif1 brings libde265, dav1d and libaom
   libdrm-dev  # the DRM/KMS display (CarouselDRM)
   libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
+  libharfbuzz-dev libfreetype-dev libfontconfig-dev  # [overlay] text: shaping, rasterising, finding fonts (CarouselText, CText)
+  fonts-dejavu-core  # the default [overlay] font, and the one the text tests compare with ImageMagick
+  fonts-wqy-zenhei  # a small CJK font: the text tests check fontconfig's fallback for ideographs DejaVu lacks
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
 # Only scripts/make-fixtures.sh, run by hand to change the committed test

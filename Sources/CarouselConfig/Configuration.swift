@@ -150,6 +150,8 @@ public struct Configuration: Equatable, Sendable {
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var power = PowerConfig()
+    /// `[overlay]`: captions on the pictures and a clock on the screen.
+    public var overlay = OverlaySettings()
     public var logLevel = LogPriority.info
 
     public init() {}
@@ -158,6 +160,7 @@ public struct Configuration: Equatable, Sendable {
     /// is thrown as `FILE:LINE: message`.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
         var config = Configuration()
+        var overlayLine: Int?
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
@@ -172,6 +175,11 @@ public struct Configuration: Equatable, Sendable {
             } catch {
                 throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
             }
+            if entry.section == "overlay" { overlayLine = entry.line }
+        }
+        // Checked once all keys are in: the corners may be set in any order.
+        if let line = overlayLine, let problem = config.overlay.conflict {
+            throw ConfigError(file: file, line: line, message: problem)
         }
         return config
     }
@@ -183,7 +191,10 @@ public struct Configuration: Equatable, Sendable {
         guard let spec = Schema.lookup(key) else {
             throw ValueError("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")))")
         }
-        try spec.apply(&self, value)
+        var changed = self
+        try spec.apply(&changed, value)
+        if let problem = changed.overlay.conflict { throw ValueError(problem) }
+        self = changed
     }
 }
 
@@ -192,4 +203,14 @@ public struct ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+extension OverlaySettings {
+    /// Why these settings cannot be drawn as written: the clock and the
+    /// captions in the same corner would cover each other.
+    public var conflict: String? {
+        guard clock != nil, caption != .none, clockPosition == position else { return nil }
+        return "[overlay] clock_position and position are both \(position.rawValue): the clock would cover the captions; "
+            + "put one of them elsewhere"
+    }
 }

@@ -122,6 +122,8 @@ public final class Daemon {
     /// Local time for `[power] schedule`, and the watch on the wall clock being set.
     let localClock: LocalClock
     private var clockChanges: ClockChangeWatch?
+    /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
+    let clockOverlay = ClockOverlay()
     private let signals: Signals?
     let wakeup: Wakeup
     var watcher: FolderWatcher?
@@ -235,6 +237,7 @@ public final class Daemon {
         if options.input { openInput() }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }
+        clockOverlay.reconfigure(clockLook)
     }
 
     // MARK: - Sources
@@ -357,6 +360,7 @@ public final class Daemon {
         applySchedule(now: now)
         applyIdleRule(now: now)
         applyDimRule(now: now)
+        tickClock(now: now)
         drawIfNeeded(now: now)
     }
 
@@ -367,6 +371,9 @@ public final class Daemon {
         for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, dimDeadline, power.nextScheduleChange].compactMap({ $0 }) {
             wake = min(wake ?? due, due)
         }
+        // The clock's next minute, while there is a screen to show it on
+        // (off, the first pass after waking draws the minute it is then).
+        if let due = clockOverlay.nextTick, !power.isOff, !displayIsAway { wake = min(wake ?? due, due) }
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
@@ -415,8 +422,8 @@ public final class Daemon {
             if let change = watcher?.mountsChanged() { folderChanged(change) }
         case .clockSet:
             if clockChanges?.clockWasSet() == true {
-                log(.info, "the wall clock was set: [power] schedule looked at again")
-                applySchedule(now: clock(), recompute: true)
+                log(.info, "the wall clock was set: [power] schedule and [overlay] clock looked at again")
+                wallClockWasSet(now: clock())
             }
         case .hotplug:
             guard let events = hotplug?.drain() else { break }
@@ -489,6 +496,7 @@ public final class Daemon {
                 self.album.path(i).flatMap(self.cache.image(for:))
             }
         }
+        writer.scene.stamp = clockOverlay.stamp
         let complete = !placed.isEmpty && writer.scene.complete
         let window = writer.draw(into: buffer)
         do {

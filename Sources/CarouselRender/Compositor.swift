@@ -23,6 +23,20 @@ public struct SceneSpan: Sendable {
     public var source: Int
 }
 
+/// Text that stays put on the screen (the clock), drawn over whatever lies
+/// under it: a premultiplied ARGB picture in panel orientation and where its
+/// top-left corner goes in the window (panel pixels).
+public struct SceneStamp: Sendable {
+    public var image: DecodedImage
+    public var x: Int
+    public var y: Int
+    public init(image: DecodedImage, x: Int, y: Int) {
+        self.image = image
+        self.x = x
+        self.y = y
+    }
+}
+
 /// What a frame shows, in panel orientation: the carousel as spans along
 /// the panel axis (the window is `0..<extent`; a scene laid out ahead of a
 /// slide reaches beyond it), the page dots, or the empty-folder picture.
@@ -40,6 +54,9 @@ public struct Scene: Sendable {
     public internal(set) var pageCount = 0
     /// Every item in the window had its picture.
     public internal(set) var complete = true
+    /// The clock, fixed in the window while pictures slide under it; nil:
+    /// none. Not touched by `layOut`: the daemon sets it when the minute changes.
+    public var stamp: SceneStamp?
 
     public init() {}
 }

@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselText
 
 /// Draws whole frames of a carousel of image files for one-shot uses
 /// (`carouseld render`, `simulate`'s `frame`, screenshots in tests): it waits
@@ -14,11 +15,14 @@ public final class FramePainter {
     private let settings: CarouselSettings
     private let fit: FitMode
     private let maxPixels: Int
+    /// The clock drawn over every frame (`[overlay] clock`), if any.
+    public var stamp: SceneStamp?
 
     /// `panel` is the output size; the carousel is laid out in the logical
-    /// orientation `rotation` gives and written turned.
+    /// orientation `rotation` gives and written turned. `caption`: captions
+    /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int) {
+                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -31,7 +35,8 @@ public final class FramePainter {
         writer = ScreenWriter(compositor: compositor)
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes, rotation: rotation, blur: style.blur))
+                                                       budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
+                                                       caption: caption))
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
@@ -77,6 +82,7 @@ public final class FramePainter {
             compositor.layOut(&writer.incoming, offset: crossfade.to, count: count, wrap: settings.wrap, page: page,
                               pageCount: pageCount, image: image)
         }
+        writer.scene.stamp = stamp
         let out = Frame(width: panel.width, height: panel.height)
         writer.render(writer.scene, into: out)
         return (out, cache.drainFailures())
