@@ -33,7 +33,7 @@ let package = Package(
             name: "CarouselDaemon",
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
                 "CarouselMQTT", "CMosquitto",
             ]
         ),
@@ -86,9 +86,15 @@ let package = Package(
         .target(name: "CInputShim", dependencies: ["CLibinput"]),
         .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
+        // Text over pictures ([overlay]): fontconfig finds the font and its
+        // fallbacks, HarfBuzz shapes (right-to-left, CJK), FreeType rasterises.
+        .systemLibrary(name: "CText", pkgConfig: "harfbuzz",
+                       providers: [.apt(["libharfbuzz-dev", "libfreetype-dev", "libfontconfig-dev"])]),
+        .target(name: "CarouselText", dependencies: ["CarouselCore", "CarouselImaging", "CarouselPlatform", "CText"]),
+        .testTarget(name: "CarouselTextTests", dependencies: ["CarouselText", "CarouselImaging", "CarouselCore"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
-        .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging", "CarouselDisplay"]),
-        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay"]),
+        .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText"]),
+        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),

@@ -181,7 +181,9 @@ if [ -n "$missing" ]; then
       libdrm.so.*) echo libdrm2 ;; libinput.so.*) echo libinput10 ;; libudev.so.*) echo libudev1 ;;
       libjpeg.so.*) echo libjpeg62-turbo ;; libpng16.so.*) echo libpng16-16 ;; libwebp.so.*) echo libwebp7 ;;
       libwebpdemux.so.*) echo libwebpdemux2 ;; libgif.so.*) echo libgif7 ;; libheif.so.*) echo libheif1 ;;
-      libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;; *) echo "($lib)" ;;
+      libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;;
+      libharfbuzz.so.*) echo libharfbuzz0b ;; libfreetype.so.*) echo libfreetype6 ;;
+      libfontconfig.so.*) echo "libfontconfig1 fonts-dejavu-core" ;; *) echo "($lib)" ;;
     esac
   done | sort -u | tr '\n' ' ')
   say "WARNING: carouseld cannot start, libraries missing: $(echo "$missing" | tr '\n' ' ')"

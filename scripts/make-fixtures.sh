@@ -380,4 +380,19 @@ rm -f ./*.tmp.webp
 # Not an image at all, under an image's name.
 printf 'This is a text file that someone named photo.jpg.\n' > text.jpg
 
+# Caption metadata ([overlay] caption = date / exif), written by exiftool:
+# EXIF DateTimeOriginal and ImageDescription (IFD0 and the Exif IFD), XMP
+# dc:description (JPEG APP1, PNG iTXt, WebP "XMP " chunk). XMP's text is
+# UTF-8 and wins over ImageDescription.
+meta() { # source output exiftool-arguments...
+  cp "$1" "$2"
+  exiftool -q -overwrite_original "${@:3}" "$2"
+}
+meta quadrants.jpg meta-date.jpg '-DateTimeOriginal=2024:03:12 14:30:00' '-ImageDescription=A day at the lake'
+meta quadrants.jpg meta-xmp.jpg '-XMP-dc:Description=Café au lac, 東京 & שלום' '-ImageDescription=plain fallback'
+# A camera whose clock was never set writes zeros (# skips exiftool's check).
+meta quadrants.jpg meta-no-date.jpg '-DateTimeOriginal#=0000:00:00 00:00:00'
+meta quadrants.png meta-xmp.png '-XMP-dc:Description=A PNG <described>' '-DateTimeOriginal=2023:12:31 23:59:59'
+meta quadrants.webp meta-date.webp '-DateTimeOriginal=2021:07:04 09:00:00' '-XMP-dc:Description=WebP caption'
+
 ls -l "$out"

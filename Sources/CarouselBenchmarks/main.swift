@@ -125,6 +125,15 @@ if CommandLine.arguments.dropFirst().first == "--frame-path" {
     exit(0)
 }
 
+// `--transitions`: a crossfade frame against a memcpy, the blur fill against decoding.
+if CommandLine.arguments.dropFirst().first == "--transitions" {
+    let scratch = PixelBenchmarks()
+    print("transitions and fill (best / median of rounds):")
+    for l in TransitionBenchmarks().run(folder: scratch.folder) { print(l) }
+    scratch.cleanUp()
+    exit(0)
+}
+
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory", let n = Int(CommandLine.arguments[2]) {
     print(PixelBenchmarks(folder: CommandLine.arguments[3]).memory(count: n))
     exit(0)
@@ -148,6 +157,8 @@ for l in pixels.composeVersusMemcpy() { print(l) }
 for l in pixels.dctVersusFullDecode() { print(l) }
 print("frame path (ratios to a memcpy of the frame in this run):")
 for l in FramePathBenchmarks().run() { print(l) }
+print("transitions and fill:")
+for l in TransitionBenchmarks().run(folder: pixels.folder) { print(l) }
 print("memory (cache_mb = 64, 1920x1080 items, each count in a fresh process):")
 for count in [10, 10_000] {
     _ = shell("'\(CommandLine.arguments[0])' --memory \(count) '\(pixels.folder)'")

@@ -65,6 +65,9 @@ public struct ImagesConfig: Equatable, Sendable {
     public var files: [String] = []
     public var order = ImageOrder.name
     public var fit = FitMode.contain
+    /// `fit = blur`: the fill's blur (standard deviation, screen pixels) and darkening (0 to 1).
+    public var blurRadius = 40.0
+    public var dim = 0.4
     public var maxPixels = 64_000_000
     /// The decode budget in MiB; `nil` (`auto`): what the screen needs,
     /// the pictures the carousel can want at once at the item size.
@@ -147,6 +150,8 @@ public struct Configuration: Equatable, Sendable {
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var power = PowerConfig()
+    /// `[overlay]`: captions on the pictures and a clock on the screen.
+    public var overlay = OverlaySettings()
     public var mqtt = MQTTConfig()
     public var logLevel = LogPriority.info
 
@@ -156,6 +161,7 @@ public struct Configuration: Equatable, Sendable {
     /// is thrown as `FILE:LINE: message`.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
         var config = Configuration()
+        var overlayLine: Int?
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
@@ -170,6 +176,11 @@ public struct Configuration: Equatable, Sendable {
             } catch {
                 throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
             }
+            if entry.section == "overlay" { overlayLine = entry.line }
+        }
+        // Checked once all keys are in: the corners may be set in any order.
+        if let line = overlayLine, let problem = config.overlay.conflict {
+            throw ConfigError(file: file, line: line, message: problem)
         }
         return config
     }
@@ -181,7 +192,10 @@ public struct Configuration: Equatable, Sendable {
         guard let spec = Schema.lookup(key) else {
             throw ValueError("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")))")
         }
-        try spec.apply(&self, value)
+        var changed = self
+        try spec.apply(&changed, value)
+        if let problem = changed.overlay.conflict { throw ValueError(problem) }
+        self = changed
     }
 }
 
@@ -190,4 +204,14 @@ public struct ValueError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+extension OverlaySettings {
+    /// Why these settings cannot be drawn as written: the clock and the
+    /// captions in the same corner would cover each other.
+    public var conflict: String? {
+        guard clock != nil, caption != .none, clockPosition == position else { return nil }
+        return "[overlay] clock_position and position are both \(position.rawValue): the clock would cover the captions; "
+            + "put one of them elsewhere"
+    }
 }

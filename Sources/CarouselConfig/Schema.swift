@@ -54,9 +54,11 @@ public struct KeySpec: Sendable {
 
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
-    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power", "mqtt"]
+    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power",
+                                      "overlay", "mqtt"]
 
-    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power + mqtt
+    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power + overlay
+        + mqtt
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
@@ -279,6 +281,7 @@ public enum Schema {
         number("autoplay", "resume_delay", 0...86_400, unit: "seconds") { $0.autoplay.resumeDelay = $1 },
         choice("autoplay", "direction", AutoplayDirection.self) { $0.autoplay.direction = $1 },
         choice("autoplay", "at_end", AutoplayAtEnd.self) { $0.autoplay.atEnd = $1 },
+        choice("autoplay", "effect", TransitionEffect.self) { $0.autoplay.effect = $1 },
     ]
 
     static let images: [KeySpec] = [
@@ -291,6 +294,8 @@ public enum Schema {
         },
         choice("images", "order", ImageOrder.self) { $0.images.order = $1 },
         choice("images", "fit", FitMode.self) { $0.images.fit = $1 },
+        number("images", "blur_radius", 0...500, unit: "pixels", note: " (fit = blur)") { $0.images.blurRadius = $1 },
+        number("images", "dim", 0...1, note: " (fit = blur: 0 keeps the fill's brightness, 1 is black)") { $0.images.dim = $1 },
         integer("images", "max_pixels", 1_000_000...1_000_000_000) { $0.images.maxPixels = $1 },
         KeySpec(section: "images", name: "cache_mb", domain: .autoOrInteger(8...4096),
                 accepts: "auto or 8 to 4096 (MiB)") { c, v throws(ValueError) in
@@ -390,6 +395,31 @@ public enum Schema {
             c.mqtt.discoveryPrefix = v.isEmpty ? "" : try topicName(v, "discovery_prefix")
         },
         integer("mqtt", "keepalive", 5...65535) { $0.mqtt.keepalive = $1 },
+    ]
+
+    static let overlay: [KeySpec] = [
+        choice("overlay", "caption", CaptionKind.self) { $0.overlay.caption = $1 },
+        choice("overlay", "position", OverlayPosition.self) { $0.overlay.position = $1 },
+        key("overlay", "clock", "none or a format such as HH:MM or h:MM am (HH, H, hh, h, MM, AM, am)") { c, v throws(ValueError) in
+            if v.isEmpty || v.lowercased() == "none" { c.overlay.clock = nil; return }
+            guard let format = ClockFormat(v) else {
+                throw ValueError("expected none or a clock format with one hour field (HH, H, hh or h) and MM (no seconds: it repaints once a minute), e.g. HH:MM or h:MM am")
+            }
+            c.overlay.clock = format
+        },
+        choice("overlay", "clock_position", OverlayPosition.self) { $0.overlay.clockPosition = $1 },
+        key("overlay", "font", "a fontconfig pattern such as DejaVu Sans or Noto Sans:bold") { c, v throws(ValueError) in
+            guard !v.isEmpty, v.utf8.count <= 200, !v.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw ValueError("expected a fontconfig pattern such as DejaVu Sans (fc-list : family lists the fonts)")
+            }
+            c.overlay.text.font = v
+        },
+        KeySpec(section: "overlay", name: "size", domain: .autoOrInteger(8...400),
+                accepts: "auto or 8 to 400 (pixels; auto: a 25th of the screen's shorter side)") { c, v throws(ValueError) in
+            c.overlay.text.size = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...400) }
+        },
+        colorKey("overlay", "color") { $0.overlay.text.color = $1 },
+        choice("overlay", "backdrop", TextBackdrop.self) { $0.overlay.text.backdrop = $1 },
     ]
 
     static let log: [KeySpec] = [

@@ -78,6 +78,9 @@ public struct Carousel: Sendable {
         case bounce(SpringMotion)
         /// A programmatic scroll; `autoplay` marks automatic advances.
         case animation(EaseMotion, autoplay: Bool)
+        /// A programmatic change shown as a crossfade (`effect = crossfade`):
+        /// nothing moves, the next picture fades in over the one on screen.
+        case fade(FadeMotion, autoplay: Bool)
 
         /// The offset the motion comes to rest on, when it is known.
         var heading: Double? {
@@ -85,6 +88,7 @@ public struct Carousel: Sendable {
             case .settle(let s), .bounce(let s): s.target
             case .momentum(let m): m.offset(at: m.end)
             case .animation(let e, _): e.to
+            case .fade(let f, _): f.to
             case .rest, .held, .drift: nil
             }
         }
@@ -175,8 +179,10 @@ public struct Carousel: Sendable {
     }
     /// A programmatic scroll (command or autoplay) is in flight.
     public var isScrolling: Bool {
-        if case .animation = motion { return true }
-        return false
+        switch motion {
+        case .animation, .fade: true
+        default: false
+        }
     }
     /// Something moves: the display needs frames.
     public var isMoving: Bool {
@@ -201,7 +207,17 @@ public struct Carousel: Sendable {
             }
         case .momentum(let m): m.offset(at: time)
         case .animation(let e, _): e.offset(at: time)
+        case .fade(let f, _): f.offset(at: time)
         }
+    }
+
+    /// The crossfade on screen at `time`, if a change is shown as one: the
+    /// offset fading out, the offset fading in and how far (0 to 1, eased)
+    /// the second has replaced the first. `offset(at:)` is meanwhile the
+    /// one that shows more (as the nearest item of a slide).
+    public func crossfade(at time: Timestamp) -> Crossfade? {
+        guard case .fade(let f, _) = motion, time < f.end else { return nil }
+        return Crossfade(from: f.from, to: f.to, fraction: f.fraction(at: time))
     }
 
     /// `offset` folded into `0..<count` with wrap (what a user would call "the offset").
@@ -227,7 +243,7 @@ public struct Carousel: Sendable {
         case .rest, .held, .drift: return .idle
         case .settle, .bounce: return .settling
         case .momentum: return .decelerating
-        case .animation: return .animating
+        case .animation, .fade: return .animating
         }
     }
 
@@ -282,6 +298,7 @@ public struct Carousel: Sendable {
         case .settle(let s), .bounce(let s): s.end
         case .momentum(let m): m.end
         case .animation(let e, _): e.end
+        case .fade(let f, _): f.end
         }
     }
 
@@ -346,8 +363,8 @@ public struct Carousel: Sendable {
             reportScroll(at: time, into: &events)
             endDeceleration(at: time, into: &events)
             enterRest(at: time, cause: .interaction)
-        case .animation(let e, let autoplay):
-            motion = .rest(e.to)
+        case .animation(_, let autoplay), .fade(_, let autoplay):
+            motion = .rest(motion.heading ?? offset(at: time))
             reportScroll(at: time, into: &events)
             events.append(CarouselEvent(time: time, kind: .didEndScrollingAnimation))
             enterRest(at: time, cause: autoplay ? .advance : .interaction)
@@ -382,7 +399,7 @@ public struct Carousel: Sendable {
         let x = offset(at: time)
         if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) { return }
         scroll(toOffset: lattice.nearestCopy(of: start, to: x), duration: autoplaySettings.transition,
-               autoplay: true, at: time, into: &events)
+               autoplay: true, effect: autoplaySettings.effect, at: time, into: &events)
     }
 
     private mutating func startDriftIfNeeded(from x: Double, at time: Timestamp) {
@@ -425,7 +442,7 @@ public struct Carousel: Sendable {
         guard autoplayStatus.running, hold == nil, case .rest(let x) = motion,
               let target = autoplayTarget(from: x) else { return }
         scroll(toOffset: lattice.offset(ofPage: target), duration: autoplaySettings.transition,
-               autoplay: true, at: time, into: &events)
+               autoplay: true, effect: autoplaySettings.effect, at: time, into: &events)
     }
 
     private mutating func endDeceleration(at time: Timestamp, into events: inout [CarouselEvent]) {
@@ -477,7 +494,7 @@ public struct Carousel: Sendable {
     /// A finger coming down now stops the motion (a catch: not a tap).
     private var catchable: Bool {
         switch motion {
-        case .settle, .momentum, .bounce, .animation: settings.scrollEnabled
+        case .settle, .momentum, .bounce, .animation, .fade: settings.scrollEnabled
         case .rest, .held, .drift: false
         }
     }
@@ -544,10 +561,13 @@ public struct Carousel: Sendable {
         case .drift:
             // Autoscroll stops while touched; a touch on it can still be a tap.
             motion = .held(x)
-        case .settle, .momentum, .bounce, .animation:
+        case .settle, .momentum, .bounce, .animation, .fade:
             guard caught else { break }
-            // Catch the moving carousel: it stops where it is and the touch is not a tap.
-            if case .animation = motion {
+            // Catch the moving carousel: it stops where it is and the touch
+            // is not a tap. A crossfade stops on the picture that shows more
+            // (`offset(at:)`): the smaller jump of the two, and the page the
+            // finger then drags from, as on a slide caught half-way.
+            if isScrolling {
                 events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation))
             }
             motion = .held(x)
@@ -702,7 +722,7 @@ public struct Carousel: Sendable {
             let target = lattice.clampPage(base + (command == .next ? 1 : -1))
             if target != base || settings.wrap {
                 scroll(toOffset: lattice.offset(ofPage: target), duration: duration, autoplay: false,
-                       at: now, into: &events)
+                       effect: autoplaySettings.effect, at: now, into: &events)
             } else if case .rest = motion {
                 // Nothing past the end, but a key press is still an interaction.
                 scheduleAutoplay(after: .interaction, at: now)
@@ -722,7 +742,7 @@ public struct Carousel: Sendable {
                 if let given { d = given }
             default: return .success(events)
             }
-            scrollToItem(index, duration: d, at: now, into: &events)
+            scrollToItem(index, duration: d, effect: autoplaySettings.effect, at: now, into: &events)
         default:
             break
         }
@@ -767,6 +787,7 @@ public struct Carousel: Sendable {
     private func restingTarget(at now: Timestamp) -> Double {
         switch motion {
         case .animation(let e, _): e.to
+        case .fade(let f, _): f.to
         case .settle(let s): s.target
         default: offset(at: now)
         }
@@ -816,30 +837,40 @@ public struct Carousel: Sendable {
         return events
     }
 
-    private mutating func scrollToItem(_ index: Int, duration: Double, at now: Timestamp,
-                                       into events: inout [CarouselEvent]) {
+    private mutating func scrollToItem(_ index: Int, duration: Double, effect: TransitionEffect = .slide,
+                                       at now: Timestamp, into events: inout [CarouselEvent]) {
         let target = Self.targetOffset(forItem: index, lattice: lattice, paging: settings.paging)
         scroll(toOffset: lattice.nearestCopy(of: target, to: offset(at: now)), duration: duration,
-               autoplay: false, at: now, into: &events)
+               autoplay: false, effect: effect, at: now, into: &events)
     }
 
     /// Starts an eased scroll to the unwrapped offset `target` (a jump when
     /// `duration` is 0). A deceleration in flight ends; an animation in flight
     /// is redirected (one occurrence, one `didEndScrollingAnimation`).
-    private mutating func scroll(toOffset target: Double, duration: Double, autoplay: Bool, at now: Timestamp,
+    ///
+    /// `effect` is how the change looks: a slide, a crossfade of the same
+    /// duration, or a cut (at once, yet ending with `didEndScrollingAnimation`
+    /// as a slide would: subscribers see the same events for every effect).
+    private mutating func scroll(toOffset target: Double, duration: Double, autoplay: Bool,
+                                 effect: TransitionEffect = .slide, at now: Timestamp,
                                  into events: inout [CarouselEvent]) {
         let x = offset(at: now)
         let wasAnimating = isScrolling
         endDeceleration(at: now, into: &events)
         autoplayDeadline = nil
-        if duration <= 0 || target == x {
+        let cut = effect == .cut && target != x
+        if duration <= 0 || target == x || cut {
             motion = .rest(target)
             reportScroll(at: now, into: &events)
-            if wasAnimating { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
+            if wasAnimating || cut { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
             enterRest(at: now, cause: autoplay ? .advance : .interaction)
             return
         }
-        motion = .animation(EaseMotion(from: x, to: target, duration: duration, at: now), autoplay: autoplay)
+        if effect == .crossfade {
+            motion = .fade(FadeMotion(from: x, to: target, duration: duration, at: now), autoplay: autoplay)
+        } else {
+            motion = .animation(EaseMotion(from: x, to: target, duration: duration, at: now), autoplay: autoplay)
+        }
     }
 
     // MARK: - The items change

@@ -185,3 +185,19 @@ public struct CarouselEffects: Equatable, Sendable {
         self.prefetch = prefetch
     }
 }
+
+/// A crossfade on screen (`Carousel.crossfade(at:)`): the frame is the one
+/// at `from` with the one at `to` over it at opacity `fraction`.
+public struct Crossfade: Equatable, Sendable {
+    /// Unwrapped offsets, items.
+    public var from: Double
+    public var to: Double
+    /// How much of `to` shows, 0 to 1.
+    public var fraction: Double
+
+    public init(from: Double, to: Double, fraction: Double) {
+        self.from = from
+        self.to = to
+        self.fraction = fraction
+    }
+}

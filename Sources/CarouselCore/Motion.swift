@@ -155,6 +155,34 @@ struct EaseMotion: Equatable, Sendable {
     }
 }
 
+/// A programmatic change shown as a crossfade: the offset stays at `from`
+/// and then at `to` (switching half-way, where the incoming picture starts
+/// to show more), while the incoming picture's weight follows SwipeView's
+/// cubic ease-in-out from 0 to 1.
+struct FadeMotion: Equatable, Sendable {
+    let start: Timestamp
+    let from: Double     // offset, items
+    let to: Double       // offset, items
+    let end: Timestamp
+
+    init(from: Double, to: Double, duration: Double, at start: Timestamp) {
+        self.start = start
+        self.from = from
+        self.to = to
+        end = start.adding(seconds: max(duration, 0))
+    }
+
+    /// How much of the incoming picture shows, 0 to 1.
+    func fraction(at time: Timestamp) -> Double {
+        if time >= end { return 1 }
+        let duration = end.seconds(since: start)
+        guard duration > 0 else { return 1 }
+        return EaseMotion.ease(max(0, time.seconds(since: start)) / duration)
+    }
+
+    func offset(at time: Timestamp) -> Double { fraction(at: time) < 0.5 ? from : to }
+}
+
 /// Autoscroll: constant speed in items per second, stopping at the ends without wrap.
 struct DriftMotion: Equatable, Sendable {
     let start: Timestamp

@@ -9,6 +9,9 @@ public enum FitMode: String, Sendable, CaseIterable {
     case stretch
     /// Unscaled and centred; cropped if larger than the box.
     case none
+    /// Aspect fit over a blurred, dimmed aspect fill of the same picture
+    /// (no bars): the `[images] blur_radius` and `dim` keys.
+    case blur
 }
 
 /// Which screen edge the page dots sit at (the `[indicator] position` key).

@@ -72,6 +72,17 @@ public enum AutoplayAtEnd: String, Sendable, CaseIterable {
     case stop
 }
 
+/// How automatic and commanded changes of picture look (the `[autoplay]
+/// effect` key). A finger always slides the pictures.
+public enum TransitionEffect: String, Sendable, CaseIterable {
+    /// The pictures move along the axis (SwipeView's animated scroll).
+    case slide
+    /// The next picture fades in over the one on screen, neither moving.
+    case crossfade
+    /// The next picture replaces the one on screen at once.
+    case cut
+}
+
 /// Automatic advancing (SPEC.md section 4). Durations are in seconds.
 public struct AutoplaySettings: Equatable, Sendable {
     public var enabled = true
@@ -85,6 +96,8 @@ public struct AutoplaySettings: Equatable, Sendable {
     public var resumeDelay = 2.0
     public var direction = AutoplayDirection.forward
     public var atEnd = AutoplayAtEnd.rewind
+    /// How automatic and commanded changes look; drags always slide.
+    public var effect = TransitionEffect.slide
 
     public init() {}
 

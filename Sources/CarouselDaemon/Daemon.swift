@@ -126,6 +126,8 @@ public final class Daemon {
     /// Local time for `[power] schedule`, and the watch on the wall clock being set.
     let localClock: LocalClock
     private var clockChanges: ClockChangeWatch?
+    /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
+    let clockOverlay = ClockOverlay()
     private let signals: Signals?
     let wakeup: Wakeup
     var watcher: FolderWatcher?
@@ -239,6 +241,7 @@ public final class Daemon {
         if options.input { openInput() }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }
+        clockOverlay.reconfigure(clockLook)
         startMQTT()
     }
 
@@ -365,6 +368,7 @@ public final class Daemon {
         applySchedule(now: now)
         applyIdleRule(now: now)
         applyDimRule(now: now)
+        tickClock(now: now)
         serviceMQTT(now: now)
         drawIfNeeded(now: now)
     }
@@ -377,6 +381,9 @@ public final class Daemon {
             .compactMap({ $0 }) {
             wake = min(wake ?? due, due)
         }
+        // The clock's next minute, while there is a screen to show it on
+        // (off, the first pass after waking draws the minute it is then).
+        if let due = clockOverlay.nextTick, !power.isOff, !displayIsAway { wake = min(wake ?? due, due) }
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
@@ -425,8 +432,8 @@ public final class Daemon {
             if let change = watcher?.mountsChanged() { folderChanged(change) }
         case .clockSet:
             if clockChanges?.clockWasSet() == true {
-                log(.info, "the wall clock was set: [power] schedule looked at again")
-                applySchedule(now: clock(), recompute: true)
+                log(.info, "the wall clock was set: [power] schedule and [overlay] clock looked at again")
+                wallClockWasSet(now: clock())
             }
         case .hotplug:
             guard let events = hotplug?.drain() else { break }
@@ -472,7 +479,10 @@ public final class Daemon {
         if windowRoomDue, !displayIsAway { applyWindowRoom() }
         let x = model.offset(at: Timestamp(microseconds: now))
         noteTravel(to: x)
-        let placed = requestPictures(at: x)
+        // A crossfade shows the pictures at both ends: those it fades out
+        // are asked for with the ones it fades in (the motion's heading).
+        let crossfade = model.crossfade(at: Timestamp(microseconds: now))
+        let placed = requestPictures(at: crossfade?.from ?? x)
         if holding(now), !moving,
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
@@ -483,11 +493,20 @@ public final class Daemon {
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
-        let ahead = moving && windowRoom > 0 ? travel * windowRoom : 0
-        compositor.layOut(&writer.scene, offset: x, count: album.count, wrap: config.carousel.wrap, page: page,
-                          pageCount: model.numberOfPages, ahead: ahead) { i in
+        // (A crossfade moves nothing: its frames are written whole.)
+        let ahead = moving && windowRoom > 0 && crossfade == nil ? travel * windowRoom : 0
+        compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: config.carousel.wrap,
+                          page: page, pageCount: model.numberOfPages, ahead: ahead) { i in
             self.album.path(i).flatMap(self.cache.image(for:))
         }
+        writer.fade = crossfade?.fraction
+        if let crossfade {
+            compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: config.carousel.wrap,
+                              page: page, pageCount: model.numberOfPages) { i in
+                self.album.path(i).flatMap(self.cache.image(for:))
+            }
+        }
+        writer.scene.stamp = clockOverlay.stamp
         let complete = !placed.isEmpty && writer.scene.complete
         let window = writer.draw(into: buffer)
         do {

@@ -5,6 +5,7 @@ import CarouselDisplay
 import CarouselImaging
 import CarouselInput
 import CarouselRender
+import CarouselText
 
 // Where rooms meet: configuration values become the types the renderer,
 // the album and the model take.
@@ -23,6 +24,7 @@ extension Configuration {
         var style = RenderStyle()
         style.background = display.background.opaqueOverBlack
         style.fit = images.fit
+        style.blur = BlurStyle(radius: images.blurRadius, dim: images.dim)
         style.indicator = indicator
         return style
     }
@@ -159,7 +161,21 @@ public struct Layout: Sendable {
         ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
                            budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
-                           keepsUnwanted: config.images.cacheMB != nil)
+                           keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur,
+                           caption: captioning(config))
+    }
+
+    /// How captions are drawn on this screen (`[overlay]`); nil: none.
+    public func captioning(_ config: Configuration) -> Captioning? {
+        let overlay = config.overlay
+        guard overlay.caption != .none else { return nil }
+        return Captioning(kind: overlay.caption, position: overlay.position, style: overlay.text,
+                          size: textSize(config))
+    }
+
+    /// The overlay's em size in pixels on this screen.
+    public func textSize(_ config: Configuration) -> Int {
+        config.overlay.text.pixelSize(shorterSide: min(size.width, size.height))
     }
 
     /// One log line about the decode budget: what `cache_mb` came to here.

@@ -161,6 +161,8 @@ extension Daemon {
             log(.info, line)
         }
         input?.reconfigure(config: config.input, rotation: rotation, panel: backend.panelSize)
+        clockOverlay.reconfigure(clockLook)
+        tickClock(now: now)
         notifier.status(statusLine)
         needsFrame = true
     }

@@ -1,6 +1,7 @@
 @testable import CarouselImaging
 
-/// The EXIF Orientation reader. The first input byte picks a mode:
+/// The EXIF Orientation reader, and the caption metadata read from the same
+/// blocks (`ImageMetadata`). The first input byte picks a mode:
 ///
 /// * 0, 1, 2: the rest is a whole JPEG, PNG or WebP file. The reader gives
 ///   nil or an orientation (1...8), and the same one every time.
@@ -17,6 +18,12 @@ enum ExifProperties {
             let first = orientation(rest, format)
             try require(first == orientation(rest, format), "two readings of one \(format) file differ")
             if let first { try require((1...8).contains(first.rawValue), "orientation \(first.rawValue)") }
+            // Caption metadata from the same bytes: the same every time, a real day.
+            let meta = metadata(rest)
+            try require(meta == metadata(rest), "two metadata readings of one \(format) file differ")
+            if let d = meta.dateTaken {
+                try require((1...12).contains(d.month) && (1...31).contains(d.day), "date taken \(d)")
+            }
         default:
             let unprefixed = rest.starts(with: exifHeader) ? Array(rest.dropFirst(6)) : rest
             let want = referenceOrientation(unprefixed)
@@ -29,11 +36,22 @@ enum ExifProperties {
             try require(png?.rawValue == want, "PNG gives \(String(describing: png)), the reference \(String(describing: want))")
             let webp = orientation(webpFile(rest), .webp)
             try require(webp?.rawValue == want, "WebP gives \(String(describing: webp)), the reference \(String(describing: want))")
+            // The caption's date and description do not depend on the container.
+            let pngMeta = metadata(pngFile(rest))
+            try require(metadata(webpFile(rest)) == pngMeta, "WebP and PNG give different caption metadata")
+            // (JPEG gets its own "Exif\0\0" header: one already in the block is not stripped there.)
+            if rest.count <= 0xFFFF - 2 - 6, !rest.starts(with: exifHeader) {
+                try require(metadata(jpegFile(rest)) == pngMeta, "JPEG and PNG give different caption metadata")
+            }
         }
     }
 
     static func orientation(_ bytes: [UInt8], _ format: ImageFormat) -> ExifOrientation? {
         bytes.withUnsafeBytes { ExifReader.orientation(in: $0, format: format) }
+    }
+
+    static func metadata(_ bytes: [UInt8]) -> ImageMetadata {
+        bytes.withUnsafeBytes { ImageMetadata.parse($0) }
     }
 
     static let exifHeader: [UInt8] = Array("Exif\0\0".utf8)

@@ -198,7 +198,9 @@ public enum ImageDecoder {
         switch fit {
         case .cover, .stretch:
             return box
-        case .contain:
+        case .contain, .blur:
+            // The blurred fill is drawn from the same decode, shrunk first:
+            // it needs no more pixels than the sharp picture over it.
             return ImageScaler.placement(of: upright, in: box, fit: .contain).size
         case .none:
             return upright

@@ -44,11 +44,11 @@ public enum ImageScaler {
             size = box
         case .none:
             size = image
-        case .contain, .cover:
+        case .contain, .cover, .blur:
             // Compare aspect ratios exactly: image w/h against box w/h.
             let imageIsWider = Int64(image.width) * Int64(box.height) > Int64(box.width) * Int64(image.height)
-            // contain fits the wider-relative side to the box; cover the other.
-            if imageIsWider == (fit == .contain) {
+            // contain (and blur's sharp picture) fits the wider-relative side to the box; cover the other.
+            if imageIsWider == (fit != .cover) {
                 size = PixelSize(width: box.width, height: scaled(image.height, box.width, image.width))
             } else {
                 size = PixelSize(width: scaled(image.width, box.height, image.height), height: box.height)
@@ -62,8 +62,9 @@ public enum ImageScaler {
     /// An opaque (`.xrgb8888`) image of `box` size with `image` drawn per `fit`:
     /// a new one, or `image` itself when it is already exactly that.
     public static func scale(
-        _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor
+        _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor, blur: BlurStyle = BlurStyle()
     ) throws(ScalingError) -> DecodedImage {
+        if fit == .blur { return try blurFilled(image, to: box, style: blur, background: background) }
         // Already what the box needs (a picture the size of the screen, as
         // decoded): the same pixels, not a second copy made through pixman.
         if image.size == box, !image.hasAlpha, image.format == .xrgb8888,
@@ -93,7 +94,7 @@ public enum ImageScaler {
     /// The corresponding C function is `pixman_image_composite32`.
     public static func scale(
         _ image: DecodedImage, into pixels: UnsafeMutableRawPointer, size box: PixelSize, stride: Int,
-        fit: FitMode, background: PixelColor
+        fit: FitMode, background: PixelColor, fillsBars: Bool = true
     ) throws(ScalingError) {
         precondition(box.width > 0 && box.height > 0, "empty destination")
         precondition(stride % 4 == 0 && stride >= box.width * 4, "pixman needs a stride of whole pixels")
@@ -113,7 +114,7 @@ public enum ImageScaler {
         // Background: everywhere the image may let it show. An opaque image
         // covers `visible` itself, so only the bars around it are filled.
         let opaque = !image.hasAlpha
-        let bars = opaque ? boxRect.subtracting(visible) : [boxRect]
+        let bars = !fillsBars ? [] : opaque ? boxRect.subtracting(visible) : [boxRect]
         if !bars.isEmpty {
             let premultiplied = background.premultipliedARGB
             func channel(_ shift: UInt32) -> UInt16 { UInt16((premultiplied >> shift) & 0xFF) * 257 }

@@ -5,6 +5,8 @@ import CarouselImaging
 public struct RenderStyle: Equatable, Sendable {
     public var background = PixelColor.black
     public var fit = FitMode.contain
+    /// The fill around the picture with `fit = blur`.
+    public var blur = BlurStyle()
     public var indicator = IndicatorStyle()
     public init() {}
 }
@@ -19,6 +21,20 @@ public struct SceneSpan: Sendable {
     public var image: DecodedImage?
     /// The picture's coordinate along the axis shown at `start`.
     public var source: Int
+}
+
+/// Text that stays put on the screen (the clock), drawn over whatever lies
+/// under it: a premultiplied ARGB picture in panel orientation and where its
+/// top-left corner goes in the window (panel pixels).
+public struct SceneStamp: Sendable {
+    public var image: DecodedImage
+    public var x: Int
+    public var y: Int
+    public init(image: DecodedImage, x: Int, y: Int) {
+        self.image = image
+        self.x = x
+        self.y = y
+    }
 }
 
 /// What a frame shows, in panel orientation: the carousel as spans along
@@ -38,6 +54,9 @@ public struct Scene: Sendable {
     public internal(set) var pageCount = 0
     /// Every item in the window had its picture.
     public internal(set) var complete = true
+    /// The clock, fixed in the window while pictures slide under it; nil:
+    /// none. Not touched by `layOut`: the daemon sets it when the minute changes.
+    public var stamp: SceneStamp?
 
     public init() {}
 }

@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselText
 
 /// Draws whole frames of a carousel of image files for one-shot uses
 /// (`carouseld render`, `simulate`'s `frame`, screenshots in tests): it waits
@@ -14,11 +15,14 @@ public final class FramePainter {
     private let settings: CarouselSettings
     private let fit: FitMode
     private let maxPixels: Int
+    /// The clock drawn over every frame (`[overlay] clock`), if any.
+    public var stamp: SceneStamp?
 
     /// `panel` is the output size; the carousel is laid out in the logical
-    /// orientation `rotation` gives and written turned.
+    /// orientation `rotation` gives and written turned. `caption`: captions
+    /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int) {
+                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -31,7 +35,8 @@ public final class FramePainter {
         writer = ScreenWriter(compositor: compositor)
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes, rotation: rotation))
+                                                       budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
+                                                       caption: caption))
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
@@ -61,15 +66,23 @@ public final class FramePainter {
     /// The frame at `offset` (unwrapped items) with `count` items, of which
     /// item `i` shows `paths[i]` (items past the list are background).
     /// Returns the panel-oriented frame and the files that failed to decode.
-    public func paint(offset: Double, count: Int, page: Int, pageCount: Int) -> (frame: Frame, failures: [ItemCache.Failure]) {
-        let placed = compositor.placements(offset: offset, count: count, wrap: settings.wrap)
+    /// With `crossfade`, the frame of that crossfade (`offset` is then unused).
+    public func paint(offset: Double, count: Int, page: Int, pageCount: Int,
+                      crossfade: Crossfade? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
+        let offsets = crossfade.map { [$0.from, $0.to] } ?? [offset]
+        let placed = offsets.flatMap { compositor.placements(offset: $0, count: count, wrap: settings.wrap) }
         let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
         cache.want(wanted)
         cache.waitUntilIdle()
-        compositor.layOut(&writer.scene, offset: offset, count: count, wrap: settings.wrap, page: page,
-                          pageCount: pageCount) { i in
-            i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
+        let image = { (i: Int) in i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil }
+        compositor.layOut(&writer.scene, offset: offsets[0], count: count, wrap: settings.wrap, page: page,
+                          pageCount: pageCount, image: image)
+        writer.fade = crossfade?.fraction
+        if let crossfade {
+            compositor.layOut(&writer.incoming, offset: crossfade.to, count: count, wrap: settings.wrap, page: page,
+                              pageCount: pageCount, image: image)
         }
+        writer.scene.stamp = stamp
         let out = Frame(width: panel.width, height: panel.height)
         writer.render(writer.scene, into: out)
         return (out, cache.drainFailures())

@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselText
 import Dispatch
 import Synchronization
 
@@ -27,10 +28,19 @@ public final class ItemCache: Sendable {
         /// (an explicit `cache_mb`: memory given to skip decoding again);
         /// otherwise they are let go at once (memory by need).
         public var keepsUnwanted: Bool
+        /// The fill around the picture with `fit = blur` (made here, at decode time).
+        public var blur: BlurStyle
+        /// Captions (`[overlay] caption`) are drawn into each picture as it
+        /// is prepared, so that a caption slides with its picture at no cost
+        /// per frame; nil: none.
+        public var caption: Captioning?
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
-                    rotation: Rotation = .none, keepsUnwanted: Bool = false) {
+                    rotation: Rotation = .none, keepsUnwanted: Bool = false, blur: BlurStyle = BlurStyle(),
+                    caption: Captioning? = nil) {
+            self.blur = blur
             self.rotation = rotation
+            self.caption = caption
             self.keepsUnwanted = keepsUnwanted
             self.itemSize = itemSize
             self.fit = fit
@@ -97,12 +107,20 @@ public final class ItemCache: Sendable {
     }
 
     /// The picture for `path` as the cache keeps it: decoded for the item
-    /// size and fit, scaled onto exactly the item size, then turned to the
+    /// size and fit, scaled onto exactly the item size, its caption drawn
+    /// over it (in the item's upright orientation), then turned to the
     /// panel's orientation.
     static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
-        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background)
+        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background,
+                                           blur: settings.blur)
+        // `scaled` is this decode's own (a new picture, or the decoded one
+        // itself): nothing else holds it yet, so the caption goes into it.
+        if let caption = settings.caption, caption.kind != .none,
+           let text = Captioner.sprite(for: path, in: settings.itemSize, caption) {
+            try scaled.drawOver(text.sprite, x: text.x, y: text.y)
+        }
         return try scaled.turned(settings.rotation)
     }
 

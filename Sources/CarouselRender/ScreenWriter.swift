@@ -22,6 +22,10 @@ public final class ScreenWriter {
     public let compositor: Compositor
     /// What the next frame shows; `Compositor.layOut` fills it in place.
     public var scene = Scene()
+    /// During a crossfade: the scene fading in over `scene`, and how much
+    /// of it shows (0 to 1); `fade` is nil otherwise.
+    public var incoming = Scene()
+    public var fade: Double?
     /// Pixels written by the last `draw` (content, dots and their repairs).
     public private(set) var pixelsWritten = 0
     /// The panel axis: the one along which room extends a buffer.
@@ -40,6 +44,9 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
+    /// Two bands of panel rows in ordinary memory, for crossfades (made on the first).
+    private var bands: (outgoing: Frame, incoming: Frame)?
+    private static let bandRows = 16
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -82,6 +89,10 @@ public final class ScreenWriter {
     private func write(_ scene: Scene, into target: Target, record: inout Record) -> Int {
         pixelsWritten = 0
         let extent = compositor.axisExtent
+        if let fade, !scene.empty, !incoming.empty {
+            writeCrossfade(scene, incoming, fraction: fade, into: target, record: &record)
+            return 0
+        }
         if scene.empty {
             if !(record.empty && record.window == 0) { writeEmpty(into: target, record: &record) }
             return 0
@@ -123,6 +134,7 @@ public final class ScreenWriter {
             record.replace(with: desired, scratch: &merged)
         }
         writeDots(scene, window: window, into: target, record: &record)
+        writeStamp(scene, window: window, into: target, record: &record)
         record.window = window
         return window
     }
@@ -326,61 +338,194 @@ public final class ScreenWriter {
         record.content = [Piece(start: 0, end: target.length, content: .unknown)]
         record.empty = true
         record.dots = nil
+        record.stamp = nil
         record.window = 0
     }
 
-    // MARK: - Dots
+    // MARK: - Crossfade
+
+    /// Writes the window whole as `outgoing` with `incoming` over it at
+    /// `fraction`, dots on top, at window 0: band by band, both scenes are
+    /// written into ordinary memory (cache-sized bands), then each row is
+    /// blended straight into the buffer, which is only written (rows under
+    /// the dots go through the blend in ordinary memory, the dots on top,
+    /// and are then copied). The window does not move during a crossfade,
+    /// and what it held is unknown afterwards, so the first frame after one
+    /// is written whole again.
+    private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
+                                record: inout Record) {
+        let width = compositor.panel.width, height = compositor.panel.height
+        let horizontal = axis == .horizontal
+        let (a, b) = bands ?? (Frame(width: width, height: Self.bandRows), Frame(width: width, height: Self.bandRows))
+        bands = (a, b)
+        let plan = plan(page: outgoing.page, pageCount: outgoing.pageCount)
+        let stamp = outgoing.stamp.map { stampRect($0, window: 0) }
+        // Dots drawn elsewhere in a longer buffer are off screen; their stretch is unknown now.
+        if let old = record.dots {
+            record.markUnknown(horizontal ? old.rect.x0 : old.rect.y0, horizontal ? old.rect.x1 : old.rect.y1,
+                               scratch: &merged)
+        }
+        var y0 = 0
+        while y0 < height {
+            let rows = min(Self.bandRows, height - y0)
+            for y in y0..<(y0 + rows) {
+                fill(a.row(y - y0), y: y, from: 0, to: width, outgoing, window: 0)
+                fill(b.row(y - y0), y: y, from: 0, to: width, incoming, window: 0)
+            }
+            for y in y0..<(y0 + rows) {
+                let outgoingRow = a.row(y - y0), incomingRow = b.row(y - y0)
+                let underDots = plan.map { y >= $0.bounds.y0 && y < $0.bounds.y1 } ?? false
+                let underClock = stamp.map { y >= $0.y0 && y < $0.y1 } ?? false
+                if underDots || underClock {
+                    // The clock and the dots stay on top of both pictures.
+                    ImageScaler.crossfade(outgoingRow, incomingRow, into: outgoingRow, count: width, fraction: fraction)
+                    if let clock = outgoing.stamp { blend(clock, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
+                    if let plan { blendDots(plan, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
+                    target.row(y).update(from: outgoingRow, count: width)
+                } else {
+                    ImageScaler.crossfade(outgoingRow, incomingRow, into: target.row(y), count: width, fraction: fraction)
+                }
+            }
+            y0 += rows
+        }
+        withExtendedLifetime(outgoing) {}
+        withExtendedLifetime(incoming) {}
+        pixelsWritten = width * height
+        record.empty = false
+        record.markUnknown(0, compositor.axisExtent, scratch: &merged)
+        record.dots = nil
+        record.stamp = nil
+        record.window = 0
+    }
+
+    // MARK: - Dots and the clock
+
+    /// Row `y` (buffer coordinates) from `x0` to `x1` as the frame shows it:
+    /// the pictures, the clock over them, the dots over both, composed in
+    /// `destination` (ordinary memory: blending reads it).
+    private func compose(_ destination: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int, _ scene: Scene,
+                         window s: Int, dots plan: DotsPlan?) {
+        fill(destination, y: y, from: x0, to: x1, scene, window: s)
+        if let stamp = scene.stamp { blend(stamp, into: destination, y: y, from: x0, to: x1, window: s) }
+        if let plan { blendDots(plan, into: destination, y: y, from: x0, to: x1, window: s) }
+    }
+
+    /// The clock's pixels of row `y` between `x0` and `x1`: premultiplied OVER.
+    private func blend(_ stamp: SceneStamp, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int,
+                       window s: Int) {
+        let r = stampRect(stamp, window: s)
+        guard y >= r.y0, y < r.y1 else { return }
+        let a = max(x0, r.x0), b = min(x1, r.x1)
+        guard b > a else { return }
+        // The picture's top-left corner in buffer coordinates (the rectangle may be clipped).
+        let ox = stamp.x + (axis == .horizontal ? s : 0), oy = stamp.y + (axis == .horizontal ? 0 : s)
+        stamp.image.withUnsafeBytes { raw in
+            let source = (raw.baseAddress! + (y - oy) * stamp.image.stride).assumingMemoryBound(to: UInt32.self) - ox
+            for x in a..<b {
+                let p = source[x]
+                let alpha = p >> 24
+                if alpha == 0 { continue }
+                if alpha == 255 { row[x] = p; continue }
+                let d = row[x], keep = 255 - alpha
+                @inline(__always) func channel(_ shift: UInt32) -> UInt32 {
+                    let t = ((d >> shift) & 0xFF) * keep + 128
+                    return min(255, ((p >> shift) & 0xFF) + ((t + (t >> 8)) >> 8))
+                }
+                row[x] = 0xFF00_0000 | channel(16) << 16 | channel(8) << 8 | channel(0)
+            }
+        }
+    }
+
+    /// The dots' pixels of row `y` between `x0` and `x1`.
+    private func blendDots(_ plan: DotsPlan, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int,
+                           window s: Int) {
+        for dot in plan.dots {
+            let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
+            guard y >= b.y0, y < b.y1 else { continue }
+            for x in max(b.x0, x0)..<max(min(b.x1, x1), max(b.x0, x0)) {
+                // Coverage in logical pixels, as the logical picture would be drawn.
+                let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
+                let l = logicalPixel(x: px, y: py)
+                let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
+                                                   radius: dot.radius)
+                guard coverage > 0 else { continue }
+                row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
+            }
+        }
+    }
+
+    /// The clock's rectangle in buffer coordinates with the window at `s`,
+    /// clipped to the window.
+    private func stampRect(_ stamp: SceneStamp, window s: Int) -> Rect {
+        let panel = compositor.panel
+        let x0 = max(stamp.x, 0), y0 = max(stamp.y, 0)
+        let x1 = max(x0, min(stamp.x + stamp.image.width, panel.width)), y1 = max(y0, min(stamp.y + stamp.image.height, panel.height))
+        return Rect(x0: x0, y0: y0, x1: x1, y1: y1).shifted(by: s, horizontal: axis == .horizontal)
+    }
+
+    /// Writes `rect` (buffer coordinates, at most a panel row wide) as the
+    /// frame shows it, row by row through the scratch row.
+    private func writeComposed(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, dots plan: DotsPlan?) {
+        let row = scratch - rect.x0
+        for y in rect.y0..<rect.y1 {
+            compose(row, y: y, from: rect.x0, to: rect.x1, scene, window: s, dots: plan)
+            (target.row(y) + rect.x0).update(from: scratch, count: rect.x1 - rect.x0)
+        }
+    }
+
+    private func touched(_ r: Rect) -> Bool {
+        let (a, b) = axis == .horizontal ? (r.x0, r.x1) : (r.y0, r.y1)
+        return repaint.contains { $0.start < b && a < $0.end }
+    }
 
     private func writeDots(_ scene: Scene, window s: Int, into target: Target, record: inout Record) {
         let plan = plan(page: scene.page, pageCount: scene.pageCount)
         let key = plan.map { _ in DotsKey(page: scene.page, pageCount: scene.pageCount) }
         let rect = plan.map { $0.bounds.shifted(by: s, horizontal: axis == .horizontal) }
-        let touched = { (r: Rect) in
-            let (a, b) = self.axis == .horizontal ? (r.x0, r.x1) : (r.y0, r.y1)
-            return self.repaint.contains { $0.start < b && a < $0.end }
-        }
         let redraw = rect.map { new in record.dots?.key != key || record.dots?.rect != new || touched(new) } ?? false
         if let old = record.dots, redraw || rect == nil || old.key != key || old.rect != rect {
-            restore(old.rect, scene, window: s, into: target, record: &record)
+            restore(old.rect, scene, window: s, into: target, record: &record, dots: plan)
             record.dots = nil
         }
         guard redraw, let plan, let key, let rect else { return }
-        // The scratch row stands for buffer columns rect.x0..<rect.x1 (at most a panel's width).
-        let row = scratch - rect.x0
-        for y in rect.y0..<rect.y1 {
-            fill(row, y: y, from: rect.x0, to: rect.x1, scene, window: s)
-            for dot in plan.dots {
-                let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
-                guard y >= b.y0, y < b.y1 else { continue }
-                for x in b.x0..<b.x1 {
-                    // Coverage in logical pixels, as the logical picture would be drawn.
-                    let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
-                    let l = logicalPixel(x: px, y: py)
-                    let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
-                                                       radius: dot.radius)
-                    guard coverage > 0 else { continue }
-                    row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
-                }
-            }
-            (target.row(y) + rect.x0).update(from: scratch, count: rect.x1 - rect.x0)
-        }
+        writeComposed(rect, scene, window: s, into: target, dots: plan)
         record.dots = DotsMark(key: key, rect: rect)
     }
 
-    /// Puts back what lay under dots drawn at `rect`: from the scene where it
-    /// reaches; elsewhere the stretch is marked unknown (it is off screen).
-    private func restore(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, record: inout Record) {
+    /// Draws the clock where the scene puts it: again when it changed (a new
+    /// minute), when the window moved (a slide: it stays put on the screen)
+    /// or when pictures were written under it; what lay under its old place
+    /// is put back.
+    private func writeStamp(_ scene: Scene, window s: Int, into target: Target, record: inout Record) {
+        let plan = plan(page: scene.page, pageCount: scene.pageCount)
+        let key = scene.stamp?.image.identity
+        let rect = scene.stamp.map { stampRect($0, window: s) }
+        let redraw = rect.map { new in record.stamp?.key != key || record.stamp?.rect != new || touched(new) } ?? false
+        if let old = record.stamp, redraw || rect == nil {
+            if old.rect != rect { restore(old.rect, scene, window: s, into: target, record: &record, dots: plan) }
+            record.stamp = nil
+        }
+        guard redraw, let key, let rect else { return }
+        writeComposed(rect, scene, window: s, into: target, dots: plan)
+        record.stamp = StampMark(key: key, rect: rect)
+    }
+
+    /// Puts back what lay under dots or the clock drawn at `rect`: from the
+    /// scene where it reaches (with what else is drawn there now);
+    /// elsewhere the stretch is marked unknown (it is off screen).
+    private func restore(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, record: inout Record,
+                         dots plan: DotsPlan?) {
         let lo = scene.low + s, hi = scene.high + s
         if axis == .horizontal {
             let a = max(rect.x0, lo), b = min(rect.x1, hi)
-            if b > a { for y in rect.y0..<rect.y1 { fill(target.row(y), y: y, from: a, to: b, scene, window: s) } }
+            if b > a { writeComposed(Rect(x0: a, y0: rect.y0, x1: b, y1: rect.y1), scene, window: s, into: target, dots: plan) }
             if rect.x0 < a || b < rect.x1 {
                 record.markUnknown(rect.x0, min(rect.x1, max(a, rect.x0)), scratch: &merged)
                 record.markUnknown(max(b, rect.x0), rect.x1, scratch: &merged)
             }
         } else {
             let a = max(rect.y0, lo), b = min(rect.y1, hi)
-            if b > a { for y in a..<b { fill(target.row(y), y: y, from: rect.x0, to: rect.x1, scene, window: s) } }
+            if b > a { writeComposed(Rect(x0: rect.x0, y0: a, x1: rect.x1, y1: b), scene, window: s, into: target, dots: plan) }
             if rect.y0 < a || b < rect.y1 {
                 record.markUnknown(rect.y0, min(rect.y1, max(a, rect.y0)), scratch: &merged)
                 record.markUnknown(max(b, rect.y0), rect.y1, scratch: &merged)
@@ -511,6 +656,11 @@ private struct DotsMark {
     var rect: Rect
 }
 
+private struct StampMark {
+    var key: UInt64
+    var rect: Rect
+}
+
 private struct DotsPlan {
     struct Dot {
         var centre: (x: Double, y: Double)
@@ -534,6 +684,8 @@ private struct Record {
     var content: [Piece]
     var window = 0
     var dots: DotsMark?
+    /// Where the clock was drawn, and which picture of it.
+    var stamp: StampMark?
     /// The empty-folder picture is in the window.
     var empty = false
 

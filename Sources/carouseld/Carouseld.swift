@@ -3,6 +3,7 @@ import CarouselConfig
 import CarouselDaemon
 import CarouselPlatform
 import CarouselCore
+import CarouselDisplay
 import CarouselRender
 import CarouselImaging
 import CarouselSimulation
@@ -96,10 +97,13 @@ struct Simulate: ParsableCommand {
             if painter == nil {
                 painter = FramePainter(panel: panel, rotation: rotation, settings: effective.carousel,
                                        style: effective.renderStyle, paths: paths,
-                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes(screen: PixelSize(width: w, height: h)))
+                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes(screen: PixelSize(width: w, height: h)),
+                                       // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
+                                       caption: Layout(config: effective, backend: OffscreenBackend(size: panel)).captioning(effective))
             }
             let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
-                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages)
+                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages,
+                                                   crossfade: request.model.crossfade(at: request.time))
             for failure in failures { log(.warning, "cannot show \(failure.message)") }
             do {
                 try frame.writePNG(to: request.path)

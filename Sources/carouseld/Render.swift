@@ -3,6 +3,10 @@ import CarouselConfig
 import CarouselDaemon
 import CarouselPlatform
 import CarouselCore
+import CarouselDisplay
+#if canImport(Glibc)
+import Glibc
+#endif
 import CarouselImaging
 import CarouselRender
 
@@ -30,6 +34,9 @@ struct Render: ParsableCommand {
     @Option(name: .long, help: "Where to write the PNG.")
     var out: String
 
+    @Option(name: .long, help: "The time [overlay] clock shows, HH:MM (default: the local time now).")
+    var clockTime: String?
+
     /// Offsets are in items; a billion is past any album and far inside
     /// what the page arithmetic can count.
     static let maximumOffset = 1e9
@@ -41,6 +48,15 @@ struct Render: ParsableCommand {
         guard offset.isFinite, abs(offset) <= Self.maximumOffset else {
             throw ValidationError("--offset must be a number from -\(Int(Self.maximumOffset)) to \(Int(Self.maximumOffset))")
         }
+        let minuteNow = LocalTime.weekMinute(at: Int(Glibc.time(nil))).minute % 1440
+        var time = (hour: minuteNow / 60, minute: minuteNow % 60)
+        if let clockTime {
+            let parts = clockTime.split(separator: ":").map { Int($0) }
+            guard parts.count == 2, let h = parts[0], let m = parts[1], (0..<24).contains(h), (0..<60).contains(m) else {
+                throw ValidationError("--clock-time must be HH:MM, e.g. 09:41")
+            }
+            time = (hour: h, minute: m)
+        }
         let configuration = try loadConfiguration(config)
         var paths: [String] = []
         do {
@@ -51,10 +67,13 @@ struct Render: ParsableCommand {
             log(.warning, "\(error)")
         }
         let logical = configuration.rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
+        let layout = Layout(config: configuration, backend: OffscreenBackend(size: PixelSize(width: mode.width, height: mode.height)))
         let painter = FramePainter(panel: PixelSize(width: mode.width, height: mode.height),
                                    rotation: configuration.rotation, settings: configuration.carousel,
                                    style: configuration.renderStyle, paths: paths,
-                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)))
+                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
+                                   caption: layout.captioning(configuration))
+        painter.stamp = layout.clockStamp(configuration, hour: time.hour, minute: time.minute)
         if paths.isEmpty { log(.info, "no images to show in \(configuration.images.path)") }
         // Every file is tried first: the offset counts pictures that show,
         // and every broken file is named once, whether on screen or not.

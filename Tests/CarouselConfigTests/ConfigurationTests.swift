@@ -168,10 +168,14 @@ import CarouselCore
     }
 
     @Test(arguments: [
-        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power], [mqtt])"),
+        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power], [overlay], [mqtt])"),
         // A misspelt section is refused even with no key under it.
-        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power], [mqtt])"),
-        ("[autoplay]\nintervall = 3", "c.ini:2: unknown key 'intervall' in [autoplay] (known: enabled, interval, transition, start_delay, resume_delay, direction, at_end)"),
+        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power], [overlay], [mqtt])"),
+        ("[autoplay]\nintervall = 3", "c.ini:2: unknown key 'intervall' in [autoplay] (known: enabled, interval, transition, start_delay, resume_delay, direction, at_end, effect)"),
+        ("[autoplay]\neffect = fade", "c.ini:2: effect = 'fade': expected one of: slide, crossfade, cut"),
+        ("[images]\nfit = blurred", "c.ini:2: fit = 'blurred': expected one of: contain, cover, stretch, none, blur"),
+        ("[images]\ndim = 1.5", "c.ini:2: dim = '1.5': out of range: allowed 0 to 1"),
+        ("[images]\nblur_radius = -3", "c.ini:2: blur_radius = '-3': out of range: allowed 0 to 500 pixels"),
         ("[autoplay]\ninterval = soon", "c.ini:2: interval = 'soon': expected a number (seconds)"),
         ("[autoplay]\ninterval = 0", "c.ini:2: interval = '0': out of range: allowed 0.1 to 86400 seconds"),
         ("[carousel]\nwrap = maybe", "c.ini:2: wrap = 'maybe': expected true or false"),

@@ -58,6 +58,7 @@ GUEST_PACKAGES=(
   libdrm2 libinput10 libudev1                 # display and input, for carouseld
   libjpeg62-turbo libpng16-16 libwebp7 libpixman-1-0   # image decoding / compositing
   libwebpdemux2 libgif7 libheif1              # animated WebP, GIF, HEIF/AVIF (libheif1 brings its codecs)
+  libharfbuzz0b libfreetype6 libfontconfig1 fonts-dejavu-core   # [overlay] captions and clock: shaping, glyphs, fonts
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
   python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests
   procps libdrm-tests                         # ps/top for tests and debugging, modetest

@@ -104,6 +104,10 @@ int cic_png_write_file(const char *path, const uint8_t *pixels, uint32_t width, 
 int cic_png_write_descriptor(int fd, const uint8_t *pixels, uint32_t width, uint32_t height,
                              size_t stride, cic_error *err);
 
+/// A crossfade's row: `out[i]` = `a[i]` + (`b[i]` − `a[i]`)·weight/256
+/// per 8-bit channel, rounded, in 128 steps; `weight` 0 to 256. `out` is only written.
+void cic_crossfade_row(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, uint32_t weight);
+
 #ifdef __cplusplus
 }
 #endif

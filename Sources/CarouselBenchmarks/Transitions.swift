@@ -1,0 +1,73 @@
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+import CarouselRender
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 13's figures: a crossfade frame against a memcpy of the frame
+/// (target: within 2x), and `fit = blur`'s fill against the decode it
+/// follows (made once per picture, on the decoder thread).
+struct TransitionBenchmarks {
+    let panel = PixelSize(width: 1920, height: 1080)
+
+    func run(folder: String) -> [String] {
+        var lines: [String] = []
+        let display = OffscreenBackend(size: panel)
+        let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
+        let frames = 60
+        func memcpyOfTheFrame() -> Double {
+            measure("memcpy", operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    let b = display.acquire()!
+                    memcpy(b.pixels, source.pixels, source.stride * source.height)
+                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+                }
+                return sum
+            }.perOperation[0]
+        }
+        let paths = FramePathBenchmarks()
+        for rotation in [Rotation.none, .clockwise90] {
+            let (compositor, images) = paths.carousel(rotation)
+            let writer = ScreenWriter(compositor: compositor)
+            // A whole 0.5 s crossfade at 60 Hz from one full-screen picture to the next, dots on.
+            let fade = measure("crossfade frame 1920x1080, rotation \(rotation.rawValue)", operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    compositor.layOut(&writer.scene, offset: 0, count: 10, wrap: true, page: 0, pageCount: 10) { images[$0 % 3] }
+                    compositor.layOut(&writer.incoming, offset: 1, count: 10, wrap: true, page: 0, pageCount: 10) { images[$0 % 3] }
+                    writer.fade = Double(k) / Double(frames)
+                    let b = display.acquire()!
+                    let window = writer.draw(into: b)
+                    try! display.present(b, window: window)
+                    sum &+= writer.pixelsWritten
+                }
+                return sum
+            }
+            let floor = memcpyOfTheFrame()
+            lines.append(paths.line(fade) + " = \(format2(fade.perOperation[0] / floor))x memcpy of the frame (target: within 2x)")
+        }
+
+        let path = folder + "/portrait.jpg"
+        guard shell("convert -size 3000x4000 plasma:fractal -quality 90 \(path) 2>/dev/null") else {
+            return lines + ["  (skipped the blur fill: ImageMagick's convert is needed to make the 3000x4000 JPEG)"]
+        }
+        let box = panel
+        let decode = measure("decode+scale 3000x4000 JPEG to 1920x1080, fit = contain", operations: 1, rounds: 5) {
+            let image = try! ImageDecoder.decode(path: path, targetSize: box, fit: .contain)
+            return try! ImageScaler.scale(image, to: box, fit: .contain, background: .black).width
+        }
+        lines.append(paths.line(decode))
+        for radius in [10.0, 40.0, 200.0] {
+            let blurred = measure("the same with fit = blur, blur_radius \(Int(radius))", operations: 1, rounds: 5) {
+                let image = try! ImageDecoder.decode(path: path, targetSize: box, fit: .blur)
+                return try! ImageScaler.scale(image, to: box, fit: .blur, background: .black,
+                                              blur: BlurStyle(radius: radius, dim: 0.4)).width
+            }
+            lines.append(paths.line(blurred) + " = \(format2(blurred.perOperation[0] / decode.perOperation[0]))x fit = contain")
+        }
+        return lines
+    }
+}

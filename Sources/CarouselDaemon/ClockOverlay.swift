@@ -1,0 +1,141 @@
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+import CarouselText
+import Dispatch
+import Synchronization
+
+/// How the clock looks on this screen: what a drawn clock depends on
+/// besides its text (a reload or a display change makes a new one).
+struct ClockLook: Equatable, Sendable {
+    var format: ClockFormat
+    var position: OverlayPosition
+    var style: TextStyle
+    var size: Int
+    var rotation: Rotation
+    /// The layout's (upright) size and the panel's.
+    var logical: PixelSize
+    var panel: PixelSize
+}
+
+/// The clock of `[overlay] clock`: its text for the minute on the wall
+/// clock, drawn as a stamp that stays put on the screen, and the loop time
+/// of the next minute, the one deadline it adds. The next minute's stamp is
+/// drawn ahead on a worker thread, so that the loop only hands it to the
+/// writer when the minute comes (after a start, a reload or a clock step the
+/// loop draws the first one itself: a few glyphs, well under a millisecond).
+final class ClockOverlay {
+    private(set) var look: ClockLook?
+    /// The loop time at which the wall clock shows the next minute.
+    private(set) var nextTick: Int64?
+    private(set) var text: String?
+    private(set) var stamp: SceneStamp?
+    /// The next minute's stamp, drawn by the worker.
+    private final class Ahead: Sendable {
+        let made = Mutex<(look: ClockLook, text: String, stamp: SceneStamp?)?>(nil)
+    }
+    private let ahead = Ahead()
+    private static let worker = DispatchQueue(label: "carouseld.clock", qos: .utility)
+
+    /// Takes a new look (nil: no clock); the next `tick` draws it anew.
+    func reconfigure(_ look: ClockLook?) {
+        guard look != self.look else { return }
+        self.look = look
+        nextTick = nil
+        text = nil
+        stamp = nil
+    }
+
+    /// Forgets when the next minute comes (the wall clock was set): the next `tick` aligns again.
+    func realign() { nextTick = nil }
+
+    /// At the minute (or when not aligned yet): the text for the wall
+    /// clock's minute at `now` and the loop time of the next one. Returns
+    /// whether the stamp changed (a frame is due).
+    func tick(now: Int64, clock: LocalClock) -> Bool {
+        guard let look else { return false }
+        if let due = nextTick, now < due { return false }
+        let minute = clock.weekMinute(now) % 1440
+        let current = look.format.text(hour: minute / 60, minute: minute % 60)
+        nextTick = clock.instant(1, now)
+        let next = (minute + 1) % 1440
+        let upcoming = look.format.text(hour: next / 60, minute: next % 60)
+        guard current != text || stamp == nil else {
+            prepare(upcoming, look)
+            return false
+        }
+        text = current
+        if let made = ahead.made.withLock({ $0 }), made.look == look, made.text == current {
+            stamp = made.stamp
+        } else {
+            stamp = Self.draw(current, look)
+        }
+        prepare(upcoming, look)
+        return true
+    }
+
+    /// Draws the next minute's stamp on the worker (no wake-up: the loop takes it at the minute).
+    private func prepare(_ text: String, _ look: ClockLook) {
+        if let made = ahead.made.withLock({ $0 }), made.look == look, made.text == text { return }
+        let box = ahead
+        Self.worker.async {
+            let stamp = Self.draw(text, look)
+            box.made.withLock { $0 = (look, text, stamp) }
+        }
+    }
+
+    /// The stamp of `text`: the sprite turned to the panel, placed at the
+    /// look's position; nil when there is no font (logged once).
+    static func draw(_ text: String, _ look: ClockLook) -> SceneStamp? {
+        let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
+        guard case let .success(renderer) = result else {
+            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions and the clock are not drawn") }
+            return nil
+        }
+        guard let mask = renderer.render(lines: [text], alignment: look.position.horizontal),
+              let sprite = try? TextSprite.make(mask, style: look.style, size: look.size),
+              let turned = try? sprite.turned(look.rotation) else { return nil }
+        let o = TextSprite.origin(of: sprite.size, in: look.logical, at: look.position, margin: TextSprite.margin(size: look.size))
+        // The logical rectangle's corners on the panel.
+        let p = look.rotation.panel(x: o.x, y: o.y, panelWidth: look.panel.width, panelHeight: look.panel.height)
+        let q = look.rotation.panel(x: o.x + sprite.width - 1, y: o.y + sprite.height - 1,
+                                    panelWidth: look.panel.width, panelHeight: look.panel.height)
+        return SceneStamp(image: turned, x: min(p.x, q.x), y: min(p.y, q.y))
+    }
+}
+
+extension Layout {
+    /// The clock's look for `config` on this layout; nil: no clock.
+    func clockLook(_ config: Configuration) -> ClockLook? {
+        guard let format = config.overlay.clock else { return nil }
+        return ClockLook(format: format, position: config.overlay.clockPosition, style: config.overlay.text,
+                         size: textSize(config), rotation: rotation, logical: size, panel: compositor.panel)
+    }
+
+    /// The clock of `config` showing `hour`:`minute`, as a frame of this
+    /// layout draws it (`carouseld render`); nil without a clock or a font.
+    public func clockStamp(_ config: Configuration, hour: Int, minute: Int) -> SceneStamp? {
+        guard let look = clockLook(config) else { return nil }
+        return ClockOverlay.draw(look.format.text(hour: hour, minute: minute), look)
+    }
+}
+
+extension Daemon {
+    /// The clock's look for the running configuration and layout; nil: no clock.
+    var clockLook: ClockLook? { layout.clockLook(config) }
+
+    /// The clock at `now`: a new minute draws a frame (only the clock's
+    /// rectangle changes: the writer writes nothing else).
+    func tickClock(now: Int64) {
+        if clockOverlay.tick(now: now, clock: localClock) { needsFrame = true }
+    }
+
+    /// The wall clock was set (NTP, by hand): the schedule and the clock look again.
+    func wallClockWasSet(now: Int64) {
+        applySchedule(now: now, recompute: true)
+        clockOverlay.realign()
+        tickClock(now: now)
+    }
+}
