@@ -4,7 +4,7 @@
 # README. Runs from the repository (after `make build`) or from the root of
 # a `make dist` bundle (carouseld-VERSION-ARCH.tar.gz: no Swift needed).
 #
-#   sudo ./install.sh [--prefix DIR] [--no-demo-images]
+#   sudo ./install.sh [--prefix DIR] [--no-demo-images] [--mqtt]
 #   DESTDIR=/tmp/stage ./install.sh [--prefix /usr]      (staging, packaging)
 #
 # Environment (or make variables): PREFIX (default /usr/local), DESTDIR (a
@@ -33,11 +33,18 @@
 # device's folder in the otherwise read-only /sys of the service
 # (ProtectKernelTunables=); run it again after adding a panel. It does not
 # enable or start the service.
+#
+# --mqtt: the unit allows no IP at all; with --mqtt, after [mqtt] broker is
+# set in /etc/carouseld/carouseld.ini, it also installs
+# /etc/systemd/system/carouseld.service.d/mqtt.conf (systemd/carouseld-mqtt.conf)
+# opening AF_INET/AF_INET6 to the broker's addresses only (and the name
+# servers, for a broker given by name). Run it again when the broker moves.
 set -euo pipefail
 
 prefix=${PREFIX:-/usr/local}
 destdir=${DESTDIR:-}
 demo_images=1
+mqtt=0
 while (($#)); do
   case "$1" in
     --prefix) prefix=$2; shift 2 ;;
@@ -45,6 +52,7 @@ while (($#)); do
     --destdir) destdir=$2; shift 2 ;;
     --destdir=*) destdir=${1#--destdir=}; shift ;;
     --no-demo-images) demo_images=0; shift ;;
+    --mqtt) mqtt=1; shift ;;
     -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -82,7 +90,7 @@ for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
   [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
-  "$unit_src/carouseld-backlight.rules" "$ini_src"; do
+  "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$ini_src"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -181,7 +189,7 @@ if [ -n "$missing" ]; then
       libdrm.so.*) echo libdrm2 ;; libinput.so.*) echo libinput10 ;; libudev.so.*) echo libudev1 ;;
       libjpeg.so.*) echo libjpeg62-turbo ;; libpng16.so.*) echo libpng16-16 ;; libwebp.so.*) echo libwebp7 ;;
       libwebpdemux.so.*) echo libwebpdemux2 ;; libgif.so.*) echo libgif7 ;; libheif.so.*) echo libheif1 ;;
-      libpixman-1.so.*) echo libpixman-1-0 ;; libstdc++.so.*) echo libstdc++6 ;;
+      libpixman-1.so.*) echo libpixman-1-0 ;; libmosquitto.so.*) echo libmosquitto1 ;; libstdc++.so.*) echo libstdc++6 ;;
       libharfbuzz.so.*) echo libharfbuzz0b ;; libfreetype.so.*) echo libfreetype6 ;;
       libfontconfig.so.*) echo "libfontconfig1 fonts-dejavu-core" ;; *) echo "($lib)" ;;
     esac
@@ -217,6 +225,35 @@ if ((${#backlights[@]})); then
 elif [ -e "$dropin" ]; then
   rm -f "$dropin"
   say "backlight: none now; removed $dropin"
+fi
+
+# MQTT: IP for the broker only (--mqtt).
+if [ "$mqtt" -eq 1 ]; then
+  # [mqtt] broker from the configuration: mqtt://HOST[:PORT] or mqtts://...
+  broker=$(awk '/^\[/ { section = $0 } section == "[mqtt]" && /^[ \t]*broker[ \t]*=/ { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$confdir/carouseld.ini")
+  [ -n "$broker" ] || die "--mqtt: set [mqtt] broker in $confdir/carouseld.ini first (e.g. broker = mqtt://homeassistant.local)"
+  host=${broker#*://}
+  host=${host%%/*}
+  case "$host" in
+    \[*) host=${host#[}; host=${host%%]*} ;;   # [IPv6]:port
+    *) host=${host%:*} ;;
+  esac
+  allow=(localhost)
+  if [[ "$host" =~ ^[0-9.]+$ || "$host" == *:* ]]; then
+    allow+=("$host")
+  else
+    mapfile -t addresses < <(getent ahosts "$host" | awk '{ print $1 }' | sort -u)
+    ((${#addresses[@]})) || die "--mqtt: the broker's name '$host' does not resolve here; fix [mqtt] broker or the network first"
+    allow+=("${addresses[@]}")
+    # The name is resolved by the service too (at each connection): its name servers.
+    while read -r key server _; do
+      [ "$key" = nameserver ] && allow+=("$server")
+    done </etc/resolv.conf
+  fi
+  mapfile -t allow < <(printf '%s\n' "${allow[@]}" | awk '!seen[$0]++')
+  dropin_mqtt=/etc/systemd/system/carouseld.service.d/mqtt.conf
+  sed "s|@ALLOW@|${allow[*]}|" "$unit_src/carouseld-mqtt.conf" | put 0644 /dev/stdin "$dropin_mqtt"
+  say "mqtt: IP opened to ${allow[*]} for $broker ($dropin_mqtt)"
 fi
 
 if [ -d /run/systemd/system ]; then

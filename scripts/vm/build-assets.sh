@@ -59,6 +59,8 @@ GUEST_PACKAGES=(
   libjpeg62-turbo libpng16-16 libwebp7 libpixman-1-0   # image decoding / compositing
   libwebpdemux2 libgif7 libheif1              # animated WebP, GIF, HEIF/AVIF (libheif1 brings its codecs)
   libharfbuzz0b libfreetype6 libfontconfig1 fonts-dejavu-core   # [overlay] captions and clock: shaping, glyphs, fonts
+  libmosquitto1                               # [mqtt], the MQTT client
+  mosquitto mosquitto-clients                 # a broker in the guest for the service test's MQTT run (not started at boot)
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
   python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests
   procps libdrm-tests                         # ps/top for tests and debugging, modetest

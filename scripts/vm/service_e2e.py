@@ -494,6 +494,44 @@ def main():
                 raise Failure(f"the level kept in the state directory reads {kept!r}")
             return "brightness 40, display off/on through the hardened unit"
 
+        def mqtt_through_the_sandbox():
+            # The unit allows no IP; `install.sh --mqtt` opens it to the broker
+            # only. A Mosquitto in the guest (on its loopback) is the broker.
+            s.ok("mosquitto -d -p 1883")
+            s.restore.append("pkill -x mosquitto || true")
+            s.restore.append(f"sed -i 's|^broker = mqtt://127.0.0.1:1883$|broker =|; s|^client_id = vm$|client_id =|' {INI}; "
+                             "rm -f /etc/systemd/system/carouseld.service.d/mqtt.conf; systemctl daemon-reload; "
+                             "systemctl restart carouseld")
+            s.ok(f"sed -i 's|^broker =$|broker = mqtt://127.0.0.1:1883|; s|^client_id =$|client_id = vm|' {INI}"
+                 f" && grep -q '^broker = mqtt://127.0.0.1:1883$' {INI}")
+            cur = s.cursor()
+            s.ok("systemctl restart carouseld", timeout=120)
+            closed = s.wait_journal(r"mqtt: cannot reach mqtt://127.0.0.1:1883: .*", cur, timeout=60)
+            out = s.ok(f"cd /root/board/{name} && ./install.sh --mqtt", timeout=300)
+            if "mqtt: IP opened to localhost 127.0.0.1" not in out:
+                raise Failure(f"install.sh --mqtt: {out[-500:]}")
+            r = s.sh(f"systemd-analyze security {UNIT} --no-pager")
+            m = re.search(r"Overall exposure level for carouseld\.service: ([\d.]+)", r.out)
+            if not m or float(m.group(1)) > MAX_EXPOSURE:
+                raise Failure(f"exposure with the MQTT drop-in: {m.group(1) if m else r.out[-300:]}")
+            s.figures["systemd-analyze security exposure with MQTT"] = m.group(1)
+            cur = s.cursor()
+            s.ok("systemctl restart carouseld", timeout=120)
+            s.wait_journal(r"mqtt: connected to mqtt://127.0.0.1:1883", cur, timeout=60)
+            online = s.ok("mosquitto_sub -h 127.0.0.1 -t carouseld/vm/availability -C 1 -W 30").strip()
+            if online != "online":
+                raise Failure(f"availability reads {online!r}")
+            s.ctl("pause")
+            s.ok("mosquitto_pub -h 127.0.0.1 -t carouseld/vm/command -m 'goto 2 0'")
+            s.wait_index("index 2 from an MQTT command", 2)
+            s.ctl("resume")
+            # Back to the unit as shipped for the checks after this one.
+            for undo in reversed(s.restore):
+                s.ok(undo, timeout=120)
+            s.restore.clear()
+            s.wait_active(90)
+            return f"closed without the drop-in ({closed.group(0)[:90]}); exposure {m.group(1)} with it; goto over MQTT"
+
         def ctl_group_member():
             s.ok("useradd -M alice && useradd -M bob")
             s.ok(readme("sudo usermod -aG carouseld alice"))
@@ -663,6 +701,7 @@ def main():
             ("goto/next/prev repeated: the place and StatusText follow", ctl_repeated),
             ("a touchscreen swipe pages", touch_pages),
             ("the backlight through the sandbox: brightness, display off/on", backlight_through_the_sandbox),
+            ("MQTT: closed to IP without install.sh --mqtt, a command through a broker with it", mqtt_through_the_sandbox),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
             ("systemctl reload with a good edit", reload_good),
