@@ -258,6 +258,40 @@ def main():
             config = json.loads(w.on(t)[-1][1])
             if config["availability_topic"] != f"{T}/availability" or config["device"]["identifiers"] != ["carouseld_frame1"]:
                 raise Failure(f"{t}: {config}")
+        # Every entity as Home Assistant drives it: its own payloads on its
+        # command_topic, its state read from the fields its template reads.
+        entity = {t.split("/")[1] + "/" + t.split("/")[3]: json.loads(w.on(t)[-1][1]) for t in configs}
+
+        def press(kind, payload):
+            c = entity[kind]
+            n = len(w.on(f"{T}/state"))
+            pub(b, c["command_topic"], payload)
+            return n
+
+        def state_after(n, what, check):
+            _, p = w.wait(what, f"{T}/state", lambda p: check(json.loads(p)), after=n)
+            return json.loads(p)
+        n = press("button/next", entity["button/next"]["payload_press"])
+        state_after(n, "index 1 after the Next button", lambda st: st["index"] == 1)
+        n = press("button/previous", entity["button/previous"]["payload_press"])
+        state_after(n, "index 0 after the Previous button", lambda st: st["index"] == 0)
+        sw = entity["switch/autoplay"]
+        n = press("switch/autoplay", sw["payload_off"])
+        state_after(n, "autoplay off", lambda st: "command" in st["autoplay"]["paused_by"])
+        n = press("switch/autoplay", sw["payload_on"])
+        state_after(n, "autoplay on", lambda st: "command" not in st["autoplay"]["paused_by"])
+        if "value_json.autoplay.paused_by" not in sw["value_template"]:
+            raise Failure(f"the autoplay switch reads {sw['value_template']}")
+        num = entity["number/interval"]
+        n = press("number/interval", num["command_template"].replace("{{ value }}", "7.5"))
+        state_after(n, "interval 7.5", lambda st: st["autoplay"]["interval"] == 7.5)
+        if "value_json.autoplay.interval" not in num["value_template"]:
+            raise Failure(f"the interval number reads {num['value_template']}")
+        st = json.loads(w.on(f"{T}/state")[-1][1])
+        if "value_json.image" not in entity["sensor/picture"]["value_template"] or not st["image"].endswith(".jpg"):
+            raise Failure(f"the picture sensor: {entity['sensor/picture']['value_template']}, image {st['image']}")
+        if entity["image/screenshot"]["image_topic"] != f"{T}/screenshot":
+            raise Failure(f"the image entity listens on {entity['image/screenshot']['image_topic']}")
         # Retained: a subscriber that comes later still gets them.
         late = s.watcher(b, f"{T}/#")
         late.wait("the retained state for a later subscriber", f"{T}/state", lambda p: json.loads(p)["index"] == 0)
@@ -301,12 +335,15 @@ def main():
         _, png = w.wait("the screenshot", f"{T}/screenshot")
         if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 1000:
             raise Failure(f"the screenshot is not a PNG ({len(png)} bytes)")
-        # Display off and on: the switch's state follows.
-        pub(b, f"{T}/command", "display off")
+        # The Display switch: off and on, its state following.
+        ds = entity["switch/display"]
+        pub(b, ds["command_topic"], ds["payload_off"])
         w.wait("the state with the display off", f"{T}/state", lambda p: json.loads(p)["display"]["power"] == "off")
         w.wait("displayOff on the event topic", f"{T}/event", lambda p: b"displayOff" in p)
-        pub(b, f"{T}/command", "display on")
+        pub(b, ds["command_topic"], ds["payload_on"])
         w.wait("the state with the display on", f"{T}/state", lambda p: json.loads(p)["display"]["power"] == "on")
+        if "value_json.display.power" not in ds["value_template"]:
+            raise Failure(f"the display switch reads {ds['value_template']}")
         # The state is published on change, not per frame: a minute of rest says nothing.
         until("the carousel at rest", lambda: d.ask("status")["state"] == "idle")
         time.sleep(1)

@@ -155,7 +155,8 @@ public struct StatePublisher: Equatable, Sendable {
     }
 
     /// Fields that change by themselves; a status differing only in them is no change.
-    static let volatile: Set<String> = ["frames", "uptime_ms", "offset", "next_ms", "idle_off_ms", "schedule_change_ms"]
+    static let volatile: Set<String> = ["frames", "uptime_ms", "offset", "next_ms", "idle_off_ms", "schedule_change_ms",
+                                                 "dim_ms"]
 
     static func key(_ status: [String: JSONValue]) -> String {
         func strip(_ value: JSONValue) -> JSONValue {

@@ -525,6 +525,14 @@ def main():
             s.ok("mosquitto_pub -h 127.0.0.1 -t carouseld/vm/command -m 'goto 2 0'")
             s.wait_index("index 2 from an MQTT command", 2)
             s.ctl("resume")
+            # This board has a backlight: Home Assistant gets a Brightness number, and it works.
+            config = json.loads(s.ok("mosquitto_sub -h 127.0.0.1 -t homeassistant/number/vm/brightness/config -C 1 -W 30"))
+            command = config["command_template"].replace("{{ value }}", "30")
+            s.ok(f"mosquitto_pub -h 127.0.0.1 -t {shlex.quote(config['command_topic'])} -m {shlex.quote(command)}")
+            s.wait("brightness 30 % from Home Assistant's number", lambda: s.ok(
+                "cat /sys/class/backlight/carousel-test/brightness").strip() == "307", 30)
+            if s.status()["display"]["brightness"] != 30 or "display.brightness" not in config["value_template"]:
+                raise Failure(f"the brightness number's state: {config['value_template']}, status {s.status()['display']}")
             # Back to the unit as shipped for the checks after this one.
             for undo in reversed(s.restore):
                 s.ok(undo, timeout=120)
