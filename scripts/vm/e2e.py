@@ -900,6 +900,31 @@ def main():
             s.stop(d)
             if b - a > 0:
                 raise Failure(f"{b - a} wake-ups at rest")
+            # With a clock ([overlay] clock), the minute is the only wake-up:
+            # none in ten seconds inside a minute, a few (the timer, the frame
+            # and its flip) across a minute's edge.
+            d = s.start({"autoplay": {"enabled": "false"}, "overlay": {"clock": "HH:MM"}})
+            vm.run(["date", "-s", "10:20:40"], timeout=30, check=True)
+            s.wait_log(d, r"the wall clock was set")
+            pid = vm.run("pidof carouseld", timeout=30).out.split()[0]
+            time.sleep(2)  # the re-aligned clock's own frame, at the step
+            def second():
+                return int(vm.run(["date", "+%S"], timeout=30).out)
+            a = switches()
+            time.sleep(8)
+            b = switches()
+            inside = 40 < second() < 59  # the window stayed inside 10:20
+            time.sleep(max(0, 60 - second() + 3))   # past 10:21:00
+            c = switches()
+            s.stop(d)
+            s.figures["clock: loop wake-ups in 8 s inside a minute"] = b - a
+            s.figures["clock: loop wake-ups across a minute's edge"] = c - b
+            if not inside:
+                raise Failure("the 8 s window ran into the next minute (the guest is too slow for this check)")
+            if b - a > 0:
+                raise Failure(f"with a clock, {b - a} wake-ups inside a minute")
+            if not 1 <= c - b <= 4:
+                raise Failure(f"with a clock, {c - b} wake-ups across a minute's edge (expected the timer, a frame, its flip)")
 
         def slideshow_cost():
             # The peers' measurement (shared/notes/qemu.md): 2 s per slide, 20 s.
