@@ -266,7 +266,8 @@ public struct Carousel: Sendable {
             index: lattice.itemIndex(at: x),
             page: lattice.cyclePage(lattice.nearestPage(to: x)),
             state: motionState,
-            autoplay: autoplayStatus
+            autoplay: autoplayStatus,
+            zoom: zoomScale(at: time)
         )
     }
 
@@ -746,6 +747,14 @@ public struct Carousel: Sendable {
 
     /// The scale of the zoomed picture at `time` (1 when none is).
     public func zoomScale(at time: Timestamp) -> Double { zoom?.scaleValue(at: time) ?? 1 }
+
+    /// The scale the zoom comes to rest at (1 when nothing is zoomed, or a
+    /// pinch holds it: then where it is now).
+    public var zoomTarget: Double {
+        guard let z = zoom else { return 1 }
+        if case .spring(let s) = z.scale { return s.target }
+        return z.scaleValue(at: clock)
+    }
 
     /// The zoom moves by itself (springs back, pans on, bounces): the display needs frames.
     public var isZoomMoving: Bool { zoom.map { !$0.isStill } ?? false }

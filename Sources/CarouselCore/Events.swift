@@ -143,13 +143,16 @@ public struct CarouselSnapshot: Equatable, Sendable {
     public var page: Int
     public var state: MotionState
     public var autoplay: AutoplayStatus
+    /// The zoomed picture's scale (1: nothing zoomed).
+    public var zoom: Double
 
-    public init(offset: Double, index: Int, page: Int, state: MotionState, autoplay: AutoplayStatus) {
+    public init(offset: Double, index: Int, page: Int, state: MotionState, autoplay: AutoplayStatus, zoom: Double = 1) {
         self.offset = offset
         self.index = index
         self.page = page
         self.state = state
         self.autoplay = autoplay
+        self.zoom = zoom
     }
 }
 

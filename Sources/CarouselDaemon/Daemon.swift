@@ -192,7 +192,7 @@ public final class Daemon {
         if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll(using: &shuffleGenerator) }
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
-                         count: album.count, at: Timestamp(microseconds: startTime))
+                         count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
         if let signals { try epoll.add(signals.fd.raw, token: Token.signals.rawValue) }
         try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)

@@ -168,9 +168,9 @@ import CarouselCore
     }
 
     @Test(arguments: [
-        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power])"),
+        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [indicator], [control], [log], [power])"),
         // A misspelt section is refused even with no key under it.
-        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [images], [indicator], [control], [log], [power])"),
+        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [indicator], [control], [log], [power])"),
         ("[autoplay]\nintervall = 3", "c.ini:2: unknown key 'intervall' in [autoplay] (known: enabled, interval, transition, start_delay, resume_delay, direction, at_end)"),
         ("[autoplay]\ninterval = soon", "c.ini:2: interval = 'soon': expected a number (seconds)"),
         ("[autoplay]\ninterval = 0", "c.ini:2: interval = '0': out of range: allowed 0.1 to 86400 seconds"),
