@@ -471,11 +471,13 @@ public final class Daemon {
         holdUntil = 0
         lastDrawnOffset = x
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
+        let zoom = zoomLayer(at: Timestamp(microseconds: now))
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
-        let ahead = moving && windowRoom > 0 ? travel * windowRoom : 0
+        // Not while a picture is zoomed: its pixels change with every frame.
+        let ahead = moving && windowRoom > 0 && zoom == nil ? travel * windowRoom : 0
         compositor.layOut(&writer.scene, offset: x, count: album.count, wrap: config.carousel.wrap, page: page,
-                          pageCount: model.numberOfPages, ahead: ahead) { i in
+                          pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
             self.album.path(i).flatMap(self.cache.image(for:))
         }
         let complete = !placed.isEmpty && writer.scene.complete
@@ -518,6 +520,18 @@ public final class Daemon {
         }
         // Without flip events a presented frame is on screen at once.
         if !backend.presentsAsynchronously { frameOnScreen() }
+    }
+
+    /// The zoomed picture at `time`, if one is: asks the cache for a decode
+    /// at the resolution the zoom is heading for (made off the loop; until
+    /// then the screen-size picture is scaled up), and lets it go after.
+    private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
+        guard let view = model.zoomView(at: time), let path = album.path(view.item) else {
+            cache.wantZoom(path: nil, scale: 1)
+            return nil
+        }
+        cache.wantZoom(path: path, scale: max(view.scale, model.zoomTarget))
+        return ZoomLayer(view: view, picture: cache.zoomImage(for: path))
     }
 
     /// Asks the decode cache for what the screen shows at offset `x`, then

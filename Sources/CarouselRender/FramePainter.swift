@@ -61,13 +61,19 @@ public final class FramePainter {
     /// The frame at `offset` (unwrapped items) with `count` items, of which
     /// item `i` shows `paths[i]` (items past the list are background).
     /// Returns the panel-oriented frame and the files that failed to decode.
-    public func paint(offset: Double, count: Int, page: Int, pageCount: Int) -> (frame: Frame, failures: [ItemCache.Failure]) {
+    /// `zoom`: the zoomed picture, drawn from a decode at the resolution
+    /// its scale needs (as the running carousel does once that is ready).
+    public func paint(offset: Double, count: Int, page: Int, pageCount: Int,
+                      zoom: ZoomView? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
         let placed = compositor.placements(offset: offset, count: count, wrap: settings.wrap)
         let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
         cache.want(wanted)
+        let zoomPath = zoom.flatMap { $0.item < paths.count ? paths[$0.item] : nil }
+        cache.wantZoom(path: zoomPath, scale: zoom?.scale ?? 1)
         cache.waitUntilIdle()
+        let layer = zoom.map { ZoomLayer(view: $0, picture: zoomPath.flatMap(cache.zoomImage(for:))) }
         compositor.layOut(&writer.scene, offset: offset, count: count, wrap: settings.wrap, page: page,
-                          pageCount: pageCount) { i in
+                          pageCount: pageCount, zoom: layer) { i in
             i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil
         }
         let out = Frame(width: panel.width, height: panel.height)

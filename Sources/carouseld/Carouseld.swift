@@ -99,7 +99,8 @@ struct Simulate: ParsableCommand {
                                        maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes(screen: PixelSize(width: w, height: h)))
             }
             let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
-                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages)
+                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages,
+                                                   zoom: request.model.zoomView(at: request.time))
             for failure in failures { log(.warning, "cannot show \(failure.message)") }
             do {
                 try frame.writePNG(to: request.path)
