@@ -773,7 +773,7 @@ public final class Daemon {
     func deliver(_ events: [CarouselEvent]) {
         for e in events {
             switch e.kind {
-            case .didScroll: break
+            case .didScroll, .didZoom: break  // every frame of a motion: subscribers only
             case .didSelectItem(let i): log(.info, "select \(i)")
             case .longPress(let i): log(.info, "long press \(i)")
             default:
