@@ -407,7 +407,11 @@ public struct Carousel: Sendable {
         guard hold == nil, lattice.count > 0 else { return }
         let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
         let x = offset(at: time)
-        if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) { return }
+        if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) {
+            // The start picture itself, zoomed: the next visitor sees it whole.
+            if zoom != nil { zoom(to: 1, at: time) }
+            return
+        }
         scroll(toOffset: lattice.nearestCopy(of: start, to: x), duration: autoplaySettings.transition,
                autoplay: true, at: time, into: &events)
     }

@@ -368,6 +368,21 @@ import CarouselCore
         #expect(rig.offset == 1)
     }
 
+    @Test func idleReturnShowsTheStartPictureWhole() {
+        var s = CarouselSettings()
+        s.idleReturn = 5
+        var rig = Rig(settings: s, zoom: ZoomSettings())
+        Self.pinchDown(&rig, (400, 300), (600, 300))
+        Self.pinchMove(&rig, (300, 300), (700, 300))
+        Self.lift(&rig)
+        Self.rest(&rig)
+        #expect(rig.model.zoomScale(at: rig.now) == 2)
+        rig.at(rig.now.milliseconds + 5_000)
+        Self.rest(&rig)
+        #expect(rig.model.zoomView(at: rig.now) == nil)
+        #expect(rig.offset == 0)
+    }
+
     @Test func withZoomOffASecondFingerIsIgnored() {
         var rig = Self.rig(zoom: .disabled)
         Self.pinchDown(&rig, (400, 300), (600, 300))
