@@ -148,7 +148,7 @@ public struct Carousel: Sendable {
         let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
         motion = .rest(start)
         gesture = Gesture(vertical: settings.vertical, touchSlop: settings.touchSlop, at: now)
-        gesture.doubleTap = zoom.enabled && zoom.doubleTap
+        gesture.doubleTap = zoom.enabled && zoom.doubleTap && zoom.maxScale > 1
         reportedOffset = start
         reportedIndex = lattice.itemIndex(at: start)
         outbox = Outbox(reportedIndex: reportedIndex)
@@ -1270,7 +1270,7 @@ public struct Carousel: Sendable {
         // New zoom settings: the picture goes back to scale 1 (it may be past the new maximum).
         if let newZoom, newZoom != zoomSettings {
             zoomSettings = newZoom
-            gesture.doubleTap = newZoom.enabled && newZoom.doubleTap
+            gesture.doubleTap = newZoom.enabled && newZoom.doubleTap && newZoom.maxScale > 1
             dropZoom(at: now, into: &events)
         }
         let oldAutoplay = autoplaySettings

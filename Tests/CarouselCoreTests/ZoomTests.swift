@@ -301,6 +301,17 @@ import CarouselCore
         #expect(rig.model.zoomView(at: rig.now) == nil)
     }
 
+    @Test func withMaxScaleOneNothingZoomsAndATapSelectsAtTheLift() {
+        var z = ZoomSettings()
+        z.maxScale = 1
+        var rig = Self.rig(zoom: z)
+        rig.down(300, 300); rig.at(60); rig.up()
+        #expect(rig.events.last?.kind == .didSelectItem(index: 0))
+        Self.pinchDown(&rig, (400, 300), (600, 300))
+        Self.pinchMove(&rig, (300, 300), (700, 300))
+        #expect(rig.model.zoomView(at: rig.now) == nil)
+    }
+
     @Test func tapsTooFarApartOrTooLateAreTwoSelects() {
         var rig = Self.rig()
         rig.down(100, 300); rig.at(40); rig.up()
