@@ -2,10 +2,11 @@
 /// no clock (SPEC.md sections 2, 3, 4 and 7).
 ///
 /// Touch input goes through a stored `Gesture` first, which recognises what
-/// the finger means (touch down, drag, release, tap, long press); the model
-/// carries out those intents with what needs geometry and motion: catching,
-/// following the finger (anchor, rubber band), release and paging, tap and
-/// long-press hit-testing.
+/// the fingers mean (touch down, drag, release, tap, long press, pinch, pan,
+/// double tap); the model carries out those intents with what needs geometry
+/// and motion: catching, following the finger (anchor, rubber band), release
+/// and paging, tap and long-press hit-testing, and the zoom of one picture
+/// (`ZoomState`: scale and translation, each a spring or momentum of its own).
 ///
 /// Every mutating call but `takeEffects()` takes the current instant and
 /// returns the events that happened up to it, stamped with their own times. Deadlines (a settle

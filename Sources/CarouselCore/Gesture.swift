@@ -7,7 +7,10 @@
 /// * `touchBegan`, then either
 /// * `dragBegan`, `dragMoved`*, `released` (a drag), or
 /// * `longPressed`? then `tapped`? then `touchEnded` (a lift without a drag;
-///   a long press and a tap never both happen).
+///   a long press and a tap never both happen), or
+/// * `pinchBegan`, `pinchMoved`*, `pinchEnded`, `touchEnded` (a second
+///   finger on a zoomable target), or
+/// * `panBegan`, `panMoved`*, `panEnded` (one finger on a zoomed target).
 public enum GestureIntent: Equatable, Sendable {
     /// The finger that owns the gesture came down at `point`: hold the
     /// carousel (and stop it, if it was moving and catchable).
@@ -25,7 +28,9 @@ public enum GestureIntent: Equatable, Sendable {
     case released(velocity: Double, travel: Double, cancelled: Bool)
     /// A tap: lift inside the slop within the tap timeout, not cancelled, not
     /// a caught carousel, not after a long press. `point` is where the finger
-    /// came down. Always followed by `touchEnded`.
+    /// came down. Followed by `touchEnded`; with `doubleTap` on it comes on
+    /// its own instead, after that touch ended, when the double-tap window
+    /// closes (from `advance`) or a touch too far or too soon comes down.
     case tapped(at: Point)
     /// The finger stayed inside the slop until the long-press deadline
     /// (not on a caught carousel). `point` is where it came down.
