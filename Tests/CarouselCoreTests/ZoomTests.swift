@@ -324,6 +324,13 @@ import CarouselCore
         rig.at(1300); rig.down(300, 300); rig.at(1340); rig.up()   // 360 ms after: too late
         rig.at(2000)
         #expect(rig.events(named: "didSelectItem").count == 4)
+        // Down again 20 ms after the lift: a bounce, not a second tap (40 ms at least).
+        rig.at(2100); rig.down(300, 300); rig.at(2140); rig.up()
+        rig.at(2160); rig.down(300, 300)
+        #expect(rig.events(named: "didSelectItem").count == 5)
+        rig.at(2200); rig.up()
+        rig.at(3000)
+        #expect(rig.events(named: "didSelectItem").count == 6)
         #expect(rig.model.zoomView(at: rig.now) == nil)
     }
 
