@@ -902,7 +902,21 @@ public struct Carousel: Sendable {
     /// bounces off the edges (UIScrollView's deceleration); a pan handed
     /// over to paging releases the carousel as a drag would.
     private mutating func panEnded(_ velocity: Point, at now: Timestamp, into events: inout [CarouselEvent]) {
-        guard var z = zoom, let pan = z.pan, let h = hold else { return }
+        guard let h = hold else { return }
+        guard var z = zoom, let pan = z.pan else {
+            // The zoom went away under the finger (new [zoom] settings) or
+            // never came (a pinch over a gap): the touch ends as a drag or a
+            // touch would.
+            hold = nil
+            let x = offset(at: now)
+            if h.drag != nil {
+                release(from: x, fingerVelocity: geometry.vertical ? velocity.y : velocity.x, travel: 0, at: now,
+                        into: &events)
+            } else {
+                settleQuietly(from: x, at: now, into: &events)
+            }
+            return
+        }
         hold = nil
         z.pan = nil
         let handedOver = h.drag != nil
@@ -922,9 +936,11 @@ public struct Carousel: Sendable {
             return t
         }
         let vertical = geometry.vertical
-        // Along the axis a pan handed over stays at the edge: the carousel took the rest.
-        if !(handedOver && !vertical) { z.tx = decelerate(z.tx, velocity: velocity.x, extent: z.width) }
-        if !(handedOver && vertical) { z.ty = decelerate(z.ty, velocity: velocity.y, extent: z.height) }
+        // Along the axis a pan handed over keeps no velocity of its own (the
+        // carousel took it): it stays at the edge, or springs back to it
+        // from where a finger caught it outside.
+        z.tx = decelerate(z.tx, velocity: handedOver && !vertical ? 0 : velocity.x, extent: z.width)
+        z.ty = decelerate(z.ty, velocity: handedOver && vertical ? 0 : velocity.y, extent: z.height)
         // A scale the finger caught out of range (mid-spring) springs back, translation with it.
         if s < 1 || s > zoomSettings.maxScale {
             z.animate(to: min(max(s, 1), zoomSettings.maxScale), focus: Point(x: z.width / 2, y: z.height / 2),

@@ -8,8 +8,8 @@
 /// * `dragBegan`, `dragMoved`*, `released` (a drag), or
 /// * `longPressed`? then `tapped`? then `touchEnded` (a lift without a drag;
 ///   a long press and a tap never both happen), or
-/// * `pinchBegan`, `pinchMoved`*, `pinchEnded`, `touchEnded` (a second
-///   finger on a zoomable target), or
+/// * `pinchBegan`, `pinchMoved`*, `pinchEnded`, then a pan with the finger
+///   left (a second finger on a zoomable target), or
 /// * `panBegan`, `panMoved`*, `panEnded` (one finger on a zoomed target).
 public enum GestureIntent: Equatable, Sendable {
     /// The finger that owns the gesture came down at `point`: hold the
@@ -43,9 +43,8 @@ public enum GestureIntent: Equatable, Sendable {
     case pinchBegan(Point, Point)
     /// One of the pinching fingers moved; both positions.
     case pinchMoved(Point, Point)
-    /// One of the pinching fingers lifted (or was cancelled). Fingers still
-    /// down are ignored until they lift; the last one ends the touch with
-    /// `touchEnded`.
+    /// One of the pinching fingers lifted (or was cancelled). The other one
+    /// pans on: `panBegan` follows at once.
     case pinchEnded
     /// The owning finger left the slop (in any direction) on a zoomed
     /// target (`TouchTarget.isZoomed`): it pans the picture from here.
@@ -133,9 +132,8 @@ public struct Gesture: Sendable {
     public private(set) var panels: [Int: PanelTraits] = [:]
 
     private struct Finger: Sendable {
-        /// `panning`: moves a zoomed target; `pinching`: one of a pinch's
-        /// fingers; `finished`: a pinch ended, lifts end the touch quietly.
-        enum Phase { case tracking, dragging, rejected, panning, pinching, finished }
+        /// `panning`: moves a zoomed target; `pinching`: one of a pinch's fingers.
+        enum Phase { case tracking, dragging, rejected, panning, pinching }
         let id: Int
         /// The device the finger is on (the key of `panels`).
         let device: Int
@@ -289,32 +287,31 @@ public struct Gesture: Sendable {
 
     /// A finger lifted or was cancelled.
     private mutating func release(_ id: Int, cancelled: Bool, at time: Timestamp, into intents: inout [GestureIntent]) {
-        guard var f = owner else { return }
+        guard let f = owner else { return }
         if let p = pinch, p.0 == id || p.1 == id {
             pinch = nil
             intents.append(.pinchEnded)
-            f.phase = .finished
-            owner = f
+            // The finger left pans on from where it is (UIScrollView, Photos):
+            // the owner now, with its velocity counted from here.
+            let other = p.0 == id ? p.1 : p.0
+            let point = position(other)
+            others[id] = nil
+            others[other] = nil
+            var g = Finger(id: other, device: f.device, downPoint: f.downPoint, downTime: f.downTime, caught: true,
+                           phase: .panning, leftSlop: true, lastAxis: axis(point), lastTime: time, restSum: point,
+                           point: point)
+            g.panAnchor = point
+            g.tracker.add(axis(point), at: time)
+            g.crossTracker.add(cross(point), at: time)
+            owner = g
+            intents.append(.panBegan)
+            return
         }
         if f.id != id {
             others[id] = nil
             return
         }
-        guard f.phase == .finished else {
-            lift(cancelled: cancelled, at: time, into: &intents)
-            return
-        }
-        // The owner of a finished pinch lifted: the touch goes on until the
-        // last of its fingers lifts.
-        if let (next, point) = others.min(by: { $0.key < $1.key }) {
-            others[next] = nil
-            f = Finger(id: next, device: f.device, downPoint: f.downPoint, downTime: f.downTime, caught: true,
-                       phase: .finished, lastAxis: axis(point), lastTime: time, restSum: point, point: point)
-            owner = f
-        } else {
-            owner = nil
-            intents.append(.touchEnded)
-        }
+        lift(cancelled: cancelled, at: time, into: &intents)
     }
 
     /// The slop for `device`: `touchSlop`, or more where the panel is noisy.
@@ -390,7 +387,7 @@ public struct Gesture: Sendable {
             }
         case .panning:
             intents.append(.panMoved(translation: Point(x: point.x - f.panAnchor.x, y: point.y - f.panAnchor.y)))
-        case .pinching, .finished:
+        case .pinching:
             break
         case .tracking:
             // Directional lock (Android ViewPager): along the axis past the

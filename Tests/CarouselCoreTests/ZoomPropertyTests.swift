@@ -129,7 +129,10 @@ import CarouselCore
             left -= 1
         }
         if model.isMoving || model.isZoomMoving { return "still moving 8 s after the last finger" }
-        if model.isDragging || model.isZooming { return "a gesture outlived its fingers" }
+        if model.isDragging || model.isZooming || [.tracking, .dragging].contains(model.motionState)
+            || model.autoplayStatus.pausedBy.contains(.touch) {
+            return "a gesture outlived its fingers (\(model.motionState))"
+        }
         if let view = model.zoomView(at: now) {
             if view.scale < 1 - 1e-9 || view.scale > zoom.maxScale + 1e-9 { return "at rest at scale \(view.scale)" }
             if abs(view.scale - 1) < 1e-9 { return "at rest zoomed at scale 1" }

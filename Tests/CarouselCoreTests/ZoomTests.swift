@@ -401,6 +401,27 @@ import CarouselCore
         #expect(rig.offset == 0)
     }
 
+    @Test func theFingerLeftAfterAPinchPansOn() {
+        var rig = Self.rig()
+        Self.pinchDown(&rig, (400, 300), (600, 300))
+        Self.pinchMove(&rig, (300, 300), (700, 300))   // 2x about (500, 300): t = (-500, -300)
+        rig.at(rig.now.milliseconds + 16); rig.up(id: 1)
+        #expect(rig.events.last?.kind != .didEndZooming(scale: 2), "the zoom goes on under the finger left")
+        for i in 1...5 {
+            rig.at(rig.now.milliseconds + 16)
+            rig.move(300 + 20 * Double(i), 300 + 10 * Double(i), id: 0)
+        }
+        // 1:1 from where the pinch ended.
+        let t = rig.model.zoomView(at: rig.now)!.translation
+        #expect(Self.close(t.x, -500 + 100) && Self.close(t.y, -300 + 50))
+        #expect(rig.offset == 0)
+        rig.at(rig.now.milliseconds + 200); rig.up(id: 0)
+        Self.rest(&rig)
+        #expect(rig.model.zoomScale(at: rig.now) == 2)
+        #expect(!rig.names.contains("didSelectItem"))
+        #expect(rig.events.filter { $0.kind.name == "didEndZooming" }.map(\.kind) == [.didEndZooming(scale: 2)])
+    }
+
     @Test func withZoomOffASecondFingerIsIgnored() {
         var rig = Self.rig(zoom: .disabled)
         Self.pinchDown(&rig, (400, 300), (600, 300))
