@@ -146,6 +146,7 @@ public struct Configuration: Equatable, Sendable {
     public var input = InputConfig()
     public var carousel = CarouselSettings()
     public var autoplay = AutoplaySettings()
+    public var zoom = ZoomSettings()
     public var images = ImagesConfig()
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()

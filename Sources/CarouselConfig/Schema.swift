@@ -54,11 +54,11 @@ public struct KeySpec: Sendable {
 
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
-    public static let sectionNames = ["display", "input", "carousel", "autoplay", "images", "indicator", "control", "log", "power",
-                                      "overlay", "mqtt"]
+    public static let sectionNames = ["display", "input", "carousel", "autoplay", "zoom", "images", "indicator", "control", "log",
+                                      "power", "overlay", "mqtt"]
 
-    public static let keys: [KeySpec] = display + input + carousel + autoplay + images + indicator + control + log + power + overlay
-        + mqtt
+    public static let keys: [KeySpec] = display + input + carousel + autoplay + zoom + images + indicator + control + log + power
+        + overlay + mqtt
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
@@ -282,6 +282,12 @@ public enum Schema {
         choice("autoplay", "direction", AutoplayDirection.self) { $0.autoplay.direction = $1 },
         choice("autoplay", "at_end", AutoplayAtEnd.self) { $0.autoplay.atEnd = $1 },
         choice("autoplay", "effect", TransitionEffect.self) { $0.autoplay.effect = $1 },
+    ]
+
+    static let zoom: [KeySpec] = [
+        flag("zoom", "enabled") { $0.zoom.enabled = $1 },
+        number("zoom", "max_scale", 1...16, unit: "times the fitted picture") { $0.zoom.maxScale = $1 },
+        flag("zoom", "double_tap") { $0.zoom.doubleTap = $1 },
     ]
 
     static let images: [KeySpec] = [

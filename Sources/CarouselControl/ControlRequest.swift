@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselPlatform
 
 /// One request on the control socket: a line of text, words separated by
 /// spaces or tabs. The daemon maps these onto its model; this room only
@@ -31,11 +32,14 @@ public enum ControlRequest: Equatable, Sendable {
     case display(DisplayPowerSetting)
     /// `brightness N`: the backlight's lit level, percent of its range.
     case brightness(Int)
+    /// `zoom SCALE` or `zoom reset` (`scale` nil): the current picture
+    /// zoomed about its centre (the daemon clamps to `[zoom] max_scale`).
+    case zoom(scale: Double?)
 
     /// Every command name, in the order `help` lists them.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
-        "set", "screenshot", "display", "brightness", "subscribe", "version", "help",
+        "set", "screenshot", "display", "brightness", "zoom", "subscribe", "version", "help",
     ]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -44,8 +48,11 @@ public enum ControlRequest: Equatable, Sendable {
         "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
-        "brightness": "brightness <1-100>",
+        "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
     ]
+
+    /// The largest scale `zoom` accepts (as `[zoom] max_scale` does).
+    public static let maximumZoom = 16.0
 
     /// The longest goto animation accepted: a minute is already absurd for a
     /// slide; anything longer is much more likely a typo (seconds vs ms).
@@ -60,6 +67,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .goto(index, ms): .goto(index: index, duration: ms.map { Double($0) / 1000 })
         case .pause: .pause
         case .resume: .resume
+        case let .zoom(scale): .zoom(scale: scale ?? 1)
         case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness: nil
         }
     }
@@ -82,6 +90,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .help: "help"
         case let .display(setting): "display \(setting.rawValue)"
         case let .brightness(percent): "brightness \(percent)"
+        case let .zoom(scale): scale.map { "zoom \(JSONValue.number($0))" } ?? "zoom reset"
         }
     }
 
@@ -111,6 +120,15 @@ public enum ControlRequest: Equatable, Sendable {
         case "version": return noArguments(.version)
         case "help": return noArguments(.help)
         case "goto": return parseGoto(Array(arguments))
+        case "zoom":
+            let text = arguments.map(\.text).joined(separator: " ")
+            if text == "reset" { return .success(.zoom(scale: nil)) }
+            guard arguments.count == 1, let scale = Double(text), scale.isFinite, (1...maximumZoom).contains(scale) else {
+                return .failure(ControlError(
+                    "zoom needs a scale from 1 to \(JSONValue.number(maximumZoom)) or reset (usage: zoom <scale>|reset),"
+                        + " got \(text.isEmpty ? "nothing" : "'\(text)'")"))
+            }
+            return .success(.zoom(scale: scale))
         case "display":
             guard arguments.count == 1, let setting = DisplayPowerSetting(rawValue: arguments[arguments.startIndex].text) else {
                 let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"

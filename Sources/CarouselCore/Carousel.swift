@@ -2,10 +2,11 @@
 /// no clock (SPEC.md sections 2, 3, 4 and 7).
 ///
 /// Touch input goes through a stored `Gesture` first, which recognises what
-/// the finger means (touch down, drag, release, tap, long press); the model
-/// carries out those intents with what needs geometry and motion: catching,
-/// following the finger (anchor, rubber band), release and paging, tap and
-/// long-press hit-testing.
+/// the fingers mean (touch down, drag, release, tap, long press, pinch, pan,
+/// double tap); the model carries out those intents with what needs geometry
+/// and motion: catching, following the finger (anchor, rubber band), release
+/// and paging, tap and long-press hit-testing, and the zoom of one picture
+/// (`ZoomState`: scale and translation, each a spring or momentum of its own).
 ///
 /// Every mutating call but `takeEffects()` takes the current instant and
 /// returns the events that happened up to it, stamped with their own times. Deadlines (a settle
@@ -28,6 +29,7 @@ public struct Carousel: Sendable {
     public private(set) var autoplaySettings: AutoplaySettings
     public private(set) var geometry: Geometry
     public private(set) var lattice: PageLattice
+    public private(set) var zoomSettings: ZoomSettings
 
     /// The instant of the latest call: time never runs backwards in the model.
     public private(set) var clock: Timestamp
@@ -54,7 +56,13 @@ public struct Carousel: Sendable {
     /// an automatic advance was in flight.
     private var interacted = false
     private var pausedByCommand = false
-    private var zoomed = false
+    /// The zoomed picture (`nil`: none, every picture at scale 1). While it
+    /// exists autoplay is paused (the `zoom` source) and one finger pans it.
+    private var zoom: ZoomState?
+    /// The last scale reported through `didZoom`.
+    private var reportedScale = 1.0
+    /// Zoom events of a rest that had no event list at hand, delivered with the next report.
+    private var pendingZoomEvents: [CarouselEvent] = []
     private var displayOff = false
     private var autoplayDeadline: Timestamp?
     /// When the carousel goes back to the start item (`idle_return`): armed
@@ -119,6 +127,7 @@ public struct Carousel: Sendable {
         var reportedShownOffset: Double?
         var reportedMoving = false
         var reportedIndex: Int
+        var reportedZoom: ZoomView?
     }
 
     /// What brought the carousel to rest, for the autoplay deadline.
@@ -132,9 +141,11 @@ public struct Carousel: Sendable {
         autoplay: AutoplaySettings = AutoplaySettings(),
         viewport: Viewport,
         count: Int,
+        zoom: ZoomSettings = ZoomSettings(),
         at now: Timestamp = .zero
     ) {
         self.settings = settings
+        zoomSettings = zoom
         autoplaySettings = autoplay
         geometry = Geometry(viewport: viewport, settings: settings)
         lattice = PageLattice(count: count, settings: settings)
@@ -142,6 +153,7 @@ public struct Carousel: Sendable {
         let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
         motion = .rest(start)
         gesture = Gesture(vertical: settings.vertical, touchSlop: settings.touchSlop, at: now)
+        gesture.doubleTap = zoom.enabled && zoom.doubleTap && zoom.maxScale > 1
         reportedOffset = start
         reportedIndex = lattice.itemIndex(at: start)
         outbox = Outbox(reportedIndex: reportedIndex)
@@ -251,7 +263,7 @@ public struct Carousel: Sendable {
         var reasons: [PauseReason] = []
         if hold != nil { reasons.append(.touch) }
         if pausedByCommand { reasons.append(.command) }
-        if zoomed { reasons.append(.zoom) }
+        if zoom != nil { reasons.append(.zoom) }
         if displayOff { reasons.append(.display) }
         if lattice.count == 0 { reasons.append(.noImages) }
         if settings.autoscroll != 0 { reasons.append(.autoscroll) }
@@ -271,7 +283,8 @@ public struct Carousel: Sendable {
             index: lattice.itemIndex(at: x),
             page: lattice.cyclePage(lattice.nearestPage(to: x)),
             state: motionState,
-            autoplay: autoplayStatus
+            autoplay: autoplayStatus,
+            zoom: zoomScale(at: time)
         )
     }
 
@@ -288,6 +301,7 @@ public struct Carousel: Sendable {
         if let lp = gesture.nextDeadline { earliest = min(earliest ?? lp, lp) }
         if let ap = autoplayDeadline { earliest = min(earliest ?? ap, ap) }
         if let ir = idleReturnDeadline { earliest = min(earliest ?? ir, ir) }
+        if let ze = zoom?.end { earliest = min(earliest ?? ze, ze) }
         return earliest
     }
 
@@ -320,6 +334,7 @@ public struct Carousel: Sendable {
         clock = now
         apply(gesture.advance(to: now), at: now, into: &events)
         reportScroll(at: now, into: &events)
+        reportZoom(at: now, into: &events)
     }
 
     private mutating func fire(_ deadline: Timestamp, into events: inout [CarouselEvent]) {
@@ -333,6 +348,11 @@ public struct Carousel: Sendable {
         } else if let ir = idleReturnDeadline, ir == deadline {
             idleReturnDeadline = nil
             returnToStart(at: deadline, into: &events)
+        } else if var z = zoom, let end = z.end, end == deadline {
+            z.finishTracks(upTo: deadline)
+            zoom = z
+            reportZoom(at: deadline, into: &events)
+            zoomRested(at: deadline, into: &events)
         }
     }
 
@@ -378,6 +398,14 @@ public struct Carousel: Sendable {
         if settings.wrap { x = displayOffset(x) }
         motion = .rest(x)
         reportedOffset = x
+        // A pan handed over to paging took the carousel to another page: the
+        // zoomed picture is off screen, and comes back at scale 1.
+        if let z = zoom, z.pan == nil, z.pinch == nil, abs(displayOffset(z.baseOffset) - displayOffset(x)) > 1e-9 {
+            var ignored: [CarouselEvent] = []
+            dropZoom(at: time, into: &ignored)
+            pendingZoomEvents += ignored
+        }
+        if var z = zoom { z.baseOffset = x; zoom = z }
         guard hold == nil else { return }
         startDriftIfNeeded(from: x, at: time)
         scheduleAutoplay(after: interacted ? .interaction : cause, at: time)
@@ -397,13 +425,18 @@ public struct Carousel: Sendable {
         guard hold == nil, lattice.count > 0 else { return }
         let start = Self.startOffset(index: settings.startIndex, lattice: lattice, settings: settings)
         let x = offset(at: time)
-        if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) { return }
+        if case .rest = motion, lattice.itemIndex(at: x) == lattice.itemIndex(at: start) {
+            // The start picture itself, zoomed: the next visitor sees it whole.
+            if zoom != nil { zoom(to: 1, at: time) }
+            return
+        }
         scroll(toOffset: lattice.nearestCopy(of: start, to: x), duration: autoplaySettings.transition,
                autoplay: true, effect: autoplaySettings.effect, at: time, into: &events)
     }
 
     private mutating func startDriftIfNeeded(from x: Double, at time: Timestamp) {
-        guard settings.autoscroll != 0, lattice.count > 0 else { return }
+        // A zoomed picture holds still under the eye.
+        guard settings.autoscroll != 0, lattice.count > 0, zoom == nil else { return }
         let drift = DriftMotion(from: x, speed: settings.autoscroll, range: lattice.range, at: time)
         if let stop = drift.stop, stop.time <= time { return }
         motion = .drift(drift)
@@ -480,8 +513,11 @@ public struct Carousel: Sendable {
     public mutating func handle(_ input: TouchInput, at time: Timestamp, device: Int = 0) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: time, into: &events)
-        let target = TouchTarget(isCatchable: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0)
+        let target = TouchTarget(isCatchable: catchable, isScrollable: settings.scrollEnabled && lattice.count > 0,
+                                 isZoomable: isZoomable, isZoomed: zoom != nil)
         apply(gesture.handle(input, at: time, target: target, device: device), at: clock, into: &events)
+        reportZoom(at: clock, into: &events)
+        zoomRested(at: clock, into: &events)
         return events
     }
 
@@ -493,9 +529,20 @@ public struct Carousel: Sendable {
 
     /// A finger coming down now stops the motion (a catch: not a tap).
     private var catchable: Bool {
+        if let z = zoom, !z.isStill { return true }
         switch motion {
-        case .settle, .momentum, .bounce, .animation, .fade: settings.scrollEnabled
-        case .rest, .held, .drift: false
+        case .settle, .momentum, .bounce, .animation, .fade: return settings.scrollEnabled
+        case .rest, .held, .drift: return false
+        }
+    }
+
+    /// A second finger now would pinch: zoom is on, there is a picture, and
+    /// the carousel stands still under a finger that does not drag it.
+    private var isZoomable: Bool {
+        guard zoomSettings.enabled, zoomSettings.maxScale > 1, lattice.count > 0, hold?.drag == nil else { return false }
+        switch motion {
+        case .rest, .held: return true
+        default: return false
         }
     }
 
@@ -538,6 +585,8 @@ public struct Carousel: Sendable {
                 guard let h = hold else { break }
                 hold = nil
                 let x = offset(at: now)
+                // A zoom caught by the finger (or left out of range) springs back.
+                zoomSettleBack(at: now)
                 if h.caught {
                     // A caught carousel may have stopped between pages: settle it,
                     // quietly (no drag happened, so no deceleration events).
@@ -548,6 +597,32 @@ public struct Carousel: Sendable {
                 }
                 // Otherwise a programmatic scroll the finger could not catch
                 // (scrolling disabled) goes on; its end schedules autoplay.
+            case .pinchBegan(let a, let b):
+                pinchBegan(a, b, at: now)
+            case .pinchMoved(let a, let b):
+                pinchMoved(a, b, at: now)
+            case .pinchEnded:
+                pinchEnded(at: now)
+            case .panBegan:
+                guard var z = zoom, hold != nil else { break }
+                z.freeze(at: now)
+                let t = z.translation(at: now), s = z.scaleValue(at: now)
+                let vertical = geometry.vertical
+                func widened(_ b: ClosedRange<Double>, _ v: Double) -> ClosedRange<Double> {
+                    min(b.lowerBound, v)...max(b.upperBound, v)
+                }
+                let (a, c) = vertical ? (t.y, t.x) : (t.x, t.y)
+                let (axisSize, crossSize) = vertical ? (z.height, z.width) : (z.width, z.height)
+                z.pan = ZoomState.Pan(start: t, carouselStart: unbounded(offset(at: now)),
+                                      axisBounds: widened(ZoomState.bounds(scale: s, extent: axisSize), a),
+                                      crossBounds: widened(ZoomState.bounds(scale: s, extent: crossSize), c))
+                zoom = z
+            case .panMoved(let translation):
+                panMoved(translation, at: now, into: &events)
+            case .panEnded(let velocity):
+                panEnded(velocity, at: now, into: &events)
+            case .doubleTapped(let point):
+                doubleTapped(at: point, now: now)
             }
         }
     }
@@ -574,6 +649,11 @@ public struct Carousel: Sendable {
             endDeceleration(at: now, into: &events)
         }
         if case .rest = motion { motion = .held(x) }
+        // A zoom moving by itself stops under the finger too.
+        if var z = zoom {
+            z.freeze(at: now)
+            zoom = z
+        }
         interacted = true
         idleReturnDeadline = nil
         hold = Hold(caught: caught, touchOffset: x)
@@ -682,6 +762,306 @@ public struct Carousel: Sendable {
         return edge + RubberBand.raw((shown - edge) * geometry.pitch, extent: geometry.axisExtent) / geometry.pitch
     }
 
+    // MARK: - Zoom
+
+    /// The zoomed picture at `time`, for drawing; `nil` when every picture shows at scale 1.
+    public func zoomView(at time: Timestamp) -> ZoomView? {
+        guard let z = zoom else { return nil }
+        return ZoomView(item: z.item, scale: z.scaleValue(at: time), translation: z.translation(at: time))
+    }
+
+    /// The scale of the zoomed picture at `time` (1 when none is).
+    public func zoomScale(at time: Timestamp) -> Double { zoom?.scaleValue(at: time) ?? 1 }
+
+    /// The scale the zoom comes to rest at (1 when nothing is zoomed, or a
+    /// pinch holds it: then where it is now).
+    public var zoomTarget: Double {
+        guard let z = zoom else { return 1 }
+        if case .spring(let s) = z.scale { return s.target }
+        return z.scaleValue(at: clock)
+    }
+
+    /// The zoom moves by itself (springs back, pans on, bounces): the display needs frames.
+    public var isZoomMoving: Bool { zoom.map { !$0.isStill } ?? false }
+
+    /// A zoom gesture (pinch or pan) holds the picture.
+    public var isZooming: Bool { zoom.map { $0.pinch != nil || $0.pan != nil } ?? false }
+
+    /// Emits `didZoom` when the shown scale changed since the last report
+    /// (after the zoom events a rest left pending).
+    private mutating func reportZoom(at time: Timestamp, into events: inout [CarouselEvent]) {
+        events += pendingZoomEvents
+        pendingZoomEvents.removeAll()
+        let scale = zoomScale(at: time)
+        if scale != reportedScale {
+            reportedScale = scale
+            events.append(CarouselEvent(time: time, kind: .didZoom(scale: scale)))
+        }
+    }
+
+    /// The item whose frame holds `point` at the carousel's offset now, and
+    /// where that frame lies (layout pixels).
+    private func itemFrame(at point: Point, now: Timestamp) -> (item: Int, origin: Point)? {
+        let x = offset(at: now)
+        guard let slots = geometry.visibleSlots(offset: x, count: lattice.count, wrap: settings.wrap) else { return nil }
+        let a = geometry.axis(point), c = geometry.cross(point)
+        guard c >= 0, c < geometry.crossExtent else { return nil }
+        for slot in slots {
+            let start = geometry.start(ofSlot: slot, offset: x)
+            guard a >= start, a < start + geometry.itemExtent,
+                  let i = Geometry.index(ofSlot: slot, count: lattice.count, wrap: settings.wrap) else { continue }
+            return (i, geometry.vertical ? Point(x: 0, y: start) : Point(x: start, y: 0))
+        }
+        return nil
+    }
+
+    /// A zoom of the picture under `point`, at scale 1.
+    private func newZoom(at point: Point, now: Timestamp) -> ZoomState? {
+        guard let (item, origin) = itemFrame(at: point, now: now) else { return nil }
+        let along = geometry.itemExtent, across = geometry.crossExtent
+        return ZoomState(item: item, origin: origin, width: geometry.vertical ? across : along,
+                         height: geometry.vertical ? along : across, baseOffset: offset(at: now),
+                         scale: .still(1), tx: .still(0), ty: .still(0))
+    }
+
+    private mutating func pinchBegan(_ a: Point, _ b: Point, at now: Timestamp) {
+        guard hold != nil, zoomSettings.enabled else { return }
+        let mid = Point(x: (a.x + b.x) / 2, y: (a.y + b.y) / 2)
+        guard var z = zoom ?? newZoom(at: mid, now: now) else { return }
+        z.freeze(at: now)
+        z.pan = nil
+        let s = z.scaleValue(at: now), t = z.translation(at: now)
+        let m = Point(x: mid.x - z.origin.x, y: mid.y - z.origin.y)
+        let distance = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+        z.pinch = ZoomState.Pinch(startRaw: ZoomPhysics.raw(s, max: zoomSettings.maxScale),
+                                  startDistance: max(distance, 1),
+                                  content: Point(x: (m.x - t.x) / s, y: (m.y - t.y) / s), midpoint: m)
+        z.zooming = true
+        zoom = z
+    }
+
+    /// 1:1 with the fingers: the scale is their distance over the distance
+    /// they started at, times the scale then (rubber-banded past either
+    /// end), and the picture's point that was under their midpoint stays
+    /// under it (so moving the midpoint pans).
+    private mutating func pinchMoved(_ a: Point, _ b: Point, at now: Timestamp) {
+        guard var z = zoom, var p = z.pinch else { return }
+        let distance = ((a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y)).squareRoot()
+        let s = ZoomPhysics.shown(p.startRaw * max(distance, 1) / p.startDistance, max: zoomSettings.maxScale)
+        let m = Point(x: (a.x + b.x) / 2 - z.origin.x, y: (a.y + b.y) / 2 - z.origin.y)
+        p.midpoint = m
+        z.pinch = p
+        z.scale = .still(s)
+        z.tx = .still(m.x - s * p.content.x)
+        z.ty = .still(m.y - s * p.content.y)
+        zoom = z
+    }
+
+    /// The pinch is over: springs back into `1...max_scale` about the
+    /// fingers' last midpoint, and into the frame.
+    private mutating func pinchEnded(at now: Timestamp) {
+        guard var z = zoom, let p = z.pinch else { return }
+        z.pinch = nil
+        let s = z.scaleValue(at: now)
+        z.animate(to: min(max(s, 1), zoomSettings.maxScale), focus: p.midpoint, omega: Physics.bounceOmega, at: now)
+        zoom = z
+    }
+
+    /// One finger pans the zoomed picture. Across the scroll axis past an
+    /// edge it rubber-bands; along it, what the finger pushes past the edge
+    /// moves the carousel instead (Photos' handover: the pan becomes a
+    /// drag of the pages, and back again if the finger returns).
+    private mutating func panMoved(_ d: Point, at now: Timestamp, into events: inout [CarouselEvent]) {
+        guard var z = zoom, var pan = z.pan, var h = hold else { return }
+        let s = z.scaleValue(at: now)
+        let vertical = geometry.vertical
+        let (axisSize, crossSize) = vertical ? (z.height, z.width) : (z.width, z.height)
+        let wantAxis = vertical ? pan.start.y + d.y : pan.start.x + d.x
+        let wantCross = vertical ? pan.start.x + d.x : pan.start.y + d.y
+        let crossBounds = pan.crossBounds
+        let axisBounds = pan.axisBounds
+        func banded(_ v: Double, _ b: ClosedRange<Double>, _ extent: Double) -> Double {
+            if v > b.upperBound { return b.upperBound + RubberBand.shown(v - b.upperBound, extent: extent) }
+            if v < b.lowerBound { return b.lowerBound + RubberBand.shown(v - b.lowerBound, extent: extent) }
+            return v
+        }
+        let shownCross = banded(wantCross, crossBounds, crossSize)
+        var shownAxis = wantAxis
+        var overflow = 0.0
+        if settings.scrollEnabled {
+            shownAxis = min(max(wantAxis, axisBounds.lowerBound), axisBounds.upperBound)
+            overflow = wantAxis - shownAxis
+        } else {
+            shownAxis = banded(wantAxis, axisBounds, axisSize)
+        }
+        z.tx = .still(vertical ? shownCross : shownAxis)
+        z.ty = .still(vertical ? shownAxis : shownCross)
+        // Bounds widened for a caught picture close in behind it as it comes back.
+        func narrowed(_ b: ClosedRange<Double>, to v: Double, resting r: ClosedRange<Double>) -> ClosedRange<Double> {
+            let lo = b.lowerBound < r.lowerBound ? min(max(b.lowerBound, v), r.lowerBound) : b.lowerBound
+            let hi = b.upperBound > r.upperBound ? max(min(b.upperBound, v), r.upperBound) : b.upperBound
+            return lo...hi
+        }
+        pan.axisBounds = narrowed(axisBounds, to: shownAxis, resting: ZoomState.bounds(scale: s, extent: axisSize))
+        pan.crossBounds = narrowed(crossBounds, to: shownCross, resting: ZoomState.bounds(scale: s, extent: crossSize))
+        pan.overflow = overflow
+        z.pan = pan
+        zoom = z
+        if overflow != 0, h.drag == nil {
+            h.drag = Drag(anchorRaw: pan.carouselStart)
+            hold = h
+            events.append(CarouselEvent(time: now, kind: .willBeginDragging))
+        }
+        if hold?.drag != nil {
+            motion = .held(bounded(pan.carouselStart - overflow / geometry.pitch))
+            reportScroll(at: now, into: &events)
+        }
+    }
+
+    /// The panning finger lifted: the picture pans on with its velocity and
+    /// bounces off the edges (UIScrollView's deceleration); a pan handed
+    /// over to paging releases the carousel as a drag would.
+    private mutating func panEnded(_ velocity: Point, at now: Timestamp, into events: inout [CarouselEvent]) {
+        guard let h = hold else { return }
+        guard var z = zoom, let pan = z.pan else {
+            // The zoom went away under the finger (new [zoom] settings) or
+            // never came (a pinch over a gap): the touch ends as a drag or a
+            // touch would.
+            hold = nil
+            let x = offset(at: now)
+            if h.drag != nil {
+                release(from: x, fingerVelocity: geometry.vertical ? velocity.y : velocity.x, travel: 0, at: now,
+                        into: &events)
+            } else {
+                settleQuietly(from: x, at: now, into: &events)
+            }
+            return
+        }
+        hold = nil
+        z.pan = nil
+        let handedOver = h.drag != nil
+        let s = z.scaleValue(at: now)
+        func decelerate(_ track: ZoomTrack, velocity v: Double, extent: Double) -> ZoomTrack {
+            let x = track.value(at: now)
+            let b = ZoomState.bounds(scale: s, extent: extent)
+            if x < b.lowerBound || x > b.upperBound {
+                let edge = min(max(x, b.lowerBound), b.upperBound)
+                let speed = min(max(v, -Physics.bounceMaxSpeed), Physics.bounceMaxSpeed)
+                return .spring(from: x, velocity: speed, to: edge, pitch: 1, omega: Physics.bounceOmega, at: now)
+            }
+            guard abs(v) > Physics.restSpeed else { return .still(x) }
+            var t = ZoomTrack.momentum(MomentumMotion(from: x, velocity: v, pitch: 1, rate: settings.decelerationRate,
+                                                      range: b, at: now), bounds: b)
+            while let end = t.end, end <= now { t.finish(at: end) }
+            return t
+        }
+        let vertical = geometry.vertical
+        // Along the axis a pan handed over keeps no velocity of its own (the
+        // carousel took it): it stays at the edge, or springs back to it
+        // from where a finger caught it outside.
+        z.tx = decelerate(z.tx, velocity: handedOver && !vertical ? 0 : velocity.x, extent: z.width)
+        z.ty = decelerate(z.ty, velocity: handedOver && vertical ? 0 : velocity.y, extent: z.height)
+        // A scale the finger caught out of range (mid-spring) springs back, translation with it.
+        if s < 1 || s > zoomSettings.maxScale {
+            z.animate(to: min(max(s, 1), zoomSettings.maxScale), focus: Point(x: z.width / 2, y: z.height / 2),
+                      omega: Physics.bounceOmega, at: now)
+        }
+        zoom = z
+        let x = offset(at: now)
+        if handedOver {
+            release(from: x, fingerVelocity: vertical ? velocity.y : velocity.x, travel: abs(pan.overflow),
+                    at: now, into: &events)
+        } else if h.caught || abs(displayOffset(x) - displayOffset(z.baseOffset)) > 1e-9 {
+            settleQuietly(from: x, at: now, into: &events)
+        } else {
+            motion = .rest(x)
+            enterRest(at: now, cause: .interaction)
+        }
+    }
+
+    /// A double tap: zoomed in, back to 1; at 1, in to 2.5x (or the
+    /// maximum, if lower) about the tapped point.
+    private mutating func doubleTapped(at point: Point, now: Timestamp) {
+        guard zoomSettings.enabled, zoomSettings.doubleTap, isZoomable else { return }
+        guard var z = zoom ?? newZoom(at: point, now: now) else { return }
+        let heading: Double
+        if case .spring(let spring) = z.scale { heading = spring.target } else { heading = z.scaleValue(at: now) }
+        let target = heading > 1 + 1e-6 ? 1 : zoomSettings.doubleTapTarget
+        z.animate(to: target, focus: Point(x: point.x - z.origin.x, y: point.y - z.origin.y),
+                  omega: Physics.settleOmega, at: now)
+        z.zooming = true
+        zoom = z
+    }
+
+    /// `zoom SCALE` and `zoom reset`: the current picture to `scale`
+    /// (within `1...max_scale`) about its centre.
+    private mutating func zoom(to scale: Double, at now: Timestamp) {
+        let target = min(max(scale, 1), zoomSettings.maxScale)
+        if zoom == nil {
+            guard target > 1 else { return }
+            let index = lattice.itemIndex(at: offset(at: now))
+            // The frame of the current item: its copy nearest the viewport's lead.
+            let x = offset(at: now)
+            guard let slots = geometry.visibleSlots(offset: x, count: lattice.count, wrap: settings.wrap),
+                  let slot = slots.filter({ Geometry.index(ofSlot: $0, count: lattice.count, wrap: settings.wrap) == index })
+                      .min(by: { abs(geometry.start(ofSlot: $0, offset: x) - geometry.lead)
+                               < abs(geometry.start(ofSlot: $1, offset: x) - geometry.lead) }) else { return }
+            let start = geometry.start(ofSlot: slot, offset: x) + geometry.itemExtent / 2
+            let centre = geometry.vertical ? Point(x: geometry.crossExtent / 2, y: start)
+                : Point(x: start, y: geometry.crossExtent / 2)
+            zoom = newZoom(at: centre, now: now)
+        }
+        guard var z = zoom else { return }
+        z.animate(to: target, focus: Point(x: z.width / 2, y: z.height / 2), omega: Physics.settleOmega, at: now)
+        z.zooming = true
+        zoom = z
+    }
+
+    /// A zoom left out of range (a finger caught it mid-spring) springs back.
+    private mutating func zoomSettleBack(at now: Timestamp) {
+        guard var z = zoom, z.pinch == nil, z.pan == nil, z.isStill else { return }
+        let s = z.scaleValue(at: now)
+        z.animate(to: min(max(s, 1), zoomSettings.maxScale), focus: Point(x: z.width / 2, y: z.height / 2),
+                  omega: Physics.bounceOmega, at: now)
+        zoom = z
+    }
+
+    /// The zoom came to rest: `didEndZooming` for the gesture or animation
+    /// that moved it, and at scale 1 the zoom is over (autoplay resumes
+    /// `resume_delay` from now).
+    private mutating func zoomRested(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard var z = zoom, hold == nil, z.pinch == nil, z.pan == nil, z.isStill else { return }
+        let s = z.scaleValue(at: time)
+        if z.zooming {
+            z.zooming = false
+            events.append(CarouselEvent(time: time, kind: .didEndZooming(scale: s)))
+        }
+        zoom = z
+        let t = z.translation(at: time)
+        guard abs(s - 1) < 1e-9, abs(t.x) < 1e-6, abs(t.y) < 1e-6 else { return }
+        zoom = nil
+        zoomEnded(at: time)
+    }
+
+    /// Ends the zoom at once, the picture back at scale 1 (another picture
+    /// comes, the items or layout changed).
+    private mutating func dropZoom(at time: Timestamp, into events: inout [CarouselEvent]) {
+        guard zoom != nil else { return }
+        zoom = nil
+        reportZoom(at: time, into: &events)
+        events.append(CarouselEvent(time: time, kind: .didEndZooming(scale: 1)))
+        zoomEnded(at: time)
+    }
+
+    /// No picture is zoomed any more: a carousel at rest drifts again and
+    /// counts the zoom as an interaction that just ended.
+    private mutating func zoomEnded(at time: Timestamp) {
+        guard hold == nil, case .rest(let x) = motion else { return }
+        startDriftIfNeeded(from: x, at: time)
+        scheduleAutoplay(after: .interaction, at: time)
+        armIdleReturn(at: time)
+    }
+
     // MARK: - Commands and programmatic scrolling
 
     /// Carries out `command` at `now`. Scrolling commands are refused while a
@@ -698,6 +1078,8 @@ public struct Carousel: Sendable {
             pausedByCommand = true
             autoplayDeadline = nil
             return .success(events)
+        case .zoom where !zoomSettings.enabled:
+            return .failure(.zoomDisabled)
         case .resume:
             resumeFromCommand(at: now)
             return .success(events)
@@ -743,6 +1125,11 @@ public struct Carousel: Sendable {
             default: return .success(events)
             }
             scrollToItem(index, duration: d, effect: autoplaySettings.effect, at: now, into: &events)
+        case .zoom(let scale):
+            guard !isMoving else { return .failure(.carouselMoving) }
+            zoom(to: scale, at: now)
+            reportZoom(at: now, into: &events)
+            zoomRested(at: now, into: &events)
         default:
             break
         }
@@ -753,18 +1140,6 @@ public struct Carousel: Sendable {
         guard pausedByCommand else { return }
         pausedByCommand = false
         if case .rest = motion { scheduleAutoplay(after: .interaction, at: now) }
-    }
-
-    /// Marks the carousel zoomed in or out (a pause source of its own).
-    public mutating func setZoomed(_ value: Bool, at now: Timestamp) -> [CarouselEvent] {
-        var events: [CarouselEvent] = []
-        advance(to: now, into: &events)
-        guard zoomed != value else { return events }
-        zoomed = value
-        if value { autoplayDeadline = nil } else if case .rest = motion {
-            scheduleAutoplay(after: .interaction, at: clock)
-        }
-        return events
     }
 
     /// Marks the display switched off or on (a pause source of its own):
@@ -854,6 +1229,8 @@ public struct Carousel: Sendable {
     private mutating func scroll(toOffset target: Double, duration: Double, autoplay: Bool,
                                  effect: TransitionEffect = .slide, at now: Timestamp,
                                  into events: inout [CarouselEvent]) {
+        // Another picture is coming: the zoomed one goes back to scale 1.
+        dropZoom(at: now, into: &events)
         let x = offset(at: now)
         let wasAnimating = isScrolling
         endDeceleration(at: now, into: &events)
@@ -906,6 +1283,7 @@ public struct Carousel: Sendable {
             }
         }
         gesture.reset()
+        dropZoom(at: now, into: &events)
         outbox.layoutChanged = true
         if isScrolling { events.append(CarouselEvent(time: now, kind: .didEndScrollingAnimation)) }
         endDeceleration(at: now, into: &events)
@@ -932,10 +1310,17 @@ public struct Carousel: Sendable {
     /// interval, still running); otherwise the next advance is `interval`
     /// from now.
     public mutating func reconfigure(settings new: CarouselSettings, autoplay: AutoplaySettings, viewport: Viewport,
-                                     count: Int, showing index: Int, at now: Timestamp) -> [CarouselEvent] {
+                                     count: Int, showing index: Int, zoom newZoom: ZoomSettings? = nil,
+                                     at now: Timestamp) -> [CarouselEvent] {
         var events: [CarouselEvent] = []
         advance(to: now, into: &events)
         let now = clock
+        // New zoom settings: the picture goes back to scale 1 (it may be past the new maximum).
+        if let newZoom, newZoom != zoomSettings {
+            zoomSettings = newZoom
+            gesture.doubleTap = newZoom.enabled && newZoom.doubleTap && newZoom.maxScale > 1
+            dropZoom(at: now, into: &events)
+        }
         let oldAutoplay = autoplaySettings
         let wasRunning = autoplayStatus.running
         let deadline = autoplayDeadline
@@ -983,15 +1368,18 @@ public struct Carousel: Sendable {
     /// that only needs events never has to take them.
     public mutating func takeEffects() -> CarouselEffects {
         let shown = displayOffset(offset(at: clock))
-        let moving = isMoving
+        let moving = isMoving || isZoomMoving
+        let zoomed = zoomView(at: clock)
         var effects = CarouselEffects()
         if moving != outbox.reportedMoving { effects.moving = moving }
         effects.needsFrame = outbox.layoutChanged || shown != outbox.reportedShownOffset || effects.moving != nil
+            || zoomed != outbox.reportedZoom
         if reportedIndex != outbox.reportedIndex { effects.indexChanged = reportedIndex }
         effects.selected = outbox.selected
         effects.longPressed = outbox.longPressed
         effects.prefetch = outbox.prefetch
-        outbox = Outbox(reportedShownOffset: shown, reportedMoving: moving, reportedIndex: reportedIndex)
+        outbox = Outbox(reportedShownOffset: shown, reportedMoving: moving, reportedIndex: reportedIndex,
+                        reportedZoom: zoomed)
         outbox.layoutChanged = false
         return effects
     }

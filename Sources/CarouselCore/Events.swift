@@ -11,6 +11,12 @@ public enum CarouselEventKind: Equatable, Sendable {
     case didEndScrollingAnimation
     case didSelectItem(index: Int)
     case longPress(index: Int)
+    /// The zoomed picture's scale changed (UIScrollView's `scrollViewDidZoom`).
+    case didZoom(scale: Double)
+    /// A pinch, double tap or `zoom` request came to rest at `scale`
+    /// (`scrollViewDidEndZooming(_:with:atScale:)`), or the zoom was reset
+    /// to 1 because another picture came.
+    case didEndZooming(scale: Double)
 
     /// The event's name as written in SPEC.md.
     public var name: String {
@@ -24,6 +30,8 @@ public enum CarouselEventKind: Equatable, Sendable {
         case .didEndScrollingAnimation: "didEndScrollingAnimation"
         case .didSelectItem: "didSelectItem"
         case .longPress: "longPress"
+        case .didZoom: "didZoom"
+        case .didEndZooming: "didEndZooming"
         }
     }
 
@@ -68,6 +76,9 @@ public enum CarouselCommand: Equatable, Sendable {
     case pause
     case resume
     case togglePause
+    /// Zoom the current picture to `scale` about its centre (clamped to
+    /// `1...max_scale`); 1 resets it.
+    case zoom(scale: Double)
 }
 
 /// Why a command was refused.
@@ -75,12 +86,16 @@ public enum CommandError: Error, Equatable, Sendable, CustomStringConvertible {
     case touchInProgress
     case noItems
     case indexOutOfRange(index: Int, count: Int)
+    case zoomDisabled
+    case carouselMoving
 
     public var description: String {
         switch self {
         case .touchInProgress: "the carousel is being touched; try again when the finger is lifted"
         case .noItems: "there are no images to scroll through"
         case .indexOutOfRange(let i, let n): "index \(i) is out of range: there are \(n) images (0...\(max(n - 1, 0)))"
+        case .zoomDisabled: "zoom is off ([zoom] enabled = false)"
+        case .carouselMoving: "the carousel is moving; try again when it rests"
         }
     }
 }
@@ -128,13 +143,16 @@ public struct CarouselSnapshot: Equatable, Sendable {
     public var page: Int
     public var state: MotionState
     public var autoplay: AutoplayStatus
+    /// The zoomed picture's scale (1: nothing zoomed).
+    public var zoom: Double
 
-    public init(offset: Double, index: Int, page: Int, state: MotionState, autoplay: AutoplayStatus) {
+    public init(offset: Double, index: Int, page: Int, state: MotionState, autoplay: AutoplayStatus, zoom: Double = 1) {
         self.offset = offset
         self.index = index
         self.page = page
         self.state = state
         self.autoplay = autoplay
+        self.zoom = zoom
     }
 }
 

@@ -47,7 +47,7 @@ extension Daemon {
         noteRequest(request)
         mqttStateMayHaveChanged()
         switch request {
-        case .next, .prev, .goto, .pause, .resume:
+        case .next, .prev, .goto, .pause, .resume, .zoom:
             // `command` is the one mapping of these words to the model's commands.
             if let error = request.command.flatMap(perform) { return .error(error.description) }
             return .ok(status())
@@ -119,6 +119,8 @@ extension Daemon {
             "display": .object(display), "image": album.path(snap.index).map { .string($0) } ?? .null,
             "frames": .int(pacer.framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
             "version": .string(CarouselVersion.string),
+            // The zoomed picture's scale now, and where a zoom in flight is heading.
+            "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),
         ]
     }
 
@@ -133,6 +135,7 @@ extension Daemon {
         switch event.kind {
         case let .didScroll(offset): fields["offset"] = .double(offset)
         case let .didEndDragging(willDecelerate): fields["willDecelerate"] = .bool(willDecelerate)
+        case let .didZoom(scale), let .didEndZooming(scale): fields["scale"] = .double(scale)
         default: break
         }
         if let index = event.kind.index { fields["index"] = .int(index) }

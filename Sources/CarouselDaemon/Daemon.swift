@@ -198,7 +198,7 @@ public final class Daemon {
         if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll(using: &shuffleGenerator) }
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
-                         count: album.count, at: Timestamp(microseconds: startTime))
+                         count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
         if let signals { try epoll.add(signals.fd.raw, token: Token.signals.rawValue) }
         try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
@@ -491,12 +491,14 @@ public final class Daemon {
         holdUntil = 0
         lastDrawnOffset = x
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
+        let zoom = zoomLayer(at: Timestamp(microseconds: now))
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
-        // (A crossfade moves nothing: its frames are written whole.)
-        let ahead = moving && windowRoom > 0 && crossfade == nil ? travel * windowRoom : 0
+        // (A crossfade moves nothing: its frames are written whole. Nor while
+        // a picture is zoomed: its pixels change with every frame.)
+        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * windowRoom : 0
         compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: config.carousel.wrap,
-                          page: page, pageCount: model.numberOfPages, ahead: ahead) { i in
+                          page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
             self.album.path(i).flatMap(self.cache.image(for:))
         }
         writer.fade = crossfade?.fraction
@@ -547,6 +549,18 @@ public final class Daemon {
         }
         // Without flip events a presented frame is on screen at once.
         if !backend.presentsAsynchronously { frameOnScreen() }
+    }
+
+    /// The zoomed picture at `time`, if one is: asks the cache for a decode
+    /// at the resolution the zoom is heading for (made off the loop; until
+    /// then the screen-size picture is scaled up), and lets it go after.
+    private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
+        guard let view = model.zoomView(at: time), let path = album.path(view.item) else {
+            cache.wantZoom(path: nil, scale: 1)
+            return nil
+        }
+        cache.wantZoom(path: path, scale: max(view.scale, model.zoomTarget))
+        return ZoomLayer(view: view, picture: cache.zoomImage(for: path))
     }
 
     /// Asks the decode cache for what the screen shows at offset `x`, then
@@ -789,7 +803,7 @@ public final class Daemon {
     func deliver(_ events: [CarouselEvent]) {
         for e in events {
             switch e.kind {
-            case .didScroll: break
+            case .didScroll, .didZoom: break  // every frame of a motion: subscribers only
             case .didSelectItem(let i): log(.info, "select \(i)")
             case .longPress(let i): log(.info, "long press \(i)")
             default:

@@ -159,7 +159,7 @@ extension Daemon {
     /// monitoring script would keep the display on for ever.
     func noteRequest(_ request: ControlRequest) {
         switch request {
-        case .next, .prev, .goto, .pause, .resume, .reload, .set, .brightness: power.lastActivity = clock()
+        case .next, .prev, .goto, .pause, .resume, .reload, .set, .brightness, .zoom: power.lastActivity = clock()
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .version, .help: break
         }

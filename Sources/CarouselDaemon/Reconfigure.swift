@@ -156,7 +156,7 @@ extension Daemon {
             log(.info, "images: \(album.count) in \(config.albumSource), showing \(album.path(index) ?? "nothing")")
         }
         deliver(model.reconfigure(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
-                                  count: album.count, showing: index, at: t))
+                                  count: album.count, showing: index, zoom: config.zoom, at: t))
         if layout.settings.touchSlop != before.settings.touchSlop, let line = layout.slopLine(configured: config.carousel.touchSlop) {
             log(.info, line)
         }

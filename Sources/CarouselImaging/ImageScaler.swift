@@ -211,8 +211,13 @@ public enum ImageScaler {
         }
     }
 
+    /// The filter for a zoom's draw: the same choice as for scaling.
+    static func zoomFilter(_ image: OpaquePointer, scaleX: Double, scaleY: Double) throws(ScalingError) {
+        try setFilter(image, scaleX: abs(scaleX), scaleY: abs(scaleY))
+    }
+
     /// 16.16 fixed point, pixman's coordinate type.
-    private static func fixed(_ value: Double) -> pixman_fixed_t {
+    static func fixed(_ value: Double) -> pixman_fixed_t {
         pixman_fixed_t((value * 65536).rounded())
     }
 
@@ -266,5 +271,48 @@ extension PixelRect {
         let holeRight = hole.x + hole.width, right = x + width
         if holeRight < right { parts.append(PixelRect(x: holeRight, y: hole.y, width: right - holeRight, height: hole.height)) }
         return parts
+    }
+}
+
+extension ImageScaler {
+    /// Draws part of `image` scaled into caller-owned XRGB8888 memory, as a
+    /// zoom shows it: destination pixel (i, j) of the `width × height`
+    /// rectangle at `pixels` (rows `stride` bytes apart) shows the picture
+    /// at `((i + 0.5)·scaleX + offsetX, (j + 0.5)·scaleY + offsetY)` (picture
+    /// pixel centres at +0.5), bilinear when enlarging, an area average when
+    /// reducing; edge pixels repeat past the picture's border. Opaque
+    /// pictures only (what the decode cache prepares): the destination is
+    /// written with SRC and never read, so it may be scan-out memory.
+    ///
+    /// The corresponding C function is `pixman_image_composite32`.
+    public static func drawTransformed(
+        _ image: DecodedImage, into pixels: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int,
+        scaleX: Double, scaleY: Double, offsetX: Double, offsetY: Double
+    ) throws(ScalingError) {
+        guard width > 0, height > 0 else { return }
+        precondition(stride % 4 == 0 && stride >= width * 4, "pixman needs a stride of whole pixels")
+        precondition(Int(bitPattern: pixels) % 4 == 0, "pixman needs 4-byte aligned pixels")
+        guard let destination = pixman_image_create_bits_no_clear(
+            PIXMAN_x8r8g8b8, Int32(width), Int32(height), pixels.assumingMemoryBound(to: UInt32.self), Int32(stride)
+        ) else { throw .pixmanFailed(call: "pixman_image_create_bits_no_clear") }
+        defer { pixman_image_unref(destination) }
+        guard let source = pixman_image_create_bits_no_clear(
+            pixman_format_code_t(image.format.pixmanFormatCode), Int32(image.width), Int32(image.height),
+            image.base.assumingMemoryBound(to: UInt32.self), Int32(image.stride)
+        ) else { throw .pixmanFailed(call: "pixman_image_create_bits_no_clear") }
+        defer { pixman_image_unref(source) }
+        var transform = pixman_transform_t()
+        pixman_transform_init_identity(&transform)
+        transform.matrix.0.0 = fixed(scaleX)
+        transform.matrix.0.2 = fixed(offsetX)
+        transform.matrix.1.1 = fixed(scaleY)
+        transform.matrix.1.2 = fixed(offsetY)
+        guard pixman_image_set_transform(source, &transform) != 0 else {
+            throw .pixmanFailed(call: "pixman_image_set_transform")
+        }
+        try zoomFilter(source, scaleX: scaleX, scaleY: scaleY)
+        pixman_image_set_repeat(source, PIXMAN_REPEAT_PAD)
+        pixman_image_composite32(PIXMAN_OP_SRC, source, nil, destination, 0, 0, 0, 0, 0, 0, Int32(width), Int32(height))
+        withExtendedLifetime(image) {}
     }
 }

@@ -21,6 +21,37 @@ public struct SceneSpan: Sendable {
     public var image: DecodedImage?
     /// The picture's coordinate along the axis shown at `start`.
     public var source: Int
+    /// A zoomed picture: drawn scaled through `zoom` instead of copied.
+    public var zoom: SpanZoom? = nil
+}
+
+/// How a zoomed item's span is drawn: window pixel (X, Y) (panel
+/// orientation; X along the panel's x axis) shows `picture` at
+/// `((X + 0.5)·scaleX + offsetX, (Y + 0.5)·scaleY + offsetY)`.
+public struct SpanZoom: Equatable, Sendable {
+    public var picture: DecodedImage
+    public var scaleX: Double
+    public var scaleY: Double
+    public var offsetX: Double
+    public var offsetY: Double
+
+    public static func == (a: SpanZoom, b: SpanZoom) -> Bool {
+        a.picture.identity == b.picture.identity && a.scaleX == b.scaleX && a.scaleY == b.scaleY
+            && a.offsetX == b.offsetX && a.offsetY == b.offsetY
+    }
+}
+
+/// What a frame needs to draw a zoomed picture: where the model says it is
+/// (`view`), and a decode at the resolution the zoom needs, if one is ready
+/// (`picture`, panel-oriented like the item's own; `nil`: the item's
+/// screen-size picture is scaled up).
+public struct ZoomLayer: Sendable {
+    public var view: ZoomView
+    public var picture: DecodedImage?
+    public init(view: ZoomView, picture: DecodedImage? = nil) {
+        self.view = view
+        self.picture = picture
+    }
 }
 
 /// Text that stays put on the screen (the clock), drawn over whatever lies
@@ -156,8 +187,11 @@ public struct Compositor: Sendable {
     /// viewport are laid out too, on the side content comes from when the
     /// offset grows (`ahead > 0`) or shrinks (`ahead < 0`): a slide can then
     /// move the scan-out window over pixels already written.
+    ///
+    /// `zoom`: the zoomed item's spans are drawn from its picture scaled
+    /// and cropped to its frame as the zoom says (see `spanZoom`).
     public func layOut(_ scene: inout Scene, offset: Double, count: Int, wrap: Bool, page: Int, pageCount: Int,
-                       ahead: Int = 0, image: (Int) -> DecodedImage?) {
+                       ahead: Int = 0, zoom: ZoomLayer? = nil, image: (Int) -> DecodedImage?) {
         scene.spans.removeAll(keepingCapacity: true)
         scene.page = page
         scene.pageCount = pageCount
@@ -169,13 +203,14 @@ public struct Compositor: Sendable {
         let lo = min(ahead, 0), hi = axisExtent + max(ahead, 0)
         let expected = itemPanelSize
         var cursor = lo
-        func add(_ x0: Int, _ x1: Int, _ picture: DecodedImage?, itemStart: Int) {
+        func add(_ x0: Int, _ x1: Int, _ picture: DecodedImage?, itemStart: Int, zoomed: SpanZoom? = nil) {
             // Logical [x0, x1) of an item starting at `itemStart`, onto the panel axis.
             if reversed {
                 scene.spans.append(SceneSpan(start: axisExtent - x1, end: axisExtent - x0, image: picture,
-                                             source: picture == nil ? 0 : itemStart + itemExtent - x1))
+                                             source: picture == nil ? 0 : itemStart + itemExtent - x1, zoom: zoomed))
             } else {
-                scene.spans.append(SceneSpan(start: x0, end: x1, image: picture, source: picture == nil ? 0 : x0 - itemStart))
+                scene.spans.append(SceneSpan(start: x0, end: x1, image: picture, source: picture == nil ? 0 : x0 - itemStart,
+                                             zoom: zoomed))
             }
         }
         if let slots = geometry.slots(from: Double(lo), to: Double(hi), offset: offset, count: count, wrap: wrap) {
@@ -188,7 +223,11 @@ public struct Compositor: Sendable {
                 var picture = image(index)
                 if let p = picture, p.size != expected { picture = nil }
                 if picture == nil, x0 < axisExtent, x1 > 0 { scene.complete = false }
-                add(x0, x1, picture, itemStart: start)
+                var zoomed: SpanZoom?
+                if let zoom, zoom.view.item == index, let picture {
+                    zoomed = spanZoom(zoom.view, itemStart: start, picture: zoom.picture ?? picture, itemPicture: picture)
+                }
+                add(x0, x1, picture, itemStart: start, zoomed: zoomed)
                 cursor = x1
             }
         }
@@ -201,6 +240,39 @@ public struct Compositor: Sendable {
             scene.low = lo
             scene.high = hi
         }
+    }
+
+    /// How the zoomed item starting at logical `itemStart` along the axis is
+    /// drawn. The model's zoom is logical (the item's point `u` shows at
+    /// `frame origin + t + s·u`); the pictures are turned to the panel, so
+    /// the translation turns with them: with `turn` the continuous map of the
+    /// item's box onto its panel box (`turn(v) = L·v + c`), a panel box point
+    /// shows the panel picture's `u' = (b' − t') / s` with `t' = turn(t) − s·c`.
+    /// `picture` may be larger than `itemPicture` (a decode for the zoom):
+    /// its coordinates are `u'` times their size ratio.
+    func spanZoom(_ view: ZoomView, itemStart: Int, picture: DecodedImage, itemPicture: DecodedImage) -> SpanZoom? {
+        let s = view.scale
+        guard s.isFinite, s > 0 else { return nil }
+        let logical = itemPixelSize
+        let w = Double(logical.width), h = Double(logical.height)
+        func turn(_ x: Double, _ y: Double) -> (Double, Double) {
+            switch rotation {
+            case .none: (x, y)
+            case .clockwise90: (h - y, x)
+            case .upsideDown: (w - x, h - y)
+            case .clockwise270: (y, w - x)
+            }
+        }
+        let c = turn(0, 0)
+        let t = turn(view.translation.x, view.translation.y)
+        let tx = t.0 - s * c.0, ty = t.1 - s * c.1
+        // Where the item's panel box starts in the window (as `add` places its span).
+        let along = Double(reversed ? axisExtent - itemStart - itemExtent : itemStart)
+        let (px, py) = panelAxisIsHorizontal ? (along, 0.0) : (0.0, along)
+        let rx = Double(picture.width) / Double(itemPicture.width)
+        let ry = Double(picture.height) / Double(itemPicture.height)
+        return SpanZoom(picture: picture, scaleX: rx / s, scaleY: ry / s,
+                        offsetX: -(px + tx) * rx / s, offsetY: -(py + ty) * ry / s)
     }
 
     /// Composes the frame for `offset` into `frame` (the panel's size), whole.

@@ -67,16 +67,21 @@ public final class FramePainter {
     /// item `i` shows `paths[i]` (items past the list are background).
     /// Returns the panel-oriented frame and the files that failed to decode.
     /// With `crossfade`, the frame of that crossfade (`offset` is then unused).
-    public func paint(offset: Double, count: Int, page: Int, pageCount: Int,
-                      crossfade: Crossfade? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
+    /// `zoom`: the zoomed picture, drawn from a decode at the resolution
+    /// its scale needs (as the running carousel does once that is ready).
+    public func paint(offset: Double, count: Int, page: Int, pageCount: Int, crossfade: Crossfade? = nil,
+                      zoom: ZoomView? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
         let offsets = crossfade.map { [$0.from, $0.to] } ?? [offset]
         let placed = offsets.flatMap { compositor.placements(offset: $0, count: count, wrap: settings.wrap) }
         let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
         cache.want(wanted)
+        let zoomPath = zoom.flatMap { $0.item < paths.count ? paths[$0.item] : nil }
+        cache.wantZoom(path: zoomPath, scale: zoom?.scale ?? 1)
         cache.waitUntilIdle()
         let image = { (i: Int) in i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil }
+        let layer = zoom.map { ZoomLayer(view: $0, picture: zoomPath.flatMap(cache.zoomImage(for:))) }
         compositor.layOut(&writer.scene, offset: offsets[0], count: count, wrap: settings.wrap, page: page,
-                          pageCount: pageCount, image: image)
+                          pageCount: pageCount, zoom: layer, image: image)
         writer.fade = crossfade?.fraction
         if let crossfade {
             compositor.layOut(&writer.incoming, offset: crossfade.to, count: count, wrap: settings.wrap, page: page,

@@ -75,14 +75,34 @@ public final class ItemCache: Sendable {
         /// thrown away, success or failure, and the file is decoded again.
         var inFlight: String?
         var inFlightForgotten = false
+        /// The picture a zoom needs at more than the screen's resolution, and
+        /// the zoom factor it needs (see `wantZoom`).
+        var zoomWant: ZoomDecode?
+        /// What the decoder made for it: `image` nil when the file has no
+        /// more pixels than the screen-size picture (the renderer scales that up).
+        var zoomHeld: (decode: ZoomDecode, image: DecodedImage?)?
+        var zoomFailed: String?
+
+        var zoomMissing: Bool {
+            guard let want = zoomWant, zoomFailed != want.path else { return false }
+            guard let held = zoomHeld else { return true }
+            return held.decode.path != want.path || held.decode.factor < want.factor
+        }
 
         /// Whether the decoder must be started: something wanted is neither
         /// ready nor known broken, and it is not running (then it is marked running).
         mutating func startIfMissing() -> Bool {
-            guard !working, wanted.contains(where: { ready[$0] == nil && failed[$0] == nil }) else { return false }
+            guard !working, zoomMissing || wanted.contains(where: { ready[$0] == nil && failed[$0] == nil }) else {
+                return false
+            }
             working = true
             return true
         }
+    }
+
+    struct ZoomDecode: Equatable {
+        var path: String
+        var factor: Double
     }
 
     private let state: Mutex<State>
@@ -134,6 +154,57 @@ public final class ItemCache: Sendable {
         }
     }
 
+    /// Asks for `path` decoded for a zoom at `scale` (`nil`: no zoom; the
+    /// picture held for one is let go). The decode is made off the loop at
+    /// the scale rounded up to a half, within `[images] max_pixels`, the
+    /// largest picture pixman and the decoder take, the file's own pixels
+    /// and, with an explicit `cache_mb`, what the budget has left beside the
+    /// screen's pictures. Until it is ready (`zoomImage`), the renderer
+    /// scales the screen-size picture up. Fit `none` draws pictures
+    /// unscaled, so a zoom of one always scales the screen picture.
+    public func wantZoom(path: String?, scale: Double) {
+        let start = state.withLock { s -> Bool in
+            guard let path, scale > 1, s.settings.fit != .none else {
+                s.zoomWant = nil
+                s.zoomHeld = nil
+                return false
+            }
+            let want = ZoomDecode(path: path, factor: (scale * 2).rounded(.up) / 2)
+            if s.zoomWant?.path != path { s.zoomHeld = nil }
+            // Only ever more: a zoom coming back keeps the sharper picture.
+            if let held = s.zoomWant, held.path == path, held.factor >= want.factor { return false }
+            s.zoomWant = want
+            return s.startIfMissing()
+        }
+        if start { queue.async { self.work() } }
+    }
+
+    /// The decode made for a zoom of `path`, if one is ready and has more
+    /// pixels than the screen-size picture.
+    public func zoomImage(for path: String) -> DecodedImage? {
+        state.withLock { s in s.zoomHeld?.decode.path == path ? s.zoomHeld?.image : nil }
+    }
+
+    /// The picture for `path` decoded for a zoom by `factor` (times the
+    /// item size, at most): `nil` when the file has no more pixels than the
+    /// screen-size picture shows.
+    static func prepareZoom(path: String, settings: Settings, factor: Double) throws -> DecodedImage? {
+        let item = settings.itemSize
+        func box(_ f: Double) -> PixelSize {
+            PixelSize(width: max(1, Int((Double(item.width) * f).rounded())), height: max(1, Int((Double(item.height) * f).rounded())))
+        }
+        let decoded = try ImageDecoder.decode(path: path, targetSize: box(factor), fit: settings.fit,
+                                              maxPixels: settings.maxPixels)
+        // No more than the file has: its size over what it is drawn at on the screen.
+        let fitted = ImageScaler.placement(of: decoded.size, in: item, fit: settings.fit)
+        let native = max(Double(decoded.width) / Double(max(fitted.width, 1)),
+                         Double(decoded.height) / Double(max(fitted.height, 1)))
+        let f = min(factor, native)
+        guard f > 1.05 else { return nil }
+        let scaled = try ImageScaler.scale(decoded, to: box(f), fit: settings.fit, background: settings.background)
+        return try scaled.turned(settings.rotation)
+    }
+
     /// Whether `path` failed to decode (it should be skipped).
     public func failure(for path: String) -> String? { state.withLock { $0.failed[path] } }
 
@@ -183,7 +254,7 @@ public final class ItemCache: Sendable {
     }
 
     /// Bytes of decoded pictures held now.
-    public var residentBytes: Int { state.withLock { $0.bytes } }
+    public var residentBytes: Int { state.withLock { $0.bytes + ($0.zoomHeld?.image?.byteCount ?? 0) } }
 
     /// Number of pictures held now.
     public var residentCount: Int { state.withLock { $0.ready.count } }
@@ -197,6 +268,8 @@ public final class ItemCache: Sendable {
             s.lastUse.removeAll()
             s.failed.removeAll()
             s.bytes = 0
+            s.zoomHeld = nil
+            s.zoomFailed = nil
             s.generation += 1
             return s.startIfMissing()
         }
@@ -212,6 +285,8 @@ public final class ItemCache: Sendable {
                 s.failed[p] = nil
             }
             if let p = s.inFlight, paths.contains(p) { s.inFlightForgotten = true }
+            if let held = s.zoomHeld, paths.contains(held.decode.path) { s.zoomHeld = nil }
+            if let failed = s.zoomFailed, paths.contains(failed) { s.zoomFailed = nil }
             return s.startIfMissing()
         }
         if start { queue.async { self.work() } }
@@ -221,6 +296,20 @@ public final class ItemCache: Sendable {
 
     private func work() {
         while let job = nextJob() {
+            if let zoom = job.zoom {
+                let image = Result { try Self.prepareZoom(path: zoom.path, settings: job.settings, factor: zoom.factor) }
+                state.withLock { s in
+                    defer { s.inFlight = nil }
+                    guard s.generation == job.generation, !s.inFlightForgotten, s.zoomWant?.path == zoom.path else { return }
+                    switch image {
+                    case .success(let picture): s.zoomHeld = (ZoomDecode(path: zoom.path, factor: job.zoomAsked), picture)
+                    // Not one line more in the log: the screen-size decode reports a broken file.
+                    case .failure: s.zoomFailed = zoom.path
+                    }
+                }
+                onReady()
+                continue
+            }
             let result: Result<DecodedImage, Failure>
             do {
                 result = .success(try prepare(job.path, job.settings))
@@ -253,6 +342,9 @@ public final class ItemCache: Sendable {
         var path: String
         var settings: Settings
         var generation: Int
+        /// A decode for a zoom, at this factor, for a zoom that asked `zoomAsked`.
+        var zoom: ZoomDecode? = nil
+        var zoomAsked = 0.0
     }
 
     /// The next wanted picture to decode, after making room for it within the
@@ -275,6 +367,30 @@ public final class ItemCache: Sendable {
                 s.inFlight = path
                 s.inFlightForgotten = false
                 return Job(path: path, settings: s.settings, generation: s.generation)
+            }
+            // The screen's pictures first; then the zoomed one, sharper.
+            if s.zoomMissing, var want = s.zoomWant, s.wanted.allSatisfy({ s.ready[$0] != nil || s.failed[$0] != nil }) {
+                let item = s.settings.itemSize
+                let itemPixels = Double(item.width * item.height)
+                var limit = (Double(s.settings.maxPixels) / itemPixels).squareRoot()
+                limit = min(limit, Double(ImageDecoder.maxSide) / Double(max(item.width, item.height)))
+                if s.settings.keepsUnwanted {
+                    limit = min(limit, (Double(max(s.settings.budgetBytes - s.bytes, 0)) / (itemPixels * 4)).squareRoot())
+                }
+                // What is allowed is made once: the decode counts as meeting the factor asked.
+                let asked = want.factor
+                if want.factor > limit {
+                    want.factor = limit
+                    if limit <= 1.05 {
+                        s.zoomHeld = (ZoomDecode(path: want.path, factor: asked), nil)
+                        s.working = false
+                        return nil
+                    }
+                }
+                s.inFlight = want.path
+                s.inFlightForgotten = false
+                return Job(path: want.path, settings: s.settings, generation: s.generation,
+                           zoom: ZoomDecode(path: want.path, factor: want.factor), zoomAsked: asked)
             }
             s.working = false
             return nil

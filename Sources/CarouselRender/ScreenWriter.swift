@@ -164,7 +164,7 @@ public final class ScreenWriter {
         for span in scene.spans {
             let a = max(span.start, 0), b = min(span.end, extent)
             guard b > a else { continue }
-            let want = Self.content(span, window: s)
+            let want = content(span, window: s)
             var x = a + s
             while x < b + s {
                 while r < record.content.count, record.content[r].end <= x { r += 1 }
@@ -177,8 +177,17 @@ public final class ScreenWriter {
         return true
     }
 
-    private static func content(_ span: SceneSpan, window s: Int) -> Content {
+    private func content(_ span: SceneSpan, window s: Int) -> Content {
         guard let image = span.image else { return .background }
+        if let z = span.zoom {
+            // A zoomed picture is the same pixels only for the same picture,
+            // scale and offset (in buffer coordinates): every change of the
+            // zoom rewrites the picture's area.
+            let horizontal = axis == .horizontal
+            return .zoomed(ZoomKey(picture: z.picture.identity, scaleX: z.scaleX, scaleY: z.scaleY,
+                                   offsetX: horizontal ? z.offsetX - Double(s) * z.scaleX : z.offsetX,
+                                   offsetY: horizontal ? z.offsetY : z.offsetY - Double(s) * z.scaleY))
+        }
         return .image(image.identity, origin: span.start + s - span.source)
     }
 
@@ -190,7 +199,7 @@ public final class ScreenWriter {
             let a = max(span.start, from) + s, b = min(span.end, to) + s
             let lo = max(a, 0), hi = min(b, length)
             guard hi > lo else { continue }
-            desired.append(Piece(start: lo, end: hi, content: Self.content(span, window: s)))
+            desired.append(Piece(start: lo, end: hi, content: content(span, window: s)))
         }
     }
 
@@ -234,6 +243,11 @@ public final class ScreenWriter {
                     let a = max(span.start + s, x), b = min(span.end + s, interval.end)
                     guard b > a else { continue }
                     if a > x { strips.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
+                    if let zoom = span.zoom {
+                        strips.append(Strip(x0: a, x1: b, source: nil, stride: 0, zoom: zoom))
+                        x = b
+                        continue
+                    }
                     let source = span.image.map { image in
                         image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
                     }
@@ -247,13 +261,19 @@ public final class ScreenWriter {
             withExtendedLifetime(scene) {
                 for y in 0..<cross {
                     let row = target.row(y)
-                    for strip in strips {
+                    for strip in strips where strip.zoom == nil {
                         if let source = strip.source {
                             memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
                         } else {
                             (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
                         }
                     }
+                }
+                // Zoomed pictures are scaled, a rectangle at a time.
+                for strip in strips {
+                    guard let zoom = strip.zoom else { continue }
+                    drawZoomed(zoom, into: target.row(0) + strip.x0, stride: target.stride,
+                               x: strip.x0, y: 0, width: strip.x1 - strip.x0, height: cross, window: s)
                 }
             }
             pixelsWritten += cross * Self.total(repaint)
@@ -266,7 +286,10 @@ public final class ScreenWriter {
                     for span in scene.spans where span.end + s > y && span.start + s < interval.end {
                         let a = max(span.start + s, y), b = min(span.end + s, interval.end)
                         for row in y..<a { target.row(row).update(repeating: background, count: cross) }
-                        if let image = span.image {
+                        if let zoom = span.zoom, b > a {
+                            drawZoomed(zoom, into: target.row(a), stride: target.stride, x: 0, y: a, width: cross,
+                                       height: b - a, window: s)
+                        } else if let image = span.image {
                             let base = image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
                                 + (span.source + a - span.start - s) * image.stride
                             for row in a..<b { memcpy(target.row(row), base + (row - a) * image.stride, cross * 4) }
@@ -295,7 +318,9 @@ public final class ScreenWriter {
                 let a = max(span.start + s, x), b = min(span.end + s, x1)
                 guard b > a else { continue }
                 if a > x { (destination + x).update(repeating: background, count: a - x) }
-                if let image = span.image {
+                if let zoom = span.zoom {
+                    drawZoomed(zoom, into: destination + a, stride: (b - a) * 4, x: a, y: y, width: b - a, height: 1, window: s)
+                } else if let image = span.image {
                     image.withUnsafeBytes { raw in
                         let source = (raw.baseAddress! + y * image.stride).assumingMemoryBound(to: UInt32.self)
                         (destination + a).update(from: source + span.source + (a - span.start - s), count: b - a)
@@ -308,7 +333,10 @@ public final class ScreenWriter {
             if x < x1 { (destination + x).update(repeating: background, count: x1 - x) }
         } else {
             let along = y - s
-            if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let image = span.image {
+            if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let zoom = span.zoom {
+                drawZoomed(zoom, into: destination + x0, stride: (x1 - x0) * 4, x: x0, y: y, width: x1 - x0, height: 1,
+                           window: s)
+            } else if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let image = span.image {
                 image.withUnsafeBytes { raw in
                     let row = span.source + along - span.start
                     let source = (raw.baseAddress! + row * image.stride).assumingMemoryBound(to: UInt32.self)
@@ -317,6 +345,53 @@ public final class ScreenWriter {
             } else {
                 (destination + x0).update(repeating: background, count: x1 - x0)
             }
+        }
+    }
+
+    /// Writes the buffer's rectangle at (`x`, `y`), `width × height`, whose
+    /// first pixel is at `base` (rows `stride` bytes apart), from a zoomed
+    /// picture, the window at `s`: the picture scaled where it reaches,
+    /// background around it (a picture pinched below 1, or pushed past an edge).
+    private func drawZoomed(_ zoom: SpanZoom, into base: UnsafeMutablePointer<UInt32>, stride: Int, x: Int, y: Int,
+                            width: Int, height: Int, window s: Int) {
+        guard width > 0, height > 0 else { return }
+        // The map in buffer coordinates.
+        let horizontal = axis == .horizontal
+        let ox = horizontal ? zoom.offsetX - Double(s) * zoom.scaleX : zoom.offsetX
+        let oy = horizontal ? zoom.offsetY : zoom.offsetY - Double(s) * zoom.scaleY
+        // The buffer pixels whose centres fall on the picture, its border
+        // included on both sides (so that a turned frame draws the same pixels).
+        func covered(_ offset: Double, _ scale: Double, _ size: Int) -> (Int, Int) {
+            let a = (0 - offset) / scale - 0.5, b = (Double(size) - offset) / scale - 0.5
+            let lo = min(a, b), hi = max(a, b)
+            guard lo.isFinite, hi.isFinite else { return (0, 0) }
+            return (Int(max(min((lo - 1e-9).rounded(.up), 1e9), -1e9)),
+                    Int(max(min((hi + 1e-9).rounded(.down) + 1, 1e9), -1e9)))
+        }
+        let (cx0, cx1) = covered(ox, zoom.scaleX, zoom.picture.width)
+        let (cy0, cy1) = covered(oy, zoom.scaleY, zoom.picture.height)
+        let x0 = max(x, cx0), x1 = min(x + width, cx1), y0 = max(y, cy0), y1 = min(y + height, cy1)
+        let background = compositor.background
+        let rowWords = stride / 4
+        for row in 0..<height {
+            let line = base + row * rowWords
+            let by = y + row
+            if by < y0 || by >= y1 || x1 <= x0 {
+                line.update(repeating: background, count: width)
+                continue
+            }
+            if x0 > x { line.update(repeating: background, count: x0 - x) }
+            if x + width > x1 { (line + (x1 - x)).update(repeating: background, count: x + width - x1) }
+        }
+        guard x1 > x0, y1 > y0 else { return }
+        let start = UnsafeMutableRawPointer(base + (y0 - y) * rowWords + (x0 - x))
+        do {
+            try ImageScaler.drawTransformed(zoom.picture, into: start, width: x1 - x0, height: y1 - y0, stride: stride,
+                                            scaleX: zoom.scaleX, scaleY: zoom.scaleY,
+                                            offsetX: ox + Double(x0) * zoom.scaleX, offsetY: oy + Double(y0) * zoom.scaleY)
+        } catch {
+            // pixman could not allocate its image headers: background, and the next frame tries again.
+            for row in (y0 - y)..<(y1 - y) { (base + row * rowWords + (x0 - x)).update(repeating: background, count: x1 - x0) }
         }
     }
 
@@ -616,6 +691,14 @@ private enum Content: Equatable {
     case background
     /// Picture `identity`, its axis coordinate 0 at buffer coordinate `origin`.
     case image(UInt64, origin: Int)
+    /// A zoomed picture, drawn through this map.
+    case zoomed(ZoomKey)
+}
+
+/// A zoomed span's picture and map, in buffer coordinates.
+private struct ZoomKey: Equatable {
+    var picture: UInt64
+    var scaleX, scaleY, offsetX, offsetY: Double
 }
 
 private struct Piece {
@@ -631,6 +714,8 @@ private struct Strip {
     var x1: Int
     var source: UnsafeRawPointer?
     var stride: Int
+    /// A zoomed picture's stretch: drawn after the row copies, scaled.
+    var zoom: SpanZoom? = nil
 }
 
 private struct Interval {

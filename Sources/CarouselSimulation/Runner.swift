@@ -31,7 +31,7 @@ public struct SimulationRunner {
                            frame: ((FrameRequest) -> String?)? = nil) {
         let config = script.configuration(base: base)
         var model = Carousel(settings: config.carousel, autoplay: config.autoplay,
-                             viewport: script.viewport, count: itemCount ?? script.itemCount, at: .zero)
+                             viewport: script.viewport, count: itemCount ?? script.itemCount, zoom: config.zoom, at: .zero)
         let end = script.end
         var tick: Int64 = 1
         var stepIndex = 0
@@ -88,6 +88,7 @@ public enum JSONLine {
         switch e.kind {
         case .didScroll(let offset): fields.append(JSONField("offset", .double(offset)))
         case .didEndDragging(let willDecelerate): fields.append(JSONField("willDecelerate", .bool(willDecelerate)))
+        case .didZoom(let scale), .didEndZooming(let scale): fields.append(JSONField("scale", .double(scale)))
         default: break
         }
         if let index = e.kind.index { fields.append(JSONField("index", .int(index))) }
@@ -100,10 +101,13 @@ public enum JSONLine {
             JSONField("paused_by", .array(p.autoplay.pausedBy.map { .string($0.rawValue) })),
             JSONField("next_ms", p.autoplay.next.map { .double(milliseconds($0)) } ?? .null),
         ])
-        let probe: JSONValue = .fields([
+        var fields = [
             JSONField("offset", .double(p.offset)), JSONField("index", .int(p.index)), JSONField("page", .int(p.page)),
             JSONField("state", .string(p.state.rawValue)), JSONField("autoplay", autoplay),
-        ])
+        ]
+        // Only while a picture is zoomed: probes of scripts without zoom read as they did.
+        if p.zoom != 1 { fields.append(JSONField("zoom", .double(p.zoom))) }
+        let probe: JSONValue = .fields(fields)
         return JSONValue.fields([JSONField("t", .double(milliseconds(t))), JSONField("probe", probe)]).encoded
     }
 

@@ -8,10 +8,24 @@ import CarouselCore
 /// size 1280x800
 /// set <key> <value>          # any model key (wrap, paging, interval, ...)
 /// images <count>
-/// at <ms> down <x> <y>       # finger down, layout pixels
-/// at <ms> move <x> <y>
-/// at <ms> up
-/// at <ms> cancel
+/// at <ms> down <x> <y> [<id>]   # finger down, layout pixels; id 0 to 9 (default 0)
+/// at <ms> move <x> <y> [<id>]
+/// at <ms> up [<id>]
+/// at <ms> cancel [<id>]
+/// ```
+///
+/// Two fingers (ids 0 and 1) pinch where `[zoom]` is on:
+///
+/// ```
+/// at 0 down 500 400
+/// at 10 down 700 400 1
+/// at 26 move 450 400
+/// at 26 move 750 400 1
+/// at 40 up 1
+/// at 40 up
+/// ```
+///
+/// ```
 /// at <ms> command next|prev|goto <i>|pause|resume
 /// at <ms> probe              # print the state at that instant
 /// at <ms> frame <path.png>   # write the frame at that instant
@@ -47,8 +61,10 @@ public struct SimulationScript: Sendable {
     /// When the run ends: `until`, else the last step.
     public var end: Timestamp { until ?? steps.last?.time ?? .zero }
 
-    /// The single finger of a script.
+    /// The finger of a touch line that names none.
     static let finger = 0
+    /// The finger ids a script may name.
+    static let fingers = 0...9
 
     public init() {}
 
@@ -109,15 +125,18 @@ public struct SimulationScript: Sendable {
                     // A finger is on (or just off) a screen of at most 16384 px: a
                     // coordinate of 1e57 would drag the model to an offset no
                     // item index can hold, and the model traps on it.
-                    guard args.count == 2, let x = Double(args[0]), let y = Double(args[1]),
+                    guard args.count == 2 || args.count == 3, let x = Double(args[0]), let y = Double(args[1]),
                           abs(x) <= maximumCoordinate, abs(y) <= maximumCoordinate else {
-                        throw fail("expected '\(words[2]) X Y' in layout pixels, each within ±\(Int(maximumCoordinate))")
+                        throw fail("expected '\(words[2]) X Y [ID]' in layout pixels, each within ±\(Int(maximumCoordinate)),"
+                                   + " and a finger id from 0 to 9")
                     }
+                    let id = try fingerID(args.count == 3 ? args[2] : nil, line: lineNumber)
                     let p = Point(x: x, y: y)
-                    action = .touch(words[2] == "down" ? .down(id: finger, at: p) : .move(id: finger, to: p))
+                    action = .touch(words[2] == "down" ? .down(id: id, at: p) : .move(id: id, to: p))
                 case "up", "cancel":
-                    guard args.isEmpty else { throw fail("'\(words[2])' takes no arguments") }
-                    action = .touch(words[2] == "up" ? .up(id: finger) : .cancel(id: finger))
+                    guard args.count <= 1 else { throw fail("'\(words[2])' takes at most a finger id") }
+                    let id = try fingerID(args.first, line: lineNumber)
+                    action = .touch(words[2] == "up" ? .up(id: id) : .cancel(id: id))
                 case "probe":
                     guard args.isEmpty else { throw fail("'probe' takes no arguments") }
                     action = .probe
@@ -157,6 +176,15 @@ public struct SimulationScript: Sendable {
         case .failure(let error):
             throw ScriptError(line: line, message: "\(error.message); \(usage)")
         }
+    }
+
+    /// A touch line's finger: `word`, or 0 when it names none.
+    private static func fingerID(_ word: String?, line: Int) throws(ScriptError) -> Int {
+        guard let word else { return finger }
+        guard let id = Int(word), fingers.contains(id) else {
+            throw ScriptError(line: line, message: "finger id '\(word)' is not one of 0 to 9")
+        }
+        return id
     }
 
     /// The largest touch coordinate a script may give, in layout pixels.

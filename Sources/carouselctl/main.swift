@@ -21,7 +21,7 @@ struct Carouselctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
-            Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self,
+            Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
         ]
     )
 
@@ -261,6 +261,24 @@ struct Brightness: ParsableCommand {
         if !(1...100).contains(percent) { throw ValidationError("brightness takes 1 to 100 (percent), got \(percent)") }
     }
     func run() throws { try connection.perform(.brightness(percent)) }
+}
+
+struct Zoom: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Zoom the picture on screen about its centre, or back to 1 (reset).",
+        discussion: """
+            The scale is clamped to [zoom] max_scale; the reply's status carries \
+            zoom (the scale now) and zoom_target (where the animation ends). \
+            Autoplay waits while a picture is zoomed.
+            """)
+    @Argument(help: ArgumentHelp("A scale from 1 to 16, or reset.", valueName: "scale|reset")) var scale: String
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if scale != "reset", Double(scale).map({ (1...ControlRequest.maximumZoom).contains($0) }) != true {
+            throw ValidationError("zoom takes a scale from 1 to 16 or reset, got '\(scale)'")
+        }
+    }
+    func run() throws { try connection.perform(.zoom(scale: scale == "reset" ? nil : Double(scale)!)) }
 }
 
 struct Status: ParsableCommand {

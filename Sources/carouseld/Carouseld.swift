@@ -103,7 +103,8 @@ struct Simulate: ParsableCommand {
             }
             let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
                                                    page: request.snapshot.page, pageCount: request.model.numberOfPages,
-                                                   crossfade: request.model.crossfade(at: request.time))
+                                                   crossfade: request.model.crossfade(at: request.time),
+                                                   zoom: request.model.zoomView(at: request.time))
             for failure in failures { log(.warning, "cannot show \(failure.message)") }
             do {
                 try frame.writePNG(to: request.path)

@@ -36,6 +36,10 @@ struct Render: ParsableCommand {
 
     @Option(name: .long, help: "The time [overlay] clock shows, HH:MM (default: the local time now).")
     var clockTime: String?
+    @Option(name: .long, parsing: .unconditional,
+            help: ArgumentHelp("The picture at the offset zoomed: its scale and the translation of its frame, layout pixels (a status's zoom; 2.5,-480,-300 is a double tap at 320,200).",
+                               valueName: "scale,tx,ty"))
+    var zoom: String?
 
     /// Offsets are in items; a billion is past any album and far inside
     /// what the page arithmetic can count.
@@ -56,6 +60,15 @@ struct Render: ParsableCommand {
                 throw ValidationError("--clock-time must be HH:MM, e.g. 09:41")
             }
             time = (hour: h, minute: m)
+        }
+        var zoomView: ZoomView?
+        if let zoom {
+            let parts = zoom.split(separator: ",").map { Double($0) }
+            guard parts.count == 3, let s = parts[0], let tx = parts[1], let ty = parts[2], s.isFinite, s > 0, s <= 16,
+                  tx.isFinite, ty.isFinite else {
+                throw ValidationError("--zoom must be SCALE,TX,TY with SCALE above 0 and at most 16, e.g. 2.5,-480,-300")
+            }
+            zoomView = ZoomView(item: 0, scale: s, translation: Point(x: tx, y: ty))
         }
         let configuration = try loadConfiguration(config)
         var paths: [String] = []
@@ -84,7 +97,13 @@ struct Render: ParsableCommand {
             let count = painter.paths.count
             let lattice = PageLattice(count: count, settings: configuration.carousel)
             let page = lattice.cyclePage(lattice.nearestPage(to: offset))
-            let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount)
+            let zoomed = zoomView.map { view -> ZoomView in
+                var v = view
+                v.item = lattice.itemIndex(at: offset)
+                return v
+            }
+            let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount,
+                                                  zoom: zoomed)
             if failures.isEmpty {
                 do {
                     try frame.writePNG(to: out)

@@ -92,9 +92,23 @@ struct RequestTests {
         }
     }
 
+    @Test("zoom SCALE and zoom reset")
+    func zoom() {
+        #expect(parsed("zoom 2.5") == .zoom(scale: 2.5))
+        #expect(parsed("zoom\t1 ") == .zoom(scale: 1))
+        #expect(parsed("zoom reset") == .zoom(scale: nil))
+        #expect(ControlRequest.zoom(scale: 2.5).line == "zoom 2.5")
+        #expect(ControlRequest.zoom(scale: nil).line == "zoom reset")
+        #expect(ControlRequest.zoom(scale: 3).command == .zoom(scale: 3))
+        #expect(ControlRequest.zoom(scale: nil).command == .zoom(scale: 1))
+        for bad in ["zoom", "zoom 0.5", "zoom 17", "zoom 2x", "zoom 2 3", "zoom nan", "zoom reset now", "zoom inf"] {
+            #expect(error(bad)?.hasPrefix("zoom needs a scale from 1 to 16 or reset") == true, "\(bad)")
+        }
+    }
+
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, brightness, subscribe, version, help"
+        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, brightness, zoom, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

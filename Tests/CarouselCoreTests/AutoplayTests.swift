@@ -113,11 +113,16 @@ import CarouselCore
     }
 
     @Test func zoomIsAPauseSourceOfItsOwn() {
-        var rig = Rig(autoplay: autoplay())
-        rig.events += rig.model.setZoomed(true, at: .milliseconds(10))
+        var rig = Rig(autoplay: autoplay(), zoom: ZoomSettings())
+        rig.at(10); rig.command(.zoom(scale: 2))
         #expect(rig.model.autoplayStatus.pausedBy == [.zoom])
-        rig.events += rig.model.setZoomed(false, at: .milliseconds(20))
-        #expect(rig.model.autoplayStatus.next == .milliseconds(2020))
+        rig.at(20); rig.command(.zoom(scale: 1))
+        // The zoom is a real one now: autoplay counts resume_delay from the
+        // instant the picture is back at scale 1, not from the request.
+        rig.settle()
+        while rig.model.isZoomMoving { rig.run(for: 16) }
+        let back = rig.events.last { $0.kind == .didEndZooming(scale: 1) }!.time
+        #expect(rig.model.autoplayStatus.next == back.adding(seconds: 2))
     }
 
     @Test func backwardDirection() {

@@ -9,9 +9,11 @@ struct Rig {
     /// The frame period used by `run(for:)`.
     var frame: Int64 = 16_667
 
+    /// `zoom`: off unless a test is about zooming, so that paging tests see
+    /// what they are about (other fingers ignored, a tap selecting at the lift).
     init(settings: CarouselSettings = CarouselSettings(), autoplay: AutoplaySettings = Rig.noAutoplay,
-         viewport: Viewport = Viewport(width: 1000, height: 600), count: Int = 5) {
-        model = Carousel(settings: settings, autoplay: autoplay, viewport: viewport, count: count, at: .zero)
+         viewport: Viewport = Viewport(width: 1000, height: 600), count: Int = 5, zoom: ZoomSettings = .disabled) {
+        model = Carousel(settings: settings, autoplay: autoplay, viewport: viewport, count: count, zoom: zoom, at: .zero)
     }
 
     static var noAutoplay: AutoplaySettings {

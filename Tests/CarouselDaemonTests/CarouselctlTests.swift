@@ -188,6 +188,25 @@ struct CarouselctlTests {
         #expect(resume.field("autoplay.paused_by") == "(none)", "\(resume)")
     }
 
+    @Test func zoomAndReset() throws {
+        let (d, socket) = try startControlledDaemon()
+        defer { _ = d.stop() }
+        let s = ["--socket", socket]
+        let zoom = try carouselctl(["zoom", "2.5"] + s)
+        #expect(zoom.status == 0, "\(zoom)")
+        #expect(zoom.field("zoom_target") == "2.5", "\(zoom)")
+        try waitForStatus(socket, "zoomed to 2.5") { $0["zoom"] == .double(2.5) }
+        let reset = try carouselctl(["zoom", "reset"] + s)
+        #expect(reset.status == 0, "\(reset)")
+        #expect(reset.field("zoom_target") == "1", "\(reset)")
+        try waitForStatus(socket, "back at 1") { $0["zoom"] == .int(1) || $0["zoom"] == .double(1) }
+        for bad in [["zoom"], ["zoom", "0.5"], ["zoom", "17"], ["zoom", "big"]] {
+            let run = try carouselctl(bad + s)
+            #expect(run.status == 2, "\(bad): \(run)")
+            #expect(run.stdout.isEmpty)
+        }
+    }
+
     // MARK: --json
 
     @Test func jsonPrintsTheDaemonsReplyLine() throws {

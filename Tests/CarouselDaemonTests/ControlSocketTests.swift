@@ -71,6 +71,69 @@ struct PassedFileScreenshotTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
     }
 
+    /// `zoom SCALE` / `zoom reset` (issue 13): the reply's status says where
+    /// the zoom is heading, subscribers get didZoom and didEndZooming with
+    /// the scale, autoplay waits, the frame on screen is zoomed, and with
+    /// [zoom] enabled = false the request is refused.
+    /// A JSON number (whole numbers parse as integers).
+    func number(_ value: JSONValue?) -> Double? {
+        switch value {
+        case .int(let i)?: Double(i)
+        case .double(let d)?: d
+        default: nil
+        }
+    }
+
+    @Test func zoomRequests() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("cz-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        try d.addImage("2.jpg", from: "02-sunset.jpg")
+        try d.start()
+        defer { _ = d.stop() }
+        d.waitFor("the first picture") { $0.contains("first picture on screen") }
+        let client = try ControlClient(path: socket)
+        let watcher = try ControlClient(path: socket)
+        #expect(field(try watcher.request(.subscribe), "ok") == .bool(true))
+        let plain = FileManager.default.temporaryDirectory.appendingPathComponent("z0-\(UUID().uuidString.prefix(8)).png").path
+        #expect(field(try client.request(.screenshot(path: plain)), "ok") == .bool(true))
+
+        let reply = try client.request(.zoom(scale: 2))
+        #expect(field(reply, "ok") == .bool(true), "\(reply)")
+        #expect(number(field(reply, "zoom_target")) == 2, "\(reply)")
+        var ended: JSONValue?
+        var zoomed = false
+        while ended == nil, let line = try watcher.readLine() {
+            if field(line, "event") == .string("didZoom"), field(line, "scale") != nil { zoomed = true }
+            if field(line, "event") == .string("didEndZooming") { ended = field(line, "scale") }
+        }
+        #expect(zoomed)
+        #expect(number(ended) == 2)
+        let status = try client.request(.status)
+        #expect(number(field(status, "zoom")) == 2, "\(status)")
+        guard case let .object(autoplay)? = field(status, "autoplay") else { Issue.record("no autoplay in \(status)"); return }
+        #expect(autoplay["paused_by"] == .array([.string("zoom")]), "\(status)")
+        #expect(autoplay["next_ms"] == .null)
+        let shot = FileManager.default.temporaryDirectory.appendingPathComponent("z2-\(UUID().uuidString.prefix(8)).png").path
+        #expect(field(try client.request(.screenshot(path: shot)), "ok") == .bool(true))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: shot)) != Data(contentsOf: URL(fileURLWithPath: plain)))
+        try? FileManager.default.removeItem(atPath: shot)
+        try? FileManager.default.removeItem(atPath: plain)
+
+        #expect(number(field(try client.request(.zoom(scale: nil)), "zoom_target")) == 1)
+        ended = nil
+        while ended == nil, let line = try watcher.readLine() {
+            if field(line, "event") == .string("didEndZooming") { ended = field(line, "scale") }
+        }
+        #expect(number(ended) == 1)
+        try client.send(line: "zoom 40")
+        #expect(field(try client.readLine() ?? "", "ok") == .bool(false))
+        #expect(field(try client.request(.set(key: "zoom.enabled", value: "false")), "ok") == .bool(true))
+        let refused = try client.request(.zoom(scale: 2))
+        #expect(field(refused, "ok") == .bool(false))
+        if case let .string(text)? = field(refused, "error") { #expect(text.contains("[zoom] enabled = false")) }
+    }
+
     @Test func theDaemonWritesIntoTheFileAndKeepsNoDescriptor() throws {
         let socket = FileManager.default.temporaryDirectory.appendingPathComponent("pf-\(UUID().uuidString.prefix(8)).sock").path
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")

@@ -63,6 +63,74 @@ struct FramePathTests {
         #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
     }
 
+    @Test("a zoomed picture pushed past its edge drags the pages with whole frames, no window slide; unzoomed, the window moves again")
+    func aZoomedHandoverWritesFramesInPlace() throws {
+        let d = try OffscreenDaemon()
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        d.advance(ms: 20)
+        #expect(d.daemon.windowRoom == d.daemon.compositor.axisExtent)
+        #expect(d.daemon.perform(.zoom(scale: 2)) == nil)
+        for _ in 0..<100 { d.advance(ms: 10) }
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        #expect(d.daemon.model.zoomScale(at: Timestamp(microseconds: d.now)) == 2)
+        #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
+        // One finger from the right: 80 px to the picture's edge, then the pages move.
+        var x = 300.0
+        d.daemon.feed(.down(id: 0, at: Point(x: x, y: 100)), at: d.now)
+        var windows = Set<PixelPoint>(), wrong = 0, frames = 0
+        var last = d.daemon.pacer.framesPresented
+        for _ in 0..<30 {
+            d.advance(ms: 10)
+            x -= 8
+            d.daemon.feed(.move(id: 0, to: Point(x: x, y: 100)), at: d.now)
+            d.advance(ms: 1)
+            guard d.daemon.pacer.framesPresented != last else { continue }
+            last = d.daemon.pacer.framesPresented
+            frames += 1
+            windows.insert(d.backend.window)
+            wrong += Self.differences(d.backend, Self.expected(d.daemon))
+        }
+        #expect(d.daemon.model.isDragging, "the pan handed over to paging")
+        #expect(d.daemon.writer.scene.spans.contains { $0.zoom != nil })
+        #expect(frames > 5)
+        #expect(wrong == 0)
+        #expect(windows == [PixelPoint(x: 0, y: 0)], "no window slide while zoomed: \(windows)")
+        // Flicked on: the settle to the next page still shows the zoomed picture sliding out.
+        for _ in 0..<3 {
+            d.advance(ms: 10)
+            x -= 30
+            d.daemon.feed(.move(id: 0, to: Point(x: x, y: 100)), at: d.now)
+        }
+        d.daemon.feed(.up(id: 0), at: d.now)
+        var settleFrames = 0
+        for _ in 0..<150 {
+            d.advance(ms: 10)
+            guard d.daemon.pacer.framesPresented != last else { continue }
+            last = d.daemon.pacer.framesPresented
+            if d.daemon.writer.scene.spans.contains(where: { $0.zoom != nil }) {
+                settleFrames += 1
+                windows.insert(d.backend.window)
+                // Nothing laid out ahead: at most the panel (and the dots) a frame.
+                #expect(d.daemon.writer.pixelsWritten <= 320 * 200 * 12 / 10, "\(d.daemon.writer.pixelsWritten) pixels")
+                #expect(d.daemon.writer.scene.low == 0 && d.daemon.writer.scene.high == 320)
+            }
+            wrong += Self.differences(d.backend, Self.expected(d.daemon))
+        }
+        #expect(settleFrames > 5)
+        #expect(wrong == 0)
+        #expect(windows == [PixelPoint(x: 0, y: 0)], "no window slide while zoomed: \(windows)")
+        #expect(d.daemon.status()["index"] == .int(1))
+        #expect(d.daemon.model.zoomView(at: Timestamp(microseconds: d.now)) == nil)
+        #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
+        // Nothing zoomed: the next slide moves the window again.
+        let result = Self.slide(d, display: d.backend)
+        #expect(result.wrong == 0)
+        #expect(result.windows.count > 10)
+    }
+
     @Test("zero_copy = false, set while running: panel-sized buffers and whole frames; true again: the window moves")
     func zeroCopyOff() throws {
         let d = try OffscreenDaemon()

@@ -31,7 +31,7 @@ struct SocketLimitsTests {
             ("display off", { if case let .object(d)? = $0["display"] { return d["power"] == .string("off") }; return false }),
             ("display on", { if case let .object(d)? = $0["display"] { return d["power"] == .string("on") }; return false }),
             ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 15 }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 16 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {

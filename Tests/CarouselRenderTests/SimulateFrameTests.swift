@@ -97,6 +97,39 @@ struct SimulateFrameTests {
         }
     }
 
+    @Test("a double-tapped frame is render --zoom of the zoom the tap made")
+    func zoomedFrame() throws {
+        let binary = try Tools.requireCarouseld()
+        let scratch = try Scratch("simzoom")
+        let picture = scratch.file("plasma.png")
+        try Tools.magick(["-size", "640x400", "-seed", "5", "plasma:", "-blur", "0x1", picture])
+        let ini = try scratch.write("c.ini", "[images]\nfiles = \(picture)\n[autoplay]\nenabled = false\n")
+        let simulated = scratch.file("sim.png")
+        let script = try scratch.write("zoom.sim", """
+            size 320x200
+            at 100 down 80 60
+            at 140 up
+            at 240 down 80 60
+            at 280 up
+            at 1500 probe
+            at 1500 frame \(simulated)
+            until 1500
+            """)
+        let run = try Tools.run(binary, ["simulate", script, "--config", ini])
+        #expect(run.status == 0, "simulate exited \(run.status): \(run.stderr)")
+        #expect(run.text.contains(#""zoom":2.5"#), "\(run.text)")
+        // 2.5x about (80, 60): the frame's translation is p - 2.5 p.
+        let rendered = scratch.file("render.png")
+        let r = try Tools.run(binary, ["render", "--config", ini, "--size", "320x200", "--offset", "0",
+                                       "--zoom=2.5,-120,-90", "--out", rendered])
+        #expect(r.status == 0, "render exited \(r.status): \(r.stderr)")
+        let a = try RGBImage(file: simulated), b = try RGBImage(file: rendered)
+        #expect(a.differingPixels(from: b) == 0)
+        let plain = scratch.file("plain.png")
+        _ = try Tools.run(binary, ["render", "--config", ini, "--size", "320x200", "--offset", "0", "--out", plain])
+        #expect(try RGBImage(file: plain).differingPixels(from: a) > 320 * 200 / 2, "the frame is zoomed")
+    }
+
     /// `at` lines in time order (a probe and a frame may be written after later moves).
     func timelineSorted(_ script: String) -> String {
         var head: [String] = [], steps: [(Double, Int, String)] = [], tail: [String] = []

@@ -483,6 +483,7 @@ struct DragTests {
     func configurableSlop() throws {
         let out = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         set touch_slop 30
         at 100 down 640 400
         at 150 move 620 400

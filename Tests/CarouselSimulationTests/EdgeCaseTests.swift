@@ -193,6 +193,7 @@ struct EdgeCaseTests {
         // With item_size 0.5 both neighbours of item 0 are item 1.
         let tap = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         images 2
         set item_size 0.5
         at 100 down 100 400

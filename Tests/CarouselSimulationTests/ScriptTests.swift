@@ -21,7 +21,9 @@ let badScripts: [BadScript] = [
     BadScript(what: "negative time", text: "at -5 probe\n", line: 1),
     BadScript(what: "bad coordinate", text: "at 100 down 10 x\n", line: 1),
     BadScript(what: "missing coordinate", text: "\n\nat 100 down 10\n", line: 3),
-    BadScript(what: "extra argument", text: "at 100 up 5\n", line: 1),
+    BadScript(what: "extra argument", text: "at 100 up 5 6\n", line: 1),
+    BadScript(what: "finger id out of range", text: "at 100 down 5 5 10\n", line: 1),
+    BadScript(what: "finger id not a number", text: "at 100 up x\n", line: 1),
     BadScript(what: "bad images count", text: "images many\n", line: 1),
     BadScript(what: "negative images count", text: "images -1\n", line: 1),
     BadScript(what: "bad size", text: "size 1280\n", line: 1),
@@ -67,7 +69,8 @@ struct ScriptTests {
         }
         let w = try simulate("set carousel.wrap false\nat 100 command goto 4\nat 350 probe\n")
         #expect(w.probe(350)?.offset.isClose(2, 1e-6) == true)
-        let s = try simulate("set input.touch_slop 30\nset autoplay false\nat 100 down 640 400\nat 150 move 615 400\nat 200 up\n")
+        // double_tap off: the tap selects at the lift (the script ends there).
+        let s = try simulate("set input.touch_slop 30\nset autoplay false\nset zoom.double_tap false\nat 100 down 640 400\nat 150 move 615 400\nat 200 up\n")
         #expect(s.events("didSelectItem").count == 1)
     }
 

@@ -68,6 +68,7 @@ struct StartIndexTests {
         // alignment, lead 320) is item 1, x=319 is item 4 (wrap).
         let tap = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         set item_size 0.5
         at 100 down 1279 400
         at 150 up
@@ -78,6 +79,7 @@ struct StartIndexTests {
         // 800 high: vertically, item_size 0.5 is 400 px, lead 200.
         let v = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         set vertical true
         set item_size 0.5
         at 100 down 1279 799

@@ -15,7 +15,7 @@ import Testing
 let allEventNames: Set<String> = [
     "didScroll", "currentItemIndexDidChange", "willBeginDragging", "didEndDragging",
     "willBeginDecelerating", "didEndDecelerating", "didEndScrollingAnimation",
-    "didSelectItem", "longPress",
+    "didSelectItem", "longPress", "didZoom", "didEndZooming",
 ]
 let indexedEventNames: Set<String> = ["currentItemIndexDidChange", "didSelectItem", "longPress"]
 let allStates: Set<String> = ["idle", "tracking", "dragging", "decelerating", "settling", "animating"]
@@ -30,6 +30,8 @@ struct Probe {
     var running: Bool
     var pausedBy: [String]
     var nextMs: Double?
+    /// The zoomed picture's scale: 1 when the probe has no "zoom" (nothing zoomed).
+    var zoom: Double = 1
 }
 
 struct OutLine {
@@ -38,6 +40,7 @@ struct OutLine {
     var index: Int?
     var offset: Double?
     var willDecelerate: Bool?
+    var scale: Double?
     var probe: Probe?
     var raw: String
 }
@@ -77,6 +80,10 @@ func parseLine(_ raw: String, sourceLocation: SourceLocation) -> OutLine? {
         if let i = obj["index"] as? NSNumber { line.index = i.intValue }
         if let o = obj["offset"] as? NSNumber { line.offset = o.doubleValue }
         if let w = obj["willDecelerate"] as? Bool { line.willDecelerate = w }
+        if let z = obj["scale"] as? NSNumber { line.scale = z.doubleValue }
+        if name == "didZoom" || name == "didEndZooming" {
+            #expect(line.scale != nil, "\(name) without \"scale\": \(raw)", sourceLocation: sourceLocation)
+        }
         if indexedEventNames.contains(name) {
             #expect(line.index != nil, "\(name) without an integer \"index\": \(raw)", sourceLocation: sourceLocation)
         }
@@ -111,7 +118,7 @@ func parseLine(_ raw: String, sourceLocation: SourceLocation) -> OutLine? {
             #expect(nextRaw is NSNull, "next_ms is neither a number nor null: \(raw)", sourceLocation: sourceLocation)
         }
         line.probe = Probe(t: t, offset: offset, index: index, page: page, state: state, running: running,
-                           pausedBy: pausedBy, nextMs: next)
+                           pausedBy: pausedBy, nextMs: next, zoom: (p["zoom"] as? NSNumber)?.doubleValue ?? 1)
     } else {
         Issue.record("line is neither an event nor a probe: \(raw)", sourceLocation: sourceLocation)
         return nil

@@ -68,6 +68,7 @@ struct TapTests {
     func tap(_ c: TapCase) throws {
         let out = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         \(c.settings)
         at 100 down \(fmt(c.x)) \(fmt(c.y))
         at 103 move \(fmt(c.x + 3)) \(fmt(c.y - 2))
@@ -91,6 +92,7 @@ struct TapTests {
     func tapAfterDrag() throws {
         let out = try simulate("""
         set autoplay false
+        set double_tap false  # these taps select at the lift
         set item_size 0.5
         set spacing 40
         \(path(from: (1100, 400), to: (500, 400), at: 100, ms: 600))
@@ -107,7 +109,7 @@ struct TapTests {
 
     @Test("tap just inside the 500 ms timeout selects; long press at 500 ms does not")
     func tapTimeout() throws {
-        let quick = try simulate("set autoplay false\nat 100 down 640 400\nat 590 up\n")
+        let quick = try simulate("set autoplay false\nset double_tap false\nat 100 down 640 400\nat 590 up\n")
         #expect(quick.events("didSelectItem").map { $0.index } == [0], "\(quick.text)")
         #expect(quick.events("longPress").isEmpty)
     }

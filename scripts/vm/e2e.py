@@ -773,6 +773,111 @@ WALL = [("pictures on the wall: crossfade and cut change the picture without a s
         ("pictures on the wall: HEIC, AVIF, GIF, animated WebP show, each corrupt HEIC skipped with one line", wall_formats)]
 
 
+ZOOM_SOCKET = "/tmp/e2e-zoom.sock"
+
+
+def double_tap(touch, x, y, gap_ms=120):
+    """Two taps gap_ms apart, played by uinput_touch.py in one go: a command
+    each, waiting for its reply, would put the host's round trip between
+    them (more than the 300 ms window under TCG)."""
+    touch.job.write(f"tap {x} {y} 40\nsleep {gap_ms}\ntap {x} {y} 40\n")
+    for _ in range(3):
+        reply = touch.job.readline(60)
+        if not reply.startswith("ok"):
+            raise Failure(f"uinput_touch.py double tap: {reply}")
+
+
+def zoom_pinch_and_double_tap(s, touch):
+    """Two fingers of the uinput touchscreen pinch the picture 1:1 about
+    their midpoint: after the lift the status says the scale their distances
+    give and the captured screen is `carouseld render --zoom` of that zoom
+    (the decode at the zoom's resolution, cropped); autoplay waits. A double
+    tap zooms back to 1 (the screen is the unzoomed frame), another one to
+    2.5x about the tapped point; a single tap selects only after the
+    double-tap window."""
+    vm = s.vm
+    extra = {"control": {"socket": ZOOM_SOCKET}, "autoplay": {"enabled": "true", "interval": "3", "resume_delay": "6"}}
+
+    def ask(line):
+        r = vm.run(["python3", "-c", ASK, ZOOM_SOCKET, line], timeout=60)
+        try:
+            return json.loads(r.out)
+        except ValueError:
+            raise Failure(f"{line}: no reply: rc {r.rc} {r.out!r} {r.err!r}")
+
+    def zoomed_screen(scale, tx, ty, name, minimum=30.0):
+        w, h, rgb = vm.wait_screen_stable(interval=0.3, stable_for=1.5, timeout=90)
+        shot = vm.screendump(os.path.join(s.out, f"{name}.png"))
+        ini = tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False)
+        ini.write(s.config(extra, host=True))
+        ini.close()
+        out = os.path.join(s.out, f"ref-{name}.png")
+        host_binary = os.path.join(REPO, os.path.relpath(s.binary, GUEST_REPO))
+        subprocess.run([host_binary, "render", "--config", ini.name, "--size", f"{w}x{h}", "--offset=0",
+                        f"--zoom={scale},{tx},{ty}", "--out", out], check=True, capture_output=True)
+        value = psnr(rgb, read_png_rgb(out)[2])
+        s.figures[f"psnr {name}"] = round(value, 1)
+        if value < minimum:
+            raise Failure(f"screen differs from render --zoom {scale},{tx},{ty}: PSNR {value:.1f} dB < {minimum} ({shot})")
+
+    d = s.start(extra)
+    s.wait_log(d, r"first picture on screen")
+    s.screen_matches(0, "27-before-zoom", extra)
+    # A pinch about the centre: 200 px apart, then 600 (each finger a frame of its own).
+    touch.down(540, 400, 0)
+    touch.down(740, 400, 1)
+    for i in range(1, 21):
+        touch.move(540 - 10 * i, 400, 0)
+        touch.move(740 + 10 * i, 400, 1)
+    touch.up(1)
+    touch.up(0)
+    s.wait_log(d, r"event didEndZooming")
+    status = ask("status")
+    if abs(status["zoom"] - 3) > 0.02 or "zoom" not in status["autoplay"]["paused_by"]:
+        raise Failure(f"after the pinch: zoom {status['zoom']}, autoplay {status['autoplay']}")
+    if status["index"] != 0 or "willBeginDragging" in d.err:
+        raise Failure("the pinch paged")
+    scale = status["zoom"]
+    # The centre stays where it was: t = c - s*c.
+    zoomed_screen(scale, 640 * (1 - scale), 400 * (1 - scale), "28-pinched-to-3x")
+    # Autoplay waits while zoomed: nothing moves for longer than interval.
+    time.sleep(4)
+    if ask("status")["index"] != 0:
+        raise Failure("autoplay advanced a zoomed picture")
+    # A double tap: back to 1.
+    double_tap(touch, 640, 400)
+    s.wait_log(d, r"(?s)event didEndZooming.*event didEndZooming")
+    # Back at 1, autoplay would resume resume_delay from now: held by a
+    # pause for the rest of the checks.
+    ask("pause")
+    if abs(ask("status")["zoom"] - 1) > 1e-9 or ask("status")["index"] != 0:
+        raise Failure(f"a double tap did not zoom back to 1: {ask('status')['zoom']}")
+    s.screen_matches(0, "29-double-tap-back-to-1", extra)
+    if re.search(r"select \d", d.err):
+        raise Failure("the double tap selected")
+    # Another, about (320, 200): 2.5x with that point kept.
+    double_tap(touch, 320, 200)
+    s.wait_log(d, r"(?s)(event didEndZooming.*){3}")
+    status = ask("status")
+    if status["zoom"] != 2.5:
+        raise Failure(f"a double tap zoomed to {status['zoom']}, not 2.5")
+    zoomed_screen(2.5, 320 - 2.5 * 320, 200 - 2.5 * 200, "30-double-tap-to-2.5x")
+    # A single tap: select once the double-tap window has closed.
+    touch.tap(900, 600, ms=40)
+    s.wait_log(d, r"select 0")
+    if abs(ask("status")["zoom"] - 2.5) > 1e-9:
+        raise Failure("a single tap changed the zoom")
+    # zoom reset: back at 1, and autoplay resumes resume_delay later.
+    ask("resume")
+    if ask("status")["autoplay"]["paused_by"] != ["zoom"]:
+        raise Failure(f"zoomed, autoplay is {ask('status')['autoplay']}")
+    reply = ask("zoom reset")
+    if reply.get("ok") is not True or reply["zoom_target"] != 1:
+        raise Failure(f"zoom reset: {reply}")
+    s.wait_log(d, r"event currentItemIndexDidChange 1", timeout=90)
+    s.stop(d)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
@@ -787,7 +892,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
-                 "album: a folder swapped by mv is seen"] + [name for name, _ in WALL]
+                 "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps"] + [name for name, _ in WALL]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
@@ -1045,7 +1150,8 @@ def main():
                          ("reload: new mode in place, then a bad file refused", reload_in_place),
                          ("reload: new mode while frames are in flight", reload_while_moving),
                          ("a 24 Hz touchscreen flings", slow_touchscreen_flings),
-                         ("album: a folder swapped by mv is seen", album_folder_swapped_by_mv)]
+                         ("album: a folder swapped by mv is seen", album_folder_swapped_by_mv),
+                         ("zoom: a two-finger pinch and double taps", lambda: zoom_pinch_and_double_tap(s, touch))]
                          + [(name, lambda fn=fn: fn(s, touch)) for name, fn in WALL]):
             if name not in scenarios or (args.only and args.only not in name):
                 continue

@@ -1,0 +1,78 @@
+import CarouselImaging
+import CarouselRender
+import Foundation
+import Testing
+
+/// The decode a zoom needs (issue 13): off the loop, at the resolution the
+/// scale asks for, within max_pixels, the file's own pixels and an explicit
+/// budget, and let go when the zoom ends.
+@Suite("ItemCache: decodes for a zoom", .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
+struct ZoomDecodeTests {
+    static let item = PixelSize(width: 100, height: 50)
+
+    static func cache(maxPixels: Int = 64_000_000, budgetBytes: Int = 64 << 20, explicit: Bool = false) -> ItemCache {
+        ItemCache(settings: ItemCache.Settings(itemSize: item, fit: .contain, background: .black, maxPixels: maxPixels,
+                                               budgetBytes: budgetBytes, keepsUnwanted: explicit))
+    }
+
+    /// A 1000x500 file: ten times the item's pixels along each side.
+    static func file(_ scratch: Scratch) throws -> String {
+        let path = scratch.file("big.png")
+        try Tools.magick(["-size", "1000x500", "gradient:red-blue", path])
+        return path
+    }
+
+    @Test("the scale rounded up to a half, then let go when the zoom ends")
+    func atTheScale() throws {
+        let scratch = try Scratch("zoomdecode")
+        let path = try Self.file(scratch)
+        let cache = Self.cache()
+        cache.want([path])
+        cache.waitUntilIdle()
+        let screenBytes = cache.residentBytes
+        cache.wantZoom(path: path, scale: 2.2)
+        cache.waitUntilIdle()
+        let zoomed = try #require(cache.zoomImage(for: path))
+        #expect(zoomed.width == 250 && zoomed.height == 125)
+        #expect(cache.residentBytes == screenBytes + zoomed.byteCount)
+        // Coming back from 2.2 keeps the sharper picture; further in makes a sharper one.
+        cache.wantZoom(path: path, scale: 1.4)
+        cache.waitUntilIdle()
+        #expect(cache.zoomImage(for: path)?.identity == zoomed.identity)
+        cache.wantZoom(path: path, scale: 4)
+        cache.waitUntilIdle()
+        #expect(cache.zoomImage(for: path)?.width == 400)
+        cache.wantZoom(path: nil, scale: 1)
+        #expect(cache.zoomImage(for: path) == nil)
+        #expect(cache.residentBytes == screenBytes)
+    }
+
+    @Test("no more than the file has or an explicit budget leaves")
+    func bounded() throws {
+        let scratch = try Scratch("zoombound")
+        let path = try Self.file(scratch)
+        // The file is 10x the item: a zoom of 16 gets 10.
+        let native = Self.cache()
+        native.want([path])
+        native.wantZoom(path: path, scale: 16)
+        native.waitUntilIdle()
+        #expect(native.zoomImage(for: path)?.width == 1000)
+        // cache_mb given: 20,000 bytes a screen picture; a budget of 5 of them holds one
+        // screen picture and a zoom of sqrt(4) = 2.
+        let budget = Self.cache(budgetBytes: 5 * 20_000, explicit: true)
+        budget.want([path])
+        budget.wantZoom(path: path, scale: 4)
+        budget.waitUntilIdle()
+        #expect(budget.zoomImage(for: path)?.width == 200)
+        #expect(budget.residentBytes <= 5 * 20_000)
+        // A file no larger than the screen: nothing to decode, the screen picture is scaled up.
+        let small = scratch.file("small.png")
+        try Tools.magick(["-size", "100x50", "xc:green", small])
+        let upscale = Self.cache()
+        upscale.want([small])
+        upscale.wantZoom(path: small, scale: 3)
+        upscale.waitUntilIdle()
+        #expect(upscale.zoomImage(for: small) == nil)
+        #expect(upscale.missing.isEmpty)
+    }
+}
