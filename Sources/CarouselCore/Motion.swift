@@ -160,25 +160,21 @@ struct EaseMotion: Equatable, Sendable {
 /// to show more), while the incoming picture's weight follows SwipeView's
 /// cubic ease-in-out from 0 to 1.
 struct FadeMotion: Equatable, Sendable {
-    let start: Timestamp
     let from: Double     // offset, items
     let to: Double       // offset, items
-    let end: Timestamp
+    /// The incoming picture's weight: the slide's ease from 0 to 1.
+    private let weight: EaseMotion
 
     init(from: Double, to: Double, duration: Double, at start: Timestamp) {
-        self.start = start
         self.from = from
         self.to = to
-        end = start.adding(seconds: max(duration, 0))
+        weight = EaseMotion(from: 0, to: 1, duration: duration, at: start)
     }
 
+    var end: Timestamp { weight.end }
+
     /// How much of the incoming picture shows, 0 to 1.
-    func fraction(at time: Timestamp) -> Double {
-        if time >= end { return 1 }
-        let duration = end.seconds(since: start)
-        guard duration > 0 else { return 1 }
-        return EaseMotion.ease(max(0, time.seconds(since: start)) / duration)
-    }
+    func fraction(at time: Timestamp) -> Double { weight.offset(at: time) }
 
     func offset(at time: Timestamp) -> Double { fraction(at: time) < 0.5 ? from : to }
 }

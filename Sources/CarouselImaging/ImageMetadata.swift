@@ -299,16 +299,23 @@ public struct ImageMetadata: Equatable, Sendable {
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        var bytes = [UInt8](repeating: 0, count: min(limit, Int(info.st_size)))
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        return Array(bytes.prefix(filled))
+        return readBytes(from: fd, upTo: min(limit, Int(info.st_size)))
     }
+}
+
+/// Up to `limit` bytes read from `fd` where it stands (fewer at its end or
+/// on an error), reading again after EINTR and short reads.
+public func readBytes(from fd: Int32, upTo limit: Int) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: max(limit, 0))
+    var filled = 0
+    while filled < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+        if n < 0, errno == EINTR { continue }
+        if n <= 0 { break }
+        filled += n
+    }
+    bytes.removeLast(bytes.count - filled)
+    return bytes
 }
 
 extension ByteView {

@@ -85,15 +85,7 @@ public enum Caption {
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             throw Problem(message: "caption: \(path) is not a regular file; no caption")
         }
-        var bytes = [UInt8](repeating: 0, count: sidecarLimit)
-        var filled = 0
-        while filled < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
-            filled += n
-        }
-        bytes.removeLast(bytes.count - filled)
+        var bytes = readBytes(from: fd, upTo: sidecarLimit)
         if Int(info.st_size) > sidecarLimit {
             // Cut at the limit: a character split there is dropped, not called invalid.
             var cut = bytes.count

@@ -238,14 +238,18 @@ struct DaemonTests {
             var p = pollfd(fd: watch, events: Int16(POLLPRI), revents: 0)
             return poll(&p, 1, 0) > 0 && p.revents & Int16(POLLPRI | POLLERR) != 0
         }
+        // A loaded full run can also finish the last of the start's work late
+        // (a read blocked on a busy disk shows no CPU time): a window with a
+        // wake-up is measured again, a few times. A loop that wakes by itself
+        // at rest (a timer, a poll) wakes in every window and fails.
         var before: Int?
         var after: Int?
-        for _ in 0..<10 {
+        for _ in 0..<6 {
             readMounts()
             before = d.loopWakeups
             usleep(1_500_000)
             after = d.loopWakeups
-            if !mountsChanged() { break }
+            if after == before, !mountsChanged() { break }
             usleep(500_000)
         }
         #expect(after == before, "the loop woke up with nothing to do")
