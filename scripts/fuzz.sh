@@ -65,7 +65,8 @@ for t in "${targets[@]}"; do
   # The first folder is where libFuzzer adds what it finds; the committed ones are only read.
   # Swift's own crash backtracer is off: libFuzzer prints the stack, and the
   # backtracer's reads of memory trip AddressSanitizer's shadow gap.
-  CAROUSEL_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no "$binary" "$corpus" "Fuzz/corpus/$t" "Fuzz/regressions/$t" \
+  # Fuzz/lsan.supp: leaks inside third-party decoders (each with its reason).
+  CAROUSEL_FUZZ_TARGET=$t SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=Fuzz/lsan.supp "$binary" "$corpus" "Fuzz/corpus/$t" "Fuzz/regressions/$t" \
     "${dict[@]}" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="Fuzz/crashes/$t-" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
@@ -79,7 +80,7 @@ for t in "${targets[@]}"; do
     input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
     if [ -n "$input" ]; then
       echo "  the input: $input"
-      echo "  again: CAROUSEL_FUZZ_TARGET=$t $binary $input"
+      echo "  again: CAROUSEL_FUZZ_TARGET=$t LSAN_OPTIONS=suppressions=Fuzz/lsan.supp $binary $input"
       echo "  without sanitizers: swift build --product carousel-fuzz && .build/debug/carousel-fuzz $t $input"
       echo "  once fixed: git mv/add it as Fuzz/regressions/$t/NAME (swift test replays it)"
     fi
