@@ -44,18 +44,25 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
-    /// Two bands of panel rows in ordinary memory, for crossfades (made on the first).
-    private var bands: (outgoing: Frame, incoming: Frame)?
-    private static let bandRows = 16
+    /// A panel row of background, where a crossfade blends a scene's background from.
+    private let backgroundRow: UnsafeMutablePointer<UInt32>
+    /// A crossfade's column stretches (reused between frames, as `strips`).
+    private var incomingStrips: [Strip] = []
+    private var fades: [Fade] = []
 
     public init(compositor: Compositor) {
         self.compositor = compositor
         scratchCount = max(compositor.panel.width, 1)
         scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: scratchCount)
         scratch.initialize(repeating: 0, count: scratchCount)
+        backgroundRow = UnsafeMutablePointer<UInt32>.allocate(capacity: scratchCount)
+        backgroundRow.initialize(repeating: compositor.background, count: scratchCount)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        backgroundRow.deallocate()
+    }
 
     /// Forgets what every buffer holds (they were made anew, or something
     /// outside the writer wrote them): the next frame in each is written whole.
@@ -228,20 +235,7 @@ public final class ScreenWriter {
             // Where each column stretch of every row comes from, worked out
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
-            for interval in repaint {
-                var x = interval.start
-                for span in scene.spans {
-                    let a = max(span.start + s, x), b = min(span.end + s, interval.end)
-                    guard b > a else { continue }
-                    if a > x { strips.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
-                    let source = span.image.map { image in
-                        image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
-                    }
-                    strips.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
-                    x = b
-                }
-                if x < interval.end { strips.append(Strip(x0: x, x1: interval.end, source: nil, stride: 0)) }
-            }
+            for interval in repaint { Self.addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
             withExtendedLifetime(scene) {
@@ -280,6 +274,25 @@ public final class ScreenWriter {
             }
             pixelsWritten += cross * Self.total(repaint)
         }
+    }
+
+    /// Appends to `list` where columns `x0..<x1` (buffer coordinates, the
+    /// window at `s`) of every row come from: stretches of the scene's
+    /// pictures (`source` at row 0) and of background, in order, covering
+    /// `x0..<x1` exactly. Panel axis horizontal only.
+    private static func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
+        var x = x0
+        for span in scene.spans {
+            let a = max(span.start + s, x), b = min(span.end + s, x1)
+            guard b > a else { continue }
+            if a > x { list.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
+            let source = span.image.map { image in
+                image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
+            }
+            list.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
+            x = b
+        }
+        if x < x1 { list.append(Strip(x0: x, x1: x1, source: nil, stride: 0)) }
     }
 
     /// Writes row `y` (buffer coordinates) from `x0` to `x1` of `destination`
@@ -345,19 +358,19 @@ public final class ScreenWriter {
     // MARK: - Crossfade
 
     /// Writes the window whole as `outgoing` with `incoming` over it at
-    /// `fraction`, dots on top, at window 0: band by band, both scenes are
-    /// written into ordinary memory (cache-sized bands), then each row is
-    /// blended straight into the buffer, which is only written (rows under
-    /// the dots go through the blend in ordinary memory, the dots on top,
-    /// and are then copied). The window does not move during a crossfade,
-    /// and what it held is unknown afterwards, so the first frame after one
-    /// is written whole again.
+    /// `fraction`, dots on top, at window 0. Each row is blended straight
+    /// from the two scenes' pictures (or the background row where a scene
+    /// shows background) into the buffer, which is only written: every
+    /// pixel costs two reads and a write, as near a memcpy as a blend gets
+    /// (issue 13: within 2x). Rows under the dots or the clock are blended
+    /// in the scratch row instead, the clock and the dots drawn over them
+    /// there (drawing them needs reads), and then copied. The window does
+    /// not move during a crossfade, and what it held is unknown afterwards,
+    /// so the first frame after one is written whole again.
     private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
                                 record: inout Record) {
         let width = compositor.panel.width, height = compositor.panel.height
         let horizontal = axis == .horizontal
-        let (a, b) = bands ?? (Frame(width: width, height: Self.bandRows), Frame(width: width, height: Self.bandRows))
-        bands = (a, b)
         let plan = plan(page: outgoing.page, pageCount: outgoing.pageCount)
         let stamp = outgoing.stamp.map { stampRect($0, window: 0) }
         // Dots drawn elsewhere in a longer buffer are off screen; their stretch is unknown now.
@@ -365,37 +378,77 @@ public final class ScreenWriter {
             record.markUnknown(horizontal ? old.rect.x0 : old.rect.y0, horizontal ? old.rect.x1 : old.rect.y1,
                                scratch: &merged)
         }
-        var y0 = 0
-        while y0 < height {
-            let rows = min(Self.bandRows, height - y0)
-            for y in y0..<(y0 + rows) {
-                fill(a.row(y - y0), y: y, from: 0, to: width, outgoing, window: 0)
-                fill(b.row(y - y0), y: y, from: 0, to: width, incoming, window: 0)
+        if horizontal {
+            // Where each column stretch of every row comes from in both
+            // scenes, worked out once: the row loop is then blends only.
+            strips.removeAll(keepingCapacity: true)
+            Self.addStrips(outgoing, window: 0, from: 0, to: width, to: &strips)
+            incomingStrips.removeAll(keepingCapacity: true)
+            Self.addStrips(incoming, window: 0, from: 0, to: width, to: &incomingStrips)
+            fades.removeAll(keepingCapacity: true)
+            let background = UnsafeRawPointer(backgroundRow)
+            var i = 0, j = 0, x = 0
+            // Both lists cover 0..<width exactly: cut at every end of either.
+            while x < width {
+                let p = strips[i], q = incomingStrips[j]
+                let end = min(p.x1, q.x1)
+                fades.append(Fade(x0: x, x1: end,
+                                  outgoing: p.source.map { $0 + (x - p.x0) * 4 } ?? background + x * 4,
+                                  outgoingStride: p.source == nil ? 0 : p.stride,
+                                  incoming: q.source.map { $0 + (x - q.x0) * 4 } ?? background + x * 4,
+                                  incomingStride: q.source == nil ? 0 : q.stride))
+                x = end
+                if p.x1 == end { i += 1 }
+                if q.x1 == end { j += 1 }
             }
-            for y in y0..<(y0 + rows) {
-                let outgoingRow = a.row(y - y0), incomingRow = b.row(y - y0)
+        }
+        var o = 0, n = 0
+        // The pictures stay alive: the scenes hold them until this returns.
+        withExtendedLifetime((outgoing, incoming)) {
+            for y in 0..<height {
                 let underDots = plan.map { y >= $0.bounds.y0 && y < $0.bounds.y1 } ?? false
                 let underClock = stamp.map { y >= $0.y0 && y < $0.y1 } ?? false
-                if underDots || underClock {
-                    // The clock and the dots stay on top of both pictures.
-                    ImageScaler.crossfade(outgoingRow, incomingRow, into: outgoingRow, count: width, fraction: fraction)
-                    if let clock = outgoing.stamp { blend(clock, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
-                    if let plan { blendDots(plan, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
-                    target.row(y).update(from: outgoingRow, count: width)
+                let overlay = underDots || underClock
+                let row = overlay ? scratch : target.row(y)
+                if horizontal {
+                    for f in fades {
+                        ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self),
+                                              (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self),
+                                              into: row + f.x0, count: f.x1 - f.x0, fraction: fraction)
+                    }
                 } else {
-                    ImageScaler.crossfade(outgoingRow, incomingRow, into: target.row(y), count: width, fraction: fraction)
+                    // Each row comes whole from one picture (or background) in each scene.
+                    ImageScaler.crossfade(rowSource(outgoing, row: y, cursor: &o), rowSource(incoming, row: y, cursor: &n),
+                                          into: row, count: width, fraction: fraction)
+                }
+                if overlay {
+                    // The clock and the dots stay on top of both pictures.
+                    if let clock = outgoing.stamp { blend(clock, into: scratch, y: y, from: 0, to: width, window: 0) }
+                    if let plan { blendDots(plan, into: scratch, y: y, from: 0, to: width, window: 0) }
+                    target.row(y).update(from: scratch, count: width)
                 }
             }
-            y0 += rows
         }
-        withExtendedLifetime(outgoing) {}
-        withExtendedLifetime(incoming) {}
         pixelsWritten = width * height
         record.empty = false
         record.markUnknown(0, compositor.axisExtent, scratch: &merged)
         record.dots = nil
         record.stamp = nil
         record.window = 0
+    }
+
+    /// Where row `y` of the window (panel axis vertical, window 0) comes
+    /// from in `scene`: a row of the picture shown there, or the background
+    /// row. `cursor` walks the spans; call with rows in order.
+    private func rowSource(_ scene: Scene, row y: Int, cursor: inout Int) -> UnsafePointer<UInt32> {
+        while cursor < scene.spans.count, scene.spans[cursor].end <= y { cursor += 1 }
+        guard cursor < scene.spans.count, scene.spans[cursor].start <= y, let image = scene.spans[cursor].image else {
+            return UnsafePointer(backgroundRow)
+        }
+        let span = scene.spans[cursor]
+        return image.withUnsafeBytes { raw in
+            (raw.baseAddress! + (span.source + y - span.start) * image.stride).assumingMemoryBound(to: UInt32.self)
+        }
     }
 
     // MARK: - Dots and the clock
@@ -631,6 +684,18 @@ private struct Strip {
     var x1: Int
     var source: UnsafeRawPointer?
     var stride: Int
+}
+
+/// A stretch of columns of a crossfade row: where its outgoing and its
+/// incoming pixels are in row 0 (a picture's, or the background row with
+/// stride 0).
+private struct Fade {
+    var x0: Int
+    var x1: Int
+    var outgoing: UnsafeRawPointer
+    var outgoingStride: Int
+    var incoming: UnsafeRawPointer
+    var incomingStride: Int
 }
 
 private struct Interval {
