@@ -235,7 +235,7 @@ public final class ScreenWriter {
             // Where each column stretch of every row comes from, worked out
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
-            for interval in repaint { Self.addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
+            for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
             withExtendedLifetime(scene) {
@@ -276,18 +276,22 @@ public final class ScreenWriter {
         }
     }
 
-    /// Appends to `list` where columns `x0..<x1` (buffer coordinates, the
-    /// window at `s`) of every row come from: stretches of the scene's
-    /// pictures (`source` at row 0) and of background, in order, covering
-    /// `x0..<x1` exactly. Panel axis horizontal only.
-    private static func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
+    /// Appends to `list` where the stretch `x0..<x1` along the panel axis
+    /// (buffer coordinates, the window at `s`) comes from: stretches of the
+    /// scene's pictures and of background, in order, covering `x0..<x1`
+    /// exactly. A picture's `source` is its first pixel in the stretch: in
+    /// row 0 with the axis horizontal (columns), the stretch's first row
+    /// with it vertical (rows).
+    private func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
+        let horizontal = axis == .horizontal
         var x = x0
         for span in scene.spans {
             let a = max(span.start + s, x), b = min(span.end + s, x1)
             guard b > a else { continue }
             if a > x { list.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
             let source = span.image.map { image in
-                image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
+                image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
+                    + (span.source + a - span.start - s) * (horizontal ? 4 : image.stride)
             }
             list.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
             x = b
@@ -372,83 +376,81 @@ public final class ScreenWriter {
         let width = compositor.panel.width, height = compositor.panel.height
         let horizontal = axis == .horizontal
         let plan = plan(page: outgoing.page, pageCount: outgoing.pageCount)
-        let stamp = outgoing.stamp.map { stampRect($0, window: 0) }
         // Dots drawn elsewhere in a longer buffer are off screen; their stretch is unknown now.
         if let old = record.dots {
             record.markUnknown(horizontal ? old.rect.x0 : old.rect.y0, horizontal ? old.rect.x1 : old.rect.y1,
                                scratch: &merged)
         }
-        if horizontal {
-            // Where each column stretch of every row comes from in both
-            // scenes, worked out once: the row loop is then blends only.
-            strips.removeAll(keepingCapacity: true)
-            Self.addStrips(outgoing, window: 0, from: 0, to: width, to: &strips)
-            incomingStrips.removeAll(keepingCapacity: true)
-            Self.addStrips(incoming, window: 0, from: 0, to: width, to: &incomingStrips)
-            fades.removeAll(keepingCapacity: true)
-            let background = UnsafeRawPointer(backgroundRow)
-            var i = 0, j = 0, x = 0
-            // Both lists cover 0..<width exactly: cut at every end of either.
-            while x < width {
-                let p = strips[i], q = incomingStrips[j]
-                let end = min(p.x1, q.x1)
-                fades.append(Fade(x0: x, x1: end,
-                                  outgoing: p.source.map { $0 + (x - p.x0) * 4 } ?? background + x * 4,
-                                  outgoingStride: p.source == nil ? 0 : p.stride,
-                                  incoming: q.source.map { $0 + (x - q.x0) * 4 } ?? background + x * 4,
-                                  incomingStride: q.source == nil ? 0 : q.stride))
-                x = end
-                if p.x1 == end { i += 1 }
-                if q.x1 == end { j += 1 }
-            }
+        // Where each stretch along the panel axis comes from in both scenes,
+        // worked out once: the row loop is then blends only, and touches
+        // nothing reference-counted (a retain per row cost as much as a
+        // tenth of the blend).
+        strips.removeAll(keepingCapacity: true)
+        addStrips(outgoing, window: 0, from: 0, to: compositor.axisExtent, to: &strips)
+        incomingStrips.removeAll(keepingCapacity: true)
+        addStrips(incoming, window: 0, from: 0, to: compositor.axisExtent, to: &incomingStrips)
+        fades.removeAll(keepingCapacity: true)
+        let background = UnsafeRawPointer(backgroundRow)
+        // Along a vertical axis a step is a row of the picture; background is one row, repeated.
+        let step = { (strip: Strip) in horizontal ? 4 : strip.stride }
+        var i = 0, j = 0, x = 0
+        // Both lists cover the window exactly: cut at every end of either.
+        while x < compositor.axisExtent {
+            let p = strips[i], q = incomingStrips[j]
+            let end = min(p.x1, q.x1)
+            fades.append(Fade(start: x, end: end,
+                              outgoing: p.source.map { $0 + (x - p.x0) * step(p) } ?? background + (horizontal ? x * 4 : 0),
+                              outgoingStride: p.stride,
+                              incoming: q.source.map { $0 + (x - q.x0) * step(q) } ?? background + (horizontal ? x * 4 : 0),
+                              incomingStride: q.stride))
+            x = end
+            if p.x1 == end { i += 1 }
+            if q.x1 == end { j += 1 }
         }
-        var o = 0, n = 0
+        let clock = outgoing.stamp
+        let clockRows = clock.map { stampRect($0, window: 0) }.map { $0.y0..<$0.y1 } ?? 0..<0
+        let dotsRows = plan.map { $0.bounds.y0..<$0.bounds.y1 } ?? 0..<0
+        let fades = self.fades
+        let scratch = self.scratch
+        var k = 0
         // The pictures stay alive: the scenes hold them until this returns.
         withExtendedLifetime((outgoing, incoming)) {
             for y in 0..<height {
-                let underDots = plan.map { y >= $0.bounds.y0 && y < $0.bounds.y1 } ?? false
-                let underClock = stamp.map { y >= $0.y0 && y < $0.y1 } ?? false
-                let overlay = underDots || underClock
+                let overlay = clockRows.contains(y) || dotsRows.contains(y)
+                // The buffer's rows are streamed past the cache, which is
+                // better left to the pictures; the scratch row is read back.
                 let row = overlay ? scratch : target.row(y)
                 if horizontal {
                     for f in fades {
                         ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self),
                                               (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self),
-                                              into: row + f.x0, count: f.x1 - f.x0, fraction: fraction)
+                                              into: row + f.start, count: f.end - f.start, fraction: fraction,
+                                              streaming: !overlay)
                     }
                 } else {
                     // Each row comes whole from one picture (or background) in each scene.
-                    ImageScaler.crossfade(rowSource(outgoing, row: y, cursor: &o), rowSource(incoming, row: y, cursor: &n),
-                                          into: row, count: width, fraction: fraction)
+                    while fades[k].end <= y { k += 1 }
+                    let f = fades[k], r = y - f.start
+                    ImageScaler.crossfade((f.outgoing + r * f.outgoingStride).assumingMemoryBound(to: UInt32.self),
+                                          (f.incoming + r * f.incomingStride).assumingMemoryBound(to: UInt32.self),
+                                          into: row, count: width, fraction: fraction, streaming: !overlay)
                 }
                 if overlay {
                     // The clock and the dots stay on top of both pictures.
-                    if let clock = outgoing.stamp { blend(clock, into: scratch, y: y, from: 0, to: width, window: 0) }
+                    if let clock { blend(clock, into: scratch, y: y, from: 0, to: width, window: 0) }
                     if let plan { blendDots(plan, into: scratch, y: y, from: 0, to: width, window: 0) }
                     target.row(y).update(from: scratch, count: width)
                 }
             }
         }
+        // Once per frame: a fence per row cost a third of the blend.
+        ImageScaler.fenceStreamedStores()
         pixelsWritten = width * height
         record.empty = false
         record.markUnknown(0, compositor.axisExtent, scratch: &merged)
         record.dots = nil
         record.stamp = nil
         record.window = 0
-    }
-
-    /// Where row `y` of the window (panel axis vertical, window 0) comes
-    /// from in `scene`: a row of the picture shown there, or the background
-    /// row. `cursor` walks the spans; call with rows in order.
-    private func rowSource(_ scene: Scene, row y: Int, cursor: inout Int) -> UnsafePointer<UInt32> {
-        while cursor < scene.spans.count, scene.spans[cursor].end <= y { cursor += 1 }
-        guard cursor < scene.spans.count, scene.spans[cursor].start <= y, let image = scene.spans[cursor].image else {
-            return UnsafePointer(backgroundRow)
-        }
-        let span = scene.spans[cursor]
-        return image.withUnsafeBytes { raw in
-            (raw.baseAddress! + (span.source + y - span.start) * image.stride).assumingMemoryBound(to: UInt32.self)
-        }
     }
 
     // MARK: - Dots and the clock
@@ -686,12 +688,12 @@ private struct Strip {
     var stride: Int
 }
 
-/// A stretch of columns of a crossfade row: where its outgoing and its
-/// incoming pixels are in row 0 (a picture's, or the background row with
-/// stride 0).
+/// A stretch along the panel axis of a crossfade, where its outgoing and
+/// its incoming pixels are: as `Strip.source`, a picture's (its rows
+/// `stride` bytes apart) or the background row (stride 0).
 private struct Fade {
-    var x0: Int
-    var x1: Int
+    var start: Int
+    var end: Int
     var outgoing: UnsafeRawPointer
     var outgoingStride: Int
     var incoming: UnsafeRawPointer
