@@ -368,9 +368,10 @@ public final class ScreenWriter {
     /// pixel costs two reads and a write, as near a memcpy as a blend gets
     /// (issue 13: within 2x). Rows under the dots or the clock are blended
     /// in the scratch row instead, the clock and the dots drawn over them
-    /// there (drawing them needs reads), and then copied. The window does
-    /// not move during a crossfade, and what it held is unknown afterwards,
-    /// so the first frame after one is written whole again.
+    /// there (drawing them needs reads), and then copied; in rows they
+    /// cross, only the columns they cover. The window does not move during
+    /// a crossfade, and what it held is unknown afterwards, so the first
+    /// frame after one is written whole again.
     private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
                                 record: inout Record) {
         let width = compositor.panel.width, height = compositor.panel.height
@@ -408,39 +409,57 @@ public final class ScreenWriter {
             if q.x1 == end { j += 1 }
         }
         let clock = outgoing.stamp
-        let clockRows = clock.map { stampRect($0, window: 0) }.map { $0.y0..<$0.y1 } ?? 0..<0
-        let dotsRows = plan.map { $0.bounds.y0..<$0.bounds.y1 } ?? 0..<0
+        let clockRect = clock.map { stampRect($0, window: 0) }
+        let dotsRect = plan?.bounds
         let fades = self.fades
         let scratch = self.scratch
         var k = 0
+        /// Blends columns `x0..<x1` of row `y` into `row` (indexed by column).
+        func blend(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<UInt32>, streaming: Bool) {
+            guard x1 > x0 else { return }
+            if horizontal {
+                for f in fades where f.end > x0 && f.start < x1 {
+                    let a = max(f.start, x0), b = min(f.end, x1)
+                    ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
+                                          (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
+                                          into: row + a, count: b - a, fraction: fraction, streaming: streaming)
+                }
+            } else {
+                // Each row comes whole from one picture (or background) in each scene.
+                while fades[k].end <= y { k += 1 }
+                let f = fades[k], r = y - f.start
+                ImageScaler.crossfade((f.outgoing + r * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + x0,
+                                      (f.incoming + r * f.incomingStride).assumingMemoryBound(to: UInt32.self) + x0,
+                                      into: row + x0, count: x1 - x0, fraction: fraction, streaming: streaming)
+            }
+        }
         // The pictures stay alive: the scenes hold them until this returns.
         withExtendedLifetime((outgoing, incoming)) {
             for y in 0..<height {
-                let overlay = clockRows.contains(y) || dotsRows.contains(y)
+                // The columns under the clock or the dots in this row (none: c0 == c1).
+                var c0 = width, c1 = 0
+                func cover(_ r: Rect?) {
+                    guard let r, y >= r.y0, y < r.y1, r.x1 > r.x0 else { return }
+                    c0 = min(c0, max(r.x0, 0))
+                    c1 = max(c1, min(r.x1, width))
+                }
+                cover(clockRect)
+                cover(dotsRect)
+                c1 = max(c1, c0)
+                let row = target.row(y)
                 // The buffer's rows are streamed past the cache, which is
                 // better left to the pictures; the scratch row is read back.
-                let row = overlay ? scratch : target.row(y)
-                if horizontal {
-                    for f in fades {
-                        ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self),
-                                              (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self),
-                                              into: row + f.start, count: f.end - f.start, fraction: fraction,
-                                              streaming: !overlay)
-                    }
-                } else {
-                    // Each row comes whole from one picture (or background) in each scene.
-                    while fades[k].end <= y { k += 1 }
-                    let f = fades[k], r = y - f.start
-                    ImageScaler.crossfade((f.outgoing + r * f.outgoingStride).assumingMemoryBound(to: UInt32.self),
-                                          (f.incoming + r * f.incomingStride).assumingMemoryBound(to: UInt32.self),
-                                          into: row, count: width, fraction: fraction, streaming: !overlay)
+                blend(row: y, from: 0, to: c0, into: row, streaming: true)
+                if c1 > c0 {
+                    // The clock and the dots stay on top of both pictures:
+                    // drawn over the blend in the scratch row, then copied.
+                    let composed = scratch - c0
+                    blend(row: y, from: c0, to: c1, into: composed, streaming: false)
+                    if let clock { self.blend(clock, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    if let plan { blendDots(plan, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    (row + c0).update(from: scratch, count: c1 - c0)
                 }
-                if overlay {
-                    // The clock and the dots stay on top of both pictures.
-                    if let clock { blend(clock, into: scratch, y: y, from: 0, to: width, window: 0) }
-                    if let plan { blendDots(plan, into: scratch, y: y, from: 0, to: width, window: 0) }
-                    target.row(y).update(from: scratch, count: width)
-                }
+                blend(row: y, from: max(c0, c1), to: width, into: row, streaming: true)
             }
         }
         // Once per frame: a fence per row cost a third of the blend.
