@@ -9,16 +9,18 @@
 //
 // * The portable loop is the vector extension, plain SIMD on every target
 //   (NEON on ARM, SSE2 on x86-64) with no intrinsics.
-// * On x86-64 with AVX2 or AVX-512BW the same sum costs one multiply-add per
-//   two channels (vpmaddubsw), and the stores may stream past the cache
-//   (vmovntdq), which then keeps the two pictures every frame of the fade
-//   reads again. With AVX-512 each streamed store is a whole cache line:
-//   measured on an EPYC (Zen 5) host, 1920x1080, the AVX-512 loop's frame
-//   cost 1.6-1.8x a memcpy of the frame, the AVX2 loop's 2.2-2.3x, the
-//   portable loop built for AVX2 3-3.5x.
+// * On x86-64 with AVX2 the same sum costs one multiply-add per two
+//   channels (vpmaddubsw) instead of widening, subtracting and multiplying
+//   each, and the stores may stream past the cache (vmovntdq), which then
+//   keeps the two pictures every frame of the fade reads again.
 // * Streamed stores are fenced once per frame (cic_crossfade_fence), not
-//   per row: a fence per row cost the AVX-512 loop a third of its speed
-//   (2.4x).
+//   per row: a fence per row cost a quarter of the frame.
+//
+// Measured on a Zen 5 EPYC host, 1920x1080 (carousel-bench --transitions):
+// a frame costs 1.7-1.9x a memcpy of the frame; the portable loop built
+// for AVX2, or ordinary stores, or a fence per row, 2.4x or more. An
+// AVX-512 loop (a whole cache line per streamed store) measured the same
+// as this one.
 #include <string.h>
 #include "CImageCodecs.h"
 
@@ -64,8 +66,8 @@ static void crossfade_portable(const uint32_t *a, const uint32_t *b, uint32_t *o
 // bytes of a and b interleaved, then one vpmaddubsw multiplies each pair by
 // its weight and adds them. The weights are signed bytes, so w is 1…127
 // here (0 and 128 are copies). The sum is at most 255·128: no saturation.
-// With `stream`, stores go around the cache once the output is aligned to
-// the vector; the caller fences them (cic_crossfade_fence).
+// With `stream`, stores go around the cache once the output is 32-byte
+// aligned; the caller fences them (cic_crossfade_fence).
 
 __attribute__((target("avx2")))
 static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, int16_t w, int stream) {
@@ -94,41 +96,12 @@ static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, 
     for (; i < count; i++) out[i] = crossfade_pixel(a[i], b[i], w);
 }
 
-__attribute__((target("avx512f,avx512bw")))
-static void crossfade_avx512(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, int16_t w,
-                             int stream) {
-    const __m512i weights = _mm512_set1_epi16((short)((w << 8) | (128 - w)));
-    const __m512i half = _mm512_set1_epi16(64);
-    size_t i = 0;
-    if (stream) {
-        for (; i < count && ((uintptr_t)(out + i) & 63) != 0; i++) out[i] = crossfade_pixel(a[i], b[i], w);
-    }
-#define CIC_CROSSFADE_16(STORE)                                                         \
-    for (; i + 16 <= count; i += 16) {                                                  \
-        __m512i va = _mm512_loadu_si512((const void *)(a + i));                         \
-        __m512i vb = _mm512_loadu_si512((const void *)(b + i));                         \
-        __m512i lo = _mm512_maddubs_epi16(_mm512_unpacklo_epi8(va, vb), weights);       \
-        __m512i hi = _mm512_maddubs_epi16(_mm512_unpackhi_epi8(va, vb), weights);       \
-        lo = _mm512_srli_epi16(_mm512_add_epi16(lo, half), 7);                          \
-        hi = _mm512_srli_epi16(_mm512_add_epi16(hi, half), 7);                          \
-        STORE((void *)(out + i), _mm512_packus_epi16(lo, hi));                          \
-    }
-    if (stream) {
-        CIC_CROSSFADE_16(_mm512_stream_si512)
-    } else {
-        CIC_CROSSFADE_16(_mm512_storeu_si512)
-    }
-#undef CIC_CROSSFADE_16
-    for (; i < count; i++) out[i] = crossfade_pixel(a[i], b[i], w);
-}
-
 /// The best loop this CPU has (a benign race: every thread computes the same answer).
 static int best_loop(void) {
     static int best = -1;
     if (best < 0) {
         __builtin_cpu_init();
-        best = __builtin_cpu_supports("avx512bw") ? CIC_CROSSFADE_AVX512
-             : __builtin_cpu_supports("avx2") ? CIC_CROSSFADE_AVX2 : CIC_CROSSFADE_PORTABLE;
+        best = __builtin_cpu_supports("avx2") ? CIC_CROSSFADE_AVX2 : CIC_CROSSFADE_PORTABLE;
     }
     return best;
 }
@@ -146,7 +119,6 @@ int cic_crossfade_row_using(int loop, const uint32_t *a, const uint32_t *b, uint
     }
     switch (loop) {
 #ifdef CIC_X86
-    case CIC_CROSSFADE_AVX512: crossfade_avx512(a, b, out, count, w, stream); return 0;
     case CIC_CROSSFADE_AVX2: crossfade_avx2(a, b, out, count, w, stream); return 0;
 #endif
     default: crossfade_portable(a, b, out, count, w); return 0;

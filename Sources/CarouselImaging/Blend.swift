@@ -28,7 +28,7 @@ extension ImageScaler {
 
     /// The SIMD loops `crossfade` chooses from, slowest first.
     enum CrossfadeLoop: Int32, CaseIterable {
-        case portable = 0, avx2, avx512
+        case portable = 0, avx2
     }
 
     /// `crossfade` with `loop`, for tests that check every loop this CPU

@@ -120,7 +120,6 @@ void cic_crossfade_fence(void);
 enum {
     CIC_CROSSFADE_PORTABLE = 0,
     CIC_CROSSFADE_AVX2 = 1,
-    CIC_CROSSFADE_AVX512 = 2,
 };
 
 /// `cic_crossfade_row` with the given loop, for tests that check every one;
