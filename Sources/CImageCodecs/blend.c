@@ -75,7 +75,10 @@ static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, 
     const __m256i half = _mm256_set1_epi16(64);
     size_t i = 0;
     if (stream) {
-        for (; i < count && ((uintptr_t)(out + i) & 31) != 0; i++) out[i] = crossfade_pixel(a[i], b[i], w);
+        // Streamed one by one too: a line written partly around the cache
+        // and partly through it costs a partial write-combining flush.
+        for (; i < count && ((uintptr_t)(out + i) & 31) != 0; i++)
+            _mm_stream_si32((int *)(out + i), (int)crossfade_pixel(a[i], b[i], w));
     }
 #define CIC_CROSSFADE_8(STORE)                                                          \
     for (; i + 8 <= count; i += 8) {                                                    \
@@ -93,6 +96,9 @@ static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, 
         CIC_CROSSFADE_8(_mm256_storeu_si256)
     }
 #undef CIC_CROSSFADE_8
+    if (stream) {
+        for (; i < count; i++) _mm_stream_si32((int *)(out + i), (int)crossfade_pixel(a[i], b[i], w));
+    }
     for (; i < count; i++) out[i] = crossfade_pixel(a[i], b[i], w);
 }
 

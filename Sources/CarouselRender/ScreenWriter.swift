@@ -384,8 +384,8 @@ public final class ScreenWriter {
         }
         // Where each stretch along the panel axis comes from in both scenes,
         // worked out once: the row loop is then blends only, and touches
-        // nothing reference-counted (a retain per row cost as much as a
-        // tenth of the blend).
+        // nothing reference-counted (a span's picture retained and released
+        // per row took most of the blend's own time in perf).
         strips.removeAll(keepingCapacity: true)
         addStrips(outgoing, window: 0, from: 0, to: compositor.axisExtent, to: &strips)
         incomingStrips.removeAll(keepingCapacity: true)
@@ -415,7 +415,7 @@ public final class ScreenWriter {
         let scratch = self.scratch
         var k = 0
         /// Blends columns `x0..<x1` of row `y` into `row` (indexed by column).
-        func blend(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<UInt32>, streaming: Bool) {
+        func crossfade(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<UInt32>, streaming: Bool) {
             guard x1 > x0 else { return }
             if horizontal {
                 for f in fades where f.end > x0 && f.start < x1 {
@@ -445,24 +445,28 @@ public final class ScreenWriter {
                 }
                 cover(clockRect)
                 cover(dotsRect)
+                // Whole cache lines (16 pixels) either way: a line streamed in
+                // part and written through the cache in part costs a partial
+                // write-combining flush (rows of 90° dots: 5-8% of the frame).
+                if c1 > c0 { c0 &= ~15; c1 = min((c1 + 15) & ~15, width) }
                 c1 = max(c1, c0)
                 let row = target.row(y)
                 // The buffer's rows are streamed past the cache, which is
                 // better left to the pictures; the scratch row is read back.
-                blend(row: y, from: 0, to: c0, into: row, streaming: true)
+                crossfade(row: y, from: 0, to: c0, into: row, streaming: true)
                 if c1 > c0 {
                     // The clock and the dots stay on top of both pictures:
                     // drawn over the blend in the scratch row, then copied.
                     let composed = scratch - c0
-                    blend(row: y, from: c0, to: c1, into: composed, streaming: false)
-                    if let clock { self.blend(clock, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    crossfade(row: y, from: c0, to: c1, into: composed, streaming: false)
+                    if let clock { blend(clock, into: composed, y: y, from: c0, to: c1, window: 0) }
                     if let plan { blendDots(plan, into: composed, y: y, from: c0, to: c1, window: 0) }
                     (row + c0).update(from: scratch, count: c1 - c0)
                 }
-                blend(row: y, from: max(c0, c1), to: width, into: row, streaming: true)
+                crossfade(row: y, from: max(c0, c1), to: width, into: row, streaming: true)
             }
         }
-        // Once per frame: a fence per row cost a third of the blend.
+        // Once per frame: a fence per row made the frame a third slower.
         ImageScaler.fenceStreamedStores()
         pixelsWritten = width * height
         record.empty = false
@@ -698,8 +702,8 @@ private struct Piece {
     var content: Content
 }
 
-/// A stretch of columns written in every row: from a picture's row
-/// (`source` is its first row at the stretch's first column), or background.
+/// A stretch along the panel axis from one picture (`source`, see
+/// `addStrips`; its rows `stride` bytes apart) or background (`source` nil).
 private struct Strip {
     var x0: Int
     var x1: Int
