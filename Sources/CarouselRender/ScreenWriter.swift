@@ -44,18 +44,25 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
-    /// Two bands of panel rows in ordinary memory, for crossfades (made on the first).
-    private var bands: (outgoing: Frame, incoming: Frame)?
-    private static let bandRows = 16
+    /// A panel row of background, where a crossfade blends a scene's background from.
+    private let backgroundRow: UnsafeMutablePointer<UInt32>
+    /// A crossfade's column stretches (reused between frames, as `strips`).
+    private var incomingStrips: [Strip] = []
+    private var fades: [Fade] = []
 
     public init(compositor: Compositor) {
         self.compositor = compositor
         scratchCount = max(compositor.panel.width, 1)
         scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: scratchCount)
         scratch.initialize(repeating: 0, count: scratchCount)
+        backgroundRow = UnsafeMutablePointer<UInt32>.allocate(capacity: scratchCount)
+        backgroundRow.initialize(repeating: compositor.background, count: scratchCount)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        backgroundRow.deallocate()
+    }
 
     /// Forgets what every buffer holds (they were made anew, or something
     /// outside the writer wrote them): the next frame in each is written whole.
@@ -237,25 +244,7 @@ public final class ScreenWriter {
             // Where each column stretch of every row comes from, worked out
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
-            for interval in repaint {
-                var x = interval.start
-                for span in scene.spans {
-                    let a = max(span.start + s, x), b = min(span.end + s, interval.end)
-                    guard b > a else { continue }
-                    if a > x { strips.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
-                    if let zoom = span.zoom {
-                        strips.append(Strip(x0: a, x1: b, source: nil, stride: 0, zoom: zoom))
-                        x = b
-                        continue
-                    }
-                    let source = span.image.map { image in
-                        image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) } + (span.source + a - span.start - s) * 4
-                    }
-                    strips.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
-                    x = b
-                }
-                if x < interval.end { strips.append(Strip(x0: x, x1: interval.end, source: nil, stride: 0)) }
-            }
+            for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
             withExtendedLifetime(scene) {
@@ -303,6 +292,36 @@ public final class ScreenWriter {
             }
             pixelsWritten += cross * Self.total(repaint)
         }
+    }
+
+    /// Appends to `list` where the stretch `x0..<x1` along the panel axis
+    /// (buffer coordinates, the window at `s`) comes from: stretches of the
+    /// scene's pictures and of background, in order, covering `x0..<x1`
+    /// exactly. A picture's `source` is its first pixel in the stretch: in
+    /// row 0 with the axis horizontal (columns), the stretch's first row
+    /// with it vertical (rows).
+    private func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
+        let horizontal = axis == .horizontal
+        var x = x0
+        for span in scene.spans {
+            let a = max(span.start + s, x), b = min(span.end + s, x1)
+            guard b > a else { continue }
+            if a > x { list.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
+            if let zoom = span.zoom {
+                // Drawn after the row copies, scaled (never part of a crossfade:
+                // a change of picture drops the zoom first).
+                list.append(Strip(x0: a, x1: b, source: nil, stride: 0, zoom: zoom))
+                x = b
+                continue
+            }
+            let source = span.image.map { image in
+                image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
+                    + (span.source + a - span.start - s) * (horizontal ? 4 : image.stride)
+            }
+            list.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
+            x = b
+        }
+        if x < x1 { list.append(Strip(x0: x, x1: x1, source: nil, stride: 0)) }
     }
 
     /// Writes row `y` (buffer coordinates) from `x0` to `x1` of `destination`
@@ -420,51 +439,112 @@ public final class ScreenWriter {
     // MARK: - Crossfade
 
     /// Writes the window whole as `outgoing` with `incoming` over it at
-    /// `fraction`, dots on top, at window 0: band by band, both scenes are
-    /// written into ordinary memory (cache-sized bands), then each row is
-    /// blended straight into the buffer, which is only written (rows under
-    /// the dots go through the blend in ordinary memory, the dots on top,
-    /// and are then copied). The window does not move during a crossfade,
-    /// and what it held is unknown afterwards, so the first frame after one
-    /// is written whole again.
+    /// `fraction`, dots on top, at window 0. Each row is blended straight
+    /// from the two scenes' pictures (or the background row where a scene
+    /// shows background) into the buffer, which is only written: every
+    /// pixel costs two reads and a write, as near a memcpy as a blend gets
+    /// (issue 13: within 2x). Rows under the dots or the clock are blended
+    /// in the scratch row instead, the clock and the dots drawn over them
+    /// there (drawing them needs reads), and then copied; in rows they
+    /// cross, only the columns they cover. The window does not move during
+    /// a crossfade, and what it held is unknown afterwards, so the first
+    /// frame after one is written whole again.
     private func writeCrossfade(_ outgoing: Scene, _ incoming: Scene, fraction: Double, into target: Target,
                                 record: inout Record) {
         let width = compositor.panel.width, height = compositor.panel.height
         let horizontal = axis == .horizontal
-        let (a, b) = bands ?? (Frame(width: width, height: Self.bandRows), Frame(width: width, height: Self.bandRows))
-        bands = (a, b)
         let plan = plan(page: outgoing.page, pageCount: outgoing.pageCount)
-        let stamp = outgoing.stamp.map { stampRect($0, window: 0) }
         // Dots drawn elsewhere in a longer buffer are off screen; their stretch is unknown now.
         if let old = record.dots {
             record.markUnknown(horizontal ? old.rect.x0 : old.rect.y0, horizontal ? old.rect.x1 : old.rect.y1,
                                scratch: &merged)
         }
-        var y0 = 0
-        while y0 < height {
-            let rows = min(Self.bandRows, height - y0)
-            for y in y0..<(y0 + rows) {
-                fill(a.row(y - y0), y: y, from: 0, to: width, outgoing, window: 0)
-                fill(b.row(y - y0), y: y, from: 0, to: width, incoming, window: 0)
-            }
-            for y in y0..<(y0 + rows) {
-                let outgoingRow = a.row(y - y0), incomingRow = b.row(y - y0)
-                let underDots = plan.map { y >= $0.bounds.y0 && y < $0.bounds.y1 } ?? false
-                let underClock = stamp.map { y >= $0.y0 && y < $0.y1 } ?? false
-                if underDots || underClock {
-                    // The clock and the dots stay on top of both pictures.
-                    ImageScaler.crossfade(outgoingRow, incomingRow, into: outgoingRow, count: width, fraction: fraction)
-                    if let clock = outgoing.stamp { blend(clock, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
-                    if let plan { blendDots(plan, into: outgoingRow, y: y, from: 0, to: width, window: 0) }
-                    target.row(y).update(from: outgoingRow, count: width)
-                } else {
-                    ImageScaler.crossfade(outgoingRow, incomingRow, into: target.row(y), count: width, fraction: fraction)
-                }
-            }
-            y0 += rows
+        // Where each stretch along the panel axis comes from in both scenes,
+        // worked out once: the row loop is then blends only, and touches
+        // nothing reference-counted (a span's picture retained and released
+        // per row took most of the blend's own time in perf).
+        strips.removeAll(keepingCapacity: true)
+        addStrips(outgoing, window: 0, from: 0, to: compositor.axisExtent, to: &strips)
+        incomingStrips.removeAll(keepingCapacity: true)
+        addStrips(incoming, window: 0, from: 0, to: compositor.axisExtent, to: &incomingStrips)
+        fades.removeAll(keepingCapacity: true)
+        let background = UnsafeRawPointer(backgroundRow)
+        // Along a vertical axis a step is a row of the picture; background is one row, repeated.
+        let step = { (strip: Strip) in horizontal ? 4 : strip.stride }
+        var i = 0, j = 0, x = 0
+        // Both lists cover the window exactly: cut at every end of either.
+        while x < compositor.axisExtent {
+            let p = strips[i], q = incomingStrips[j]
+            let end = min(p.x1, q.x1)
+            fades.append(Fade(start: x, end: end,
+                              outgoing: p.source.map { $0 + (x - p.x0) * step(p) } ?? background + (horizontal ? x * 4 : 0),
+                              outgoingStride: p.stride,
+                              incoming: q.source.map { $0 + (x - q.x0) * step(q) } ?? background + (horizontal ? x * 4 : 0),
+                              incomingStride: q.stride))
+            x = end
+            if p.x1 == end { i += 1 }
+            if q.x1 == end { j += 1 }
         }
-        withExtendedLifetime(outgoing) {}
-        withExtendedLifetime(incoming) {}
+        let clock = outgoing.stamp
+        let clockRect = clock.map { stampRect($0, window: 0) }
+        let dotsRect = plan?.bounds
+        let fades = self.fades
+        let scratch = self.scratch
+        var k = 0
+        /// Blends columns `x0..<x1` of row `y` into `row` (indexed by column).
+        func crossfade(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<UInt32>, streaming: Bool) {
+            guard x1 > x0 else { return }
+            if horizontal {
+                for f in fades where f.end > x0 && f.start < x1 {
+                    let a = max(f.start, x0), b = min(f.end, x1)
+                    ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
+                                          (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
+                                          into: row + a, count: b - a, fraction: fraction, streaming: streaming)
+                }
+            } else {
+                // Each row comes whole from one picture (or background) in each scene.
+                while fades[k].end <= y { k += 1 }
+                let f = fades[k], r = y - f.start
+                ImageScaler.crossfade((f.outgoing + r * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + x0,
+                                      (f.incoming + r * f.incomingStride).assumingMemoryBound(to: UInt32.self) + x0,
+                                      into: row + x0, count: x1 - x0, fraction: fraction, streaming: streaming)
+            }
+        }
+        // The pictures stay alive: the scenes hold them until this returns.
+        withExtendedLifetime((outgoing, incoming)) {
+            for y in 0..<height {
+                // The columns under the clock or the dots in this row (none: c0 == c1).
+                var c0 = width, c1 = 0
+                func cover(_ r: Rect?) {
+                    guard let r, y >= r.y0, y < r.y1, r.x1 > r.x0 else { return }
+                    c0 = min(c0, max(r.x0, 0))
+                    c1 = max(c1, min(r.x1, width))
+                }
+                cover(clockRect)
+                cover(dotsRect)
+                // Whole cache lines (16 pixels) either way: a line streamed in
+                // part and written through the cache in part costs a partial
+                // write-combining flush (rows of 90° dots: 5-8% of the frame).
+                if c1 > c0 { c0 &= ~15; c1 = min((c1 + 15) & ~15, width) }
+                c1 = max(c1, c0)
+                let row = target.row(y)
+                // The buffer's rows are streamed past the cache, which is
+                // better left to the pictures; the scratch row is read back.
+                crossfade(row: y, from: 0, to: c0, into: row, streaming: true)
+                if c1 > c0 {
+                    // The clock and the dots stay on top of both pictures:
+                    // drawn over the blend in the scratch row, then copied.
+                    let composed = scratch - c0
+                    crossfade(row: y, from: c0, to: c1, into: composed, streaming: false)
+                    if let clock { blend(clock, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    if let plan { blendDots(plan, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    (row + c0).update(from: scratch, count: c1 - c0)
+                }
+                crossfade(row: y, from: max(c0, c1), to: width, into: row, streaming: true)
+            }
+        }
+        // Once per frame: a fence per row made the frame a third slower.
+        ImageScaler.fenceStreamedStores()
         pixelsWritten = width * height
         record.empty = false
         record.markUnknown(0, compositor.axisExtent, scratch: &merged)
@@ -707,8 +787,8 @@ private struct Piece {
     var content: Content
 }
 
-/// A stretch of columns written in every row: from a picture's row
-/// (`source` is its first row at the stretch's first column), or background.
+/// A stretch along the panel axis from one picture (`source`, see
+/// `addStrips`; its rows `stride` bytes apart) or background (`source` nil).
 private struct Strip {
     var x0: Int
     var x1: Int
@@ -716,6 +796,18 @@ private struct Strip {
     var stride: Int
     /// A zoomed picture's stretch: drawn after the row copies, scaled.
     var zoom: SpanZoom? = nil
+}
+
+/// A stretch along the panel axis of a crossfade, where its outgoing and
+/// its incoming pixels are: as `Strip.source`, a picture's (its rows
+/// `stride` bytes apart) or the background row (stride 0).
+private struct Fade {
+    var start: Int
+    var end: Int
+    var outgoing: UnsafeRawPointer
+    var outgoingStride: Int
+    var incoming: UnsafeRawPointer
+    var incomingStride: Int
 }
 
 private struct Interval {

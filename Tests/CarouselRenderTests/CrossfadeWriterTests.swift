@@ -27,17 +27,27 @@ struct CrossfadeWriterTests {
         [16, 8, 0].map { (s: UInt32) in abs(Int((a >> s) & 0xFF) - Int((b >> s) & 0xFF)) }.max()!
     }
 
-    @Test("random slides, crossfades and rests into the same buffers (200 runs)", arguments: [false, true])
+    @Test("random slides, crossfades and rests into the same buffers, some pictures missing, some with a clock (200 runs)",
+          arguments: [false, true])
     func crossfadesBlendAndLeaveNothingBehind(room: Bool) throws {
         var r = Random(state: room ? 23 : 29)
         for run in 0..<200 {
             var setup = ScreenWriterTests.Setup.random(&r)
             setup.count = r.int(2...6)
-            let session = try ScreenWriterTests.Session(setup, room: room)
+            // Some pictures not decoded yet (background in their place), and
+            // in some runs a clock: both stay right under the blend.
+            let session = try ScreenWriterTests.Session(setup, room: room,
+                                                        decoded: Set((0..<setup.count).filter { _ in r.int(0...3) > 0 }))
             let compositor = session.compositor, writer = session.writer
-            let image = { (i: Int) -> DecodedImage? in session.pictures[i] }
+            let image = { (i: Int) -> DecodedImage? in session.decoded.contains(i) ? session.pictures[i] : nil }
+            if r.bool() {
+                let size = PixelSize(width: r.int(1...setup.panel.width), height: r.int(1...max(1, setup.panel.height / 2)))
+                writer.scene.stamp = SceneStamp(image: testStamp(size, seed: run), x: r.int(-2...setup.panel.width - size.width),
+                                                y: r.int(0...setup.panel.height - size.height))
+            }
             var offset = Double(r.int(0...setup.count - 1))
             for step in 0..<10 {
+                if r.int(0...5) == 0 { session.decoded.insert(r.int(0...setup.count - 1)) }
                 if r.int(0...2) == 0 {
                     // A crossfade frame from here to another page.
                     let to = Double(r.int(-1...setup.count))
@@ -53,6 +63,8 @@ struct CrossfadeWriterTests {
                     #expect(window == PixelPoint(x: 0, y: 0), "run \(run) step \(step): the window moved during a crossfade")
                     try session.display.present(buffer, window: window)
                     writer.fade = nil
+                    // The clock stays put over both pictures.
+                    writer.incoming.stamp = writer.scene.stamp
                     let a = ScreenWriterTests.frame(compositor, writer.scene)
                     let b = ScreenWriterTests.frame(compositor, writer.incoming)
                     var wrong = 0

@@ -105,8 +105,27 @@ int cic_png_write_descriptor(int fd, const uint8_t *pixels, uint32_t width, uint
                              size_t stride, cic_error *err);
 
 /// A crossfade's row: `out[i]` = `a[i]` + (`b[i]` − `a[i]`)·weight/256
-/// per 8-bit channel, rounded, in 128 steps; `weight` 0 to 256. `out` is only written.
-void cic_crossfade_row(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, uint32_t weight);
+/// per 8-bit channel, rounded, in 128 steps; `weight` 0 to 256. `out` is only
+/// written, with the fastest loop this CPU has. With `stream` non-zero,
+/// `out` is not wanted in the cache (a display buffer): the stores may
+/// bypass it, and are ordered only by `cic_crossfade_fence`, which must be
+/// called before the rows are read or handed to the display.
+void cic_crossfade_row(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, uint32_t weight,
+                       int stream);
+
+/// Orders the streamed stores of `cic_crossfade_row` (`sfence` on x86-64).
+void cic_crossfade_fence(void);
+
+/// The loops of `cic_crossfade_row`, slowest first.
+enum {
+    CIC_CROSSFADE_PORTABLE = 0,
+    CIC_CROSSFADE_AVX2 = 1,
+};
+
+/// `cic_crossfade_row` with the given loop, for tests that check every one;
+/// returns -1 (and writes nothing) if this CPU does not have it.
+int cic_crossfade_row_using(int loop, const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count,
+                            uint32_t weight, int stream);
 
 #ifdef __cplusplus
 }
