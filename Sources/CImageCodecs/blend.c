@@ -17,7 +17,9 @@
 //   per row: a fence per row cost a quarter of the frame.
 //
 // Measured on a Zen 5 EPYC host, 1920x1080 (carousel-bench --transitions):
-// a frame costs 1.7-1.9x a memcpy of the frame; the portable loop built
+// a frame cost 1.7-1.9x a memcpy of the frame as this loop was written, and
+// 2.2-2.35x in the build that merged zoom in (the same kernel and benchmark,
+// the kernel still most of the profile: not explained yet); the portable loop built
 // for AVX2, or ordinary stores, or a fence per row, 2.4x or more. An
 // AVX-512 loop (a whole cache line per streamed store) measured the same
 // as this one.
