@@ -36,6 +36,9 @@ final class HEIFReader {
         return true
     }()
 
+    /// The longest side libheif may allocate (its security limit).
+    static let maximumSide = 16384
+
     private let context: OpaquePointer
     private var handle: OpaquePointer?
     /// libheif reads the file's bytes in place (`_without_copy`) for as long as the context lives.
@@ -83,6 +86,15 @@ final class HEIFReader {
     /// The corresponding C functions are `heif_decode_image` and `heif_image_get_plane_readonly`.
     func decode(_ header: Header,
                 allocate: (PixelSize) throws(ImageError) -> DecodedImage) throws(ImageError) -> DecodedImage {
+        // libheif 1.15 (Debian 12) allocates a grid picture at the size its
+        // grid box declares, whatever the item's own size says, and crashes
+        // (SIGSEGV, heif-convert too) once that size's bytes pass 2^31: a
+        // 38-byte change to a 32x64 HEIC declared 26992x28001 (the heif fuzz
+        // target). Its own limit, checked before that allocation, keeps every
+        // picture within 16384 a side (1 GiB of RGBA at most). Set here, after
+        // the header was read and checked against max_pixels, so that an
+        // honest header that is too large is refused by that rule first.
+        heif_context_set_maximum_image_size_limit(context, Int32(Self.maximumSide))
         guard let options = heif_decoding_options_alloc() else {
             throw ImageError(path: path, reason: .outOfMemory(bytes: 0))
         }
