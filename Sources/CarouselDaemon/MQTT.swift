@@ -44,7 +44,9 @@ extension Daemon {
 
     /// Starts the MQTT client for `[mqtt]`, if a broker is set. A client that
     /// cannot be made is one error line; the carousel runs on without it.
-    func startMQTT() {
+    /// `announced`: what a client before this one announced on the same
+    /// broker; what this one does not announce is removed once it is connected.
+    func startMQTT(announced: [String] = []) {
         let settings = config.mqtt
         guard settings.broker != nil else { return }
         let identity = FrameIdentity(clientID: settings.effectiveClientID, topic: settings.effectiveTopic,
@@ -55,6 +57,7 @@ extension Daemon {
             let link = try MQTTLink(settings: settings, frame: FrameProtocol(identity: identity), password: password)
             try epoll.add(link.wakeup.fd.raw, token: Token.mqttWake.rawValue)
             mqtt = MQTTSession(link: link)
+            mqtt?.announced = announced
             log(.info, "mqtt: \(settings.broker!) as \(identity.clientID), topic \(identity.topic)"
                 + (identity.discoveryPrefix.isEmpty ? ", no discovery" : ", discovery under \(identity.discoveryPrefix)"))
         } catch {
@@ -93,10 +96,15 @@ extension Daemon {
         let next = s.broker == nil ? nil : FrameProtocol(identity: FrameIdentity(
             clientID: s.effectiveClientID, topic: s.effectiveTopic, discoveryPrefix: s.discoveryPrefix,
             version: CarouselVersion.string, hasBacklight: hasBacklight))
-        // Same broker: what the next client announces stays; elsewhere, all goes.
-        stopMQTT(reconfiguredTo: .some(s.broker == old.mqtt.broker ? next : nil))
+        // Same broker: the next client removes, once connected, what it does
+        // not announce again (the old connection may be cut by the broker
+        // before it reads the removals: the new one takes over its client id);
+        // elsewhere, the old client removes all before it goes.
+        let sameBroker = s.broker == old.mqtt.broker && next != nil
+        let announced = mqtt?.announced ?? []
+        stopMQTT(reconfiguredTo: .some(sameBroker ? next : nil))
         if s.broker == nil { log(.info, "mqtt: off") }
-        startMQTT()
+        startMQTT(announced: sameBroker ? announced : [])
     }
 
     /// When the loop must wake for MQTT (µs): the link's next step, the state's next look.
@@ -147,6 +155,7 @@ extension Daemon {
                 for m in discovery { session.link.publish(m) }
                 let stale = session.announced.filter { !discovery.map(\.topic).contains($0) }
                 for m in FrameProtocol.removal(of: stale) { session.link.publish(m) }
+                if !stale.isEmpty { log(.info, "mqtt: removed \(stale.count) Home Assistant entities announced before") }
                 session.announced = discovery.map(\.topic)
                 session.state.connected()
             case let .connected(code):
