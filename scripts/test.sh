@@ -41,7 +41,7 @@ python3 scripts/mqtt_e2e.py .build/debug/carouseld | tee "$mqtt_log"
 mqtt_passed=$(sed -n 's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' "$mqtt_log")
 [ -n "$mqtt_passed" ] || { echo "could not read the MQTT summary" >&2; exit 1; }
 
-echo "== fuzzing: every target 20 s with libFuzzer and AddressSanitizer (scripts/fuzz.sh; longer runs by hand)"
+echo "== fuzzing: every target but heif (see scripts/fuzz.sh) 20 s with libFuzzer and AddressSanitizer (longer runs by hand)"
 fuzz_log=$(mktemp)
 trap 'rm -f "$log" "$out" "$mqtt_log" "$fuzz_log"' EXIT
 bash scripts/fuzz.sh all 20 | tee "$fuzz_log"
