@@ -180,11 +180,7 @@ def display_power(s, touch):
     extra = {"control": {"socket": POWER_SOCKET}}
 
     def ask(line):
-        r = vm.run(["python3", "-c", ASK, POWER_SOCKET, line], timeout=60)
-        try:
-            return json.loads(r.out)
-        except ValueError:
-            raise Failure(f"{line}: no reply: rc {r.rc} {r.out!r} {r.err!r}")
+        return ask_guest(vm, POWER_SOCKET, line)
 
     def dpms():
         return vm.run(["cat", DPMS], timeout=30).out.strip()
@@ -351,11 +347,7 @@ def backlight(s, touch):
     extra = {"control": {"socket": POWER_SOCKET}}
 
     def ask(line):
-        r = vm.run(["python3", "-c", ASK, POWER_SOCKET, line], timeout=60)
-        try:
-            return json.loads(r.out)
-        except ValueError:
-            raise Failure(f"{line}: no reply: rc {r.rc} {r.out!r} {r.err!r}")
+        return ask_guest(vm, POWER_SOCKET, line)
 
     def sysfs(name):
         return int(vm.run(["cat", f"{BACKLIGHT}/{name}"], timeout=30, check=True).out.strip())
@@ -444,7 +436,7 @@ WALL_SOCKET = "/tmp/e2e-wall.sock"
 FIXTURES = os.path.join(REPO, "Tests/CarouselImagingTests/Fixtures")
 
 
-def ask(vm, sock, line):
+def ask_guest(vm, sock, line):
     """One request on the control socket from inside the guest; its JSON reply."""
     r = vm.run(["python3", "-c", ASK, sock, line], timeout=60)
     try:
@@ -590,10 +582,10 @@ def wall_effects(s, touch):
     try:
         events.wait_output(r'"ok":true', timeout=60)
         events.wait_output(r'(?s)("didEndScrollingAnimation".*){2}', timeout=90)
-        reply = ask(vm, WALL_SOCKET, "pause")
+        reply = ask_guest(vm, WALL_SOCKET, "pause")
         if reply.get("ok") is not True:
             raise Failure(f"pause: {reply}")
-        index = ask(vm, WALL_SOCKET, "status")["index"]
+        index = ask_guest(vm, WALL_SOCKET, "status")["index"]
         # The subscriber's lines may trail the reply: wait for the change to the index paused on.
         deadline = time.monotonic() + 30
         while not scroll_offsets(event_lines(events)) or scroll_offsets(event_lines(events))[-1] != index:
@@ -628,7 +620,7 @@ def wall_blur(s, touch):
     extra = {"control": {"socket": WALL_SOCKET}, "images": {"fit": "blur"}}
     d = s.start(extra)
     s.wait_log(d, r"first picture on screen")
-    reply = ask(s.vm, WALL_SOCKET, "goto 2 0")
+    reply = ask_guest(s.vm, WALL_SOCKET, "goto 2 0")
     if reply.get("ok") is not True:
         raise Failure(f"goto 2 0: {reply}")
     rgb = s.screen_matches(2, "33-blur-portrait", extra)
@@ -747,11 +739,11 @@ def wall_formats(s, touch):
     # Both are neighbours of the first picture (with wrap): decoded ahead, and skipped, at once.
     s.wait_log(d, rf"images: {len(shown)} now")
     for i in range(len(shown)):
-        reply = ask(vm, WALL_SOCKET, f"goto {i} 0")
+        reply = ask_guest(vm, WALL_SOCKET, f"goto {i} 0")
         if reply.get("ok") is not True:
             raise Failure(f"goto {i} 0: {reply}")
         s.screen_matches(i, f"{37 + i}-format-{shown[i]}", here)
-        status = ask(vm, WALL_SOCKET, "status")
+        status = ask_guest(vm, WALL_SOCKET, "status")
         if status["image"] != f"{guest}/{shown[i]}":
             raise Failure(f"goto {i}: status shows {status['image']}, not {shown[i]}")
     skips = re.findall(r"skipping (\S+): (.*)", d.err)
@@ -762,7 +754,7 @@ def wall_formats(s, touch):
             raise Failure(f"{name} was reported {n} times, not once: {skips}")
     if len(skips) != len(broken):
         raise Failure(f"skipped more than the broken files: {skips}")
-    if ask(vm, WALL_SOCKET, "status")["count"] != len(shown):
+    if ask_guest(vm, WALL_SOCKET, "status")["count"] != len(shown):
         raise Failure("the album does not count the pictures that show")
     s.stop(d)
 
@@ -799,11 +791,7 @@ def zoom_pinch_and_double_tap(s, touch):
     extra = {"control": {"socket": ZOOM_SOCKET}, "autoplay": {"enabled": "true", "interval": "3", "resume_delay": "6"}}
 
     def ask(line):
-        r = vm.run(["python3", "-c", ASK, ZOOM_SOCKET, line], timeout=60)
-        try:
-            return json.loads(r.out)
-        except ValueError:
-            raise Failure(f"{line}: no reply: rc {r.rc} {r.out!r} {r.err!r}")
+        return ask_guest(vm, ZOOM_SOCKET, line)
 
     def zoomed_screen(scale, tx, ty, name, minimum=30.0):
         w, h, rgb = vm.wait_screen_stable(interval=0.3, stable_for=1.5, timeout=90)
