@@ -26,12 +26,16 @@ if [ "$target" != all ] && [[ ! " ${targets[*]} " == *" $target "* ]]; then
   echo "usage: scripts/fuzz.sh [all|${targets[*]// /|}] [SECONDS]" >&2
   exit 2
 fi
-# heif is left out of `all` (what scripts/test.sh runs) for now: Debian 12's
-# libheif 1.15 still crashes inside its grid decoding on some damaged HEICs the
-# target finds within seconds (SIGSEGV, or an uncaught std::system_error when it
-# cannot start a thread per tile; heif-convert crashes on the same files), which
-# no check of ours before the call prevents. Run it by name
-# (scripts/fuzz.sh heif 60) to see them; see README, Troubleshooting.
+# heif is left out of `all` (what scripts/test.sh runs): Debian 12's libheif
+# 1.15 crashes inside its grid decoding on some damaged HEICs the target finds
+# within minutes (SIGSEGV, an uncaught std::system_error when it cannot start a
+# thread per tile, gigabytes allocated; heif-convert crashes on the same
+# files), which no check of ours before the call prevents. That is why the
+# daemon never calls libheif in its own process: HEIF and AVIF are decoded in a
+# helper process (DecodingProcess), where such a crash is one skipped picture.
+# What it found is kept in Fuzz/libheif-crashes, and DecodingProcessTests and
+# the daemon's tests decode it through the helper. Run the target by name
+# (scripts/fuzz.sh heif 60) to look for more, and our own HEIF code's bugs.
 if [ "$target" = all ]; then
   all=()
   for t in "${targets[@]}"; do [ "$t" = heif ] || all+=("$t"); done

@@ -5,6 +5,14 @@
 
 #include <sys/mman.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -57,4 +65,71 @@ ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, in
 
 int cplatform_memory_file(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int cplatform_spawn_helper(const char *path, char *const argv[], char *const envp[],
+                           int input, int output, pid_t *pid) {
+    // Copies above 4 first: dup2 onto a descriptor that is already that
+    // number would keep its close-on-exec flag, and the copy for 3 must not
+    // overwrite `output` if that happens to be 3.
+    int in = fcntl(input, F_DUPFD_CLOEXEC, 10);
+    if (in < 0) return errno;
+    int out = fcntl(output, F_DUPFD_CLOEXEC, 10);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        return e;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result == 0) {
+        result = posix_spawnattr_init(&attributes);
+        if (result == 0) {
+            sigset_t none, defaults;
+            sigemptyset(&none);
+            sigemptyset(&defaults);
+            sigaddset(&defaults, SIGTERM);
+            sigaddset(&defaults, SIGINT);
+            sigaddset(&defaults, SIGHUP);
+            sigaddset(&defaults, SIGPIPE);
+            if ((result = posix_spawnattr_setsigmask(&attributes, &none)) == 0
+                && (result = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0
+                && (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0
+                && (result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0
+                && (result = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) == 0
+                && (result = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)) == 0
+                && (result = posix_spawn_file_actions_adddup2(&actions, in, 3)) == 0
+                && (result = posix_spawn_file_actions_adddup2(&actions, out, 4)) == 0
+                && (result = posix_spawn_file_actions_addclosefrom_np(&actions, 5)) == 0) {
+                result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+            }
+            posix_spawnattr_destroy(&attributes);
+        }
+        posix_spawn_file_actions_destroy(&actions);
+    }
+    close(in);
+    close(out);
+    return result;
+}
+
+int cplatform_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int cplatform_helper_process_setup(void) {
+    // Each step on its own: a sandbox may refuse one (systemd's
+    // ~@resources filter takes setrlimit) without undoing the others.
+    int result = 0;
+    struct rlimit none = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &none) != 0) result = -1;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) result = -1;
+    // The kernel's first choice when memory runs out: a damaged picture
+    // can make libheif allocate gigabytes, and it must be the helper that
+    // goes, not the daemon. Raising one's own score needs no privilege.
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (write(fd, "1000", 4) != 4) result = -1;
+    close(fd);
+    return result;
 }

@@ -17,6 +17,11 @@ public enum ImageDecoder {
     /// 1 GiB is far beyond any 64 MP photo, even a 16-bit PNG.
     public static let maxFileBytes = 1 << 30
 
+    /// Where HEIF and AVIF pictures are decoded: nil in this process, else
+    /// by a helper process (see `DecodingProcess`). The daemon's commands set
+    /// it once at start, before any decode; tests and tools leave it nil.
+    nonisolated(unsafe) public static var heifProcess: DecodingProcess?
+
     /// Decodes the image at `path`, turned upright per its EXIF orientation.
     ///
     /// - Parameters:
@@ -73,7 +78,8 @@ public enum ImageDecoder {
     }
 
     static func decode(
-        _ contents: FileContents, path: String, targetSize: PixelSize?, fit: FitMode, maxPixels: Int
+        _ contents: FileContents, path: String, targetSize: PixelSize?, fit: FitMode, maxPixels: Int,
+        process: DecodingProcess? = heifProcess
     ) throws(ImageError) -> DecodedImage {
         if contents.count == 0 { throw ImageError(path: path, reason: .emptyFile) }
         let format = try sniff(contents, path: path)
@@ -151,6 +157,10 @@ public enum ImageDecoder {
                                  hasAlpha: frame.hasAlpha)
             try gif.decode(frame, into: image)
         case .heif, .avif:
+            if let process {
+                // Decoded whole and upright there, as below (libheif turns it).
+                return try process.decode(contents, format: format, path: path, maxPixels: maxPixels)
+            }
             let heif = try HEIFReader(contents, format: format, path: path)
             let header = heif.readHeader()
             _ = try admit(header.size)

@@ -18,9 +18,19 @@ struct Carouseld: ParsableCommand {
         commandName: "carouseld",
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
-        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self, Calibrate.self],
+        subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self,
+                      Calibrate.self, DecodePicture.self],
         defaultSubcommand: Run.self
     )
+
+    static func main() {
+        // Every command that decodes pictures decodes HEIF and AVIF in a
+        // helper process of its own: libheif 1.15 crashes on some damaged
+        // HEICs, and that must cost the picture, not the carousel.
+        ImageDecoder.heifProcess = DecodingProcess(executable: "/proc/self/exe",
+                                                   arguments: ["carouseld", DecodePicture.configuration.commandName!])
+        main(nil)
+    }
 }
 
 struct Simulate: ParsableCommand {

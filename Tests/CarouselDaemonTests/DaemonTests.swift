@@ -182,6 +182,25 @@ struct DaemonTests {
         #expect(d.stop() == 0)
     }
 
+    /// A damaged HEIC on which Debian 12's libheif 1.15 itself aborts (the
+    /// heif fuzz target found it; Fuzz/libheif-crashes): decoded in the
+    /// daemon's helper process, it costs one skip line, not the daemon.
+    @Test func aHEICThatCrashesLibheifIsSkippedWithOneLine() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.3\ntransition = 0.1\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let crash = demoImages.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/libheif-crashes/threads-per-tile.heic")
+        try FileManager.default.copyItem(at: crash, to: d.folder.appendingPathComponent("images/2.heic"))
+        try d.addImage("3.webp", from: "05-glow.webp")
+        try d.start()
+        d.waitFor("the skip line") { $0.contains("<4>skipping ") && $0.contains("2.heic: corrupt HEIF data: libheif crashed on it") }
+        d.waitFor("two images left") { $0.contains("<6>images: 2 now") }
+        let lines = d.log.split(separator: "\n").filter { $0.contains("2.heic") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(d.process.isRunning)
+        #expect(d.stop() == 0)
+    }
+
     /// A copy in progress (scp, a USB stick) shows an empty or truncated file
     /// first; once it is complete, the picture must appear.
     @Test func aFileSkippedWhileHalfWrittenIsShownOnceComplete() throws {

@@ -28,3 +28,22 @@ ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, in
 // An anonymous file in memory (memfd_create with MFD_CLOEXEC): a buffer with
 // a descriptor for writers that want one, where /tmp may be read-only.
 int cplatform_memory_file(const char *name);
+
+/// Starts `path` with `argv` and `envp` as a helper process that sees
+/// `input` as its descriptor 3 and `output` as its descriptor 4, /dev/null
+/// as 0, 1 and 2, and no other descriptor of ours; its signal mask is empty
+/// and TERM, INT, HUP and PIPE are at their defaults (we block some of
+/// them for the loop's signalfd). posix_spawn, so a process with threads
+/// may call it. Returns 0 and sets `*pid`, or an errno value.
+int cplatform_spawn_helper(const char *path, char *const argv[], char *const envp[],
+                           int input, int output, pid_t *pid);
+
+/// pidfd_open(2): a descriptor that polls readable once `pid` has ended.
+/// -1 with errno (ENOSYS before Linux 5.3).
+int cplatform_pidfd_open(pid_t pid);
+
+/// For a helper process: killed when its parent ends (PR_SET_PDEATHSIG),
+/// no core file (RLIMIT_CORE 0: a helper's crash is an expected outcome the
+/// parent reports in one line), and the out-of-memory killer's first choice
+/// (oom_score_adj 1000). Returns 0 or -1 with errno.
+int cplatform_helper_process_setup(void);

@@ -1,0 +1,345 @@
+import CPlatform
+import CarouselCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HEIF and AVIF pictures decoded by a short-lived helper process, so that a
+/// crash inside libheif costs one picture, not the carousel.
+///
+/// Debian 12's libheif 1.15 crashes on some damaged HEICs inside its grid
+/// decoding (SIGSEGV, or an uncaught `std::system_error` when it cannot
+/// start a thread per tile; heif-convert crashes on the same files), and no
+/// check of ours before the call can tell those files apart. The helper is
+/// the daemon's own executable started again with a hidden subcommand
+/// (`carouseld decode-picture`): it reads the file's bytes from descriptor 3,
+/// decodes them in its own address space and writes the picture, or the
+/// `ImageError` it met, into descriptor 4, an anonymous memory file the
+/// parent then reads. A helper that dies by a signal, exits otherwise or
+/// does not finish in time becomes an `ImageError` like any broken file:
+/// one log line, and the picture is skipped.
+///
+/// It costs a process start per HEIF picture decoded (a few ms on a board,
+/// against the hundreds a HEIC's decode takes), and the picture's bytes are
+/// copied once more, through the memory file.
+public struct DecodingProcess: Sendable {
+    /// The program to start; `/proc/self/exe` is the running binary even
+    /// after a package upgrade replaced the file.
+    public var executable: String
+    /// Its argv, program name first; `--max-pixels N` is appended.
+    public var arguments: [String]
+    /// How long a decode may take before the helper is killed.
+    public var timeoutMilliseconds: Int
+
+    public init(executable: String, arguments: [String], timeoutMilliseconds: Int = 120_000) {
+        self.executable = executable
+        self.arguments = arguments
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// Decodes `contents` (sniffed as `format`) in a helper process.
+    func decode(_ contents: FileContents, format: ImageFormat, path: String, maxPixels: Int) throws(ImageError) -> DecodedImage {
+        func failed(_ call: String, _ code: Int32 = errno) -> ImageError {
+            ImageError(path: path, reason: .readFailed(call: call, errno: code))
+        }
+        let input = cplatform_memory_file("carousel-picture")
+        guard input >= 0 else { throw failed("memfd_create") }
+        defer { close(input) }
+        let output = cplatform_memory_file("carousel-pixels")
+        guard output >= 0 else { throw failed("memfd_create") }
+        defer { close(output) }
+        var written = 0
+        while written < contents.count {
+            let n = write(input, contents.base! + written, contents.count - written)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw failed("write") }
+            written += n
+        }
+
+        let argv = arguments + ["--max-pixels", String(maxPixels)]
+        // The helper's own crash report would only slow its end: the parent
+        // writes the one line that matters.
+        var environment = Self.environment.filter { !$0.hasPrefix("SWIFT_BACKTRACE=") }
+        environment.append("SWIFT_BACKTRACE=enable=no")
+        var pid: pid_t = 0
+        let started = withCStrings(argv) { cArgs in
+            withCStrings(environment) { cEnv in
+                cplatform_spawn_helper(executable, cArgs, cEnv, input, output, &pid)
+            }
+        }
+        guard started == 0 else { throw failed("posix_spawn", started) }
+
+        let status = wait(for: pid)
+        guard let status else {
+            throw ImageError(path: path, reason: .corrupt(format, detail:
+                "libheif did not finish within \(timeoutMilliseconds / 1000) s; its decoding process was stopped"))
+        }
+        // WIFSIGNALED / WEXITSTATUS, which are macros.
+        let signal = status & 0x7F
+        if signal != 0 && signal != 0x7F {
+            throw ImageError(path: path, reason: .corrupt(format, detail:
+                "libheif crashed on it (\(Self.signalName(signal)) in the process that decodes it; carouseld runs on)"))
+        }
+        let exitCode = (status >> 8) & 0xFF
+        guard exitCode == 0 else {
+            throw ImageError(path: path, reason: .corrupt(format, detail: "its decoding process exited with status \(exitCode)"))
+        }
+        return try PictureTransfer.read(from: output, path: path, format: format, maxPixels: maxPixels)
+    }
+
+    /// Waits for `pid` to end, at most `timeoutMilliseconds` (then kills it).
+    /// The wait status, or nil after a timeout.
+    private func wait(for pid: pid_t) -> Int32? {
+        var timedOut = false
+        let pidfd = cplatform_pidfd_open(pid)
+        if pidfd >= 0 {
+            defer { close(pidfd) }
+            let deadline = Self.milliseconds() + timeoutMilliseconds
+            while true {
+                let remaining = deadline - Self.milliseconds()
+                if remaining <= 0 {
+                    timedOut = true
+                    break
+                }
+                var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+                let n = poll(&entry, 1, Int32(min(remaining, Int(Int32.max))))
+                if n > 0 { break }
+                if n < 0 && errno != EINTR { break }
+            }
+            if timedOut { kill(pid, SIGKILL) }
+        }
+        // Without pidfd_open (Linux before 5.3) the wait has no time limit.
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { return timedOut ? nil : 0x7F00 }
+        }
+        return timedOut ? nil : status
+    }
+
+    private static func milliseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        switch signal {
+        case SIGSEGV: return "SIGSEGV"
+        case SIGABRT: return "SIGABRT"
+        case SIGBUS: return "SIGBUS"
+        case SIGFPE: return "SIGFPE"
+        case SIGILL: return "SIGILL"
+        case SIGKILL: return "SIGKILL"
+        default: return "signal \(signal)"
+        }
+    }
+
+    /// This process's environment, for the helper.
+    private static var environment: [String] {
+        var result: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            result.append(String(cString: pointer))
+            entry += 1
+        }
+        return result
+    }
+
+    /// The helper's side, run by `carouseld decode-picture`: decodes what
+    /// descriptor 3 holds in this process and writes the outcome into
+    /// descriptor 4. The exit status is 0 whenever the outcome was written,
+    /// a decoding error included.
+    public static func serveHelperRequest(maxPixels: Int) -> Int32 {
+        _ = cplatform_helper_process_setup()
+        let outcome: Result<DecodedImage, ImageError>
+        do throws(ImageError) {
+            let contents = try FileContents(readingFile: "/proc/self/fd/3", maxBytes: ImageDecoder.maxFileBytes)
+            outcome = .success(try ImageDecoder.decode(contents, path: "", targetSize: nil, fit: .none,
+                                                       maxPixels: maxPixels, process: nil))
+        } catch {
+            outcome = .failure(error)
+        }
+        return PictureTransfer.write(outcome, to: 4) ? 0 : 1
+    }
+}
+
+/// The helper's answer in its memory file: a 32-byte header, then either
+/// the picture's rows (width * 4 bytes each, no padding) or an error.
+enum PictureTransfer {
+    static let magic: [UInt8] = Array("crslpic1".utf8)
+    static let headerBytes = 32
+
+    /// Header words after the magic: kind (0 picture, 1 error), then for a
+    /// picture width, height, format (0 xrgb8888, 1 premultiplied argb8888),
+    /// has alpha; for an error the byte count of its fields.
+    static func write(_ outcome: Result<DecodedImage, ImageError>, to fd: Int32) -> Bool {
+        var header = [UInt8](repeating: 0, count: headerBytes)
+        header.replaceSubrange(0..<8, with: magic)
+        func put(_ value: Int, at word: Int) {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: value)) { header.replaceSubrange(8 + word * 4 ..< 12 + word * 4, with: $0) }
+        }
+        switch outcome {
+        case let .success(image):
+            put(0, at: 0)
+            put(image.width, at: 1)
+            put(image.height, at: 2)
+            put(image.format == .xrgb8888 ? 0 : 1, at: 3)
+            put(image.hasAlpha ? 1 : 0, at: 4)
+            guard writeAll(fd, header) else { return false }
+            return image.withUnsafeBytes { pixels in
+                for y in 0..<image.height {
+                    let row = UnsafeRawBufferPointer(rebasing: pixels[y * image.stride ..< y * image.stride + image.width * 4])
+                    guard writeAll(fd, row) else { return false }
+                }
+                return true
+            }
+        case let .failure(error):
+            let text = Array(error.reason.transferFields.joined(separator: "\u{1F}").utf8)
+            put(1, at: 0)
+            put(text.count, at: 1)
+            return writeAll(fd, header) && writeAll(fd, text)
+        }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Reads the helper's answer; anything not exactly as `write` lays it
+    /// out, or a picture the limits refuse, is an error about the picture.
+    static func read(from fd: Int32, path: String, format: ImageFormat, maxPixels: Int) throws(ImageError) -> DecodedImage {
+        let malformed = ImageError(path: path, reason: .corrupt(format, detail: "its decoding process gave a malformed answer"))
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw ImageError(path: path, reason: .readFailed(call: "fstat", errno: errno)) }
+        let size = Int(info.st_size)
+        var header = [UInt8](repeating: 0, count: headerBytes)
+        guard size >= headerBytes, readAll(fd, into: &header, at: 0), Array(header[0..<8]) == magic else { throw malformed }
+        func word(_ index: Int) -> Int {
+            Int(header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8 + index * 4, as: UInt32.self) })
+        }
+        switch word(0) {
+        case 0:
+            let width = word(1), height = word(2), formatCode = word(3), alpha = word(4)
+            guard width > 0, height > 0, width <= ImageDecoder.maxSide, height <= ImageDecoder.maxSide,
+                  formatCode <= 1, alpha <= 1, size == headerBytes + width * height * 4 else { throw malformed }
+            if width * height > maxPixels {
+                throw ImageError(path: path, reason: .tooManyPixels(width: width, height: height, limit: maxPixels))
+            }
+            let image = try DecodedImage(width: width, height: height,
+                                         format: formatCode == 0 ? .xrgb8888 : .argb8888Premultiplied,
+                                         hasAlpha: alpha == 1, path: path)
+            // DecodedImage rows are width * 4 bytes apart: one read fills it.
+            precondition(image.stride == width * 4)
+            var done = 0
+            while done < image.byteCount {
+                let n = pread(fd, image.base + done, image.byteCount - done, off_t(headerBytes + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { throw malformed }
+                done += n
+            }
+            return image
+        case 1:
+            let count = word(1)
+            guard count > 0, count <= 65536, size == headerBytes + count else { throw malformed }
+            var text = [UInt8](repeating: 0, count: count)
+            guard readAll(fd, into: &text, at: headerBytes),
+                  let reason = ImageError.Reason(transferFields: String(decoding: text, as: UTF8.self)
+                      .split(separator: "\u{1F}", omittingEmptySubsequences: false).map(String.init)) else { throw malformed }
+            throw ImageError(path: path, reason: reason)
+        default:
+            throw malformed
+        }
+    }
+
+    private static func readAll(_ fd: Int32, into bytes: inout [UInt8], at offset: Int) -> Bool {
+        let count = bytes.count
+        return bytes.withUnsafeMutableBytes { buffer in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { return false }
+                done += n
+            }
+            return true
+        }
+    }
+}
+
+extension ImageError.Reason {
+    /// The reason as text fields, for the helper's answer.
+    var transferFields: [String] {
+        switch self {
+        case .notFound: return ["notFound"]
+        case .permissionDenied: return ["permissionDenied"]
+        case .notARegularFile: return ["notARegularFile"]
+        case let .readFailed(call, code): return ["readFailed", call, String(code)]
+        case .emptyFile: return ["emptyFile"]
+        case let .fileTooLarge(bytes): return ["fileTooLarge", String(bytes)]
+        case let .unsupportedFormat(detected): return ["unsupportedFormat"] + (detected.map { [$0] } ?? [])
+        case let .invalidDimensions(width, height): return ["invalidDimensions", String(width), String(height)]
+        case let .tooManyPixels(width, height, limit): return ["tooManyPixels", String(width), String(height), String(limit)]
+        case let .sideTooLong(width, height): return ["sideTooLong", String(width), String(height)]
+        case let .corrupt(format, detail): return ["corrupt", format.rawValue, detail]
+        case let .unsupportedVariant(format, detail): return ["unsupportedVariant", format.rawValue, detail]
+        case let .outOfMemory(bytes): return ["outOfMemory", String(bytes)]
+        }
+    }
+
+    /// The reason `transferFields` wrote, or nil for anything else.
+    init?(transferFields fields: [String]) {
+        func int(_ i: Int) -> Int? { i < fields.count ? Int(fields[i]) : nil }
+        let arity: Int
+        switch fields.first {
+        case "notFound": self = .notFound; arity = 1
+        case "permissionDenied": self = .permissionDenied; arity = 1
+        case "notARegularFile": self = .notARegularFile; arity = 1
+        case "emptyFile": self = .emptyFile; arity = 1
+        case "readFailed":
+            guard fields.count > 1, let code = int(2).flatMap(Int32.init(exactly:)) else { return nil }
+            self = .readFailed(call: fields[1], errno: code); arity = 3
+        case "fileTooLarge":
+            guard let bytes = int(1) else { return nil }
+            self = .fileTooLarge(bytes: bytes); arity = 2
+        case "unsupportedFormat":
+            self = .unsupportedFormat(detected: fields.count > 1 ? fields[1] : nil); arity = min(fields.count, 2)
+        case "invalidDimensions":
+            guard let width = int(1), let height = int(2) else { return nil }
+            self = .invalidDimensions(width: width, height: height); arity = 3
+        case "tooManyPixels":
+            guard let width = int(1), let height = int(2), let limit = int(3) else { return nil }
+            self = .tooManyPixels(width: width, height: height, limit: limit); arity = 4
+        case "sideTooLong":
+            guard let width = int(1), let height = int(2) else { return nil }
+            self = .sideTooLong(width: width, height: height); arity = 3
+        case "corrupt", "unsupportedVariant":
+            guard fields.count == 3, let format = ImageFormat(rawValue: fields[1]) else { return nil }
+            self = fields[0] == "corrupt" ? .corrupt(format, detail: fields[2]) : .unsupportedVariant(format, detail: fields[2])
+            arity = 3
+        case "outOfMemory":
+            guard let bytes = int(1) else { return nil }
+            self = .outOfMemory(bytes: bytes); arity = 2
+        default:
+            return nil
+        }
+        guard fields.count == arity else { return nil }
+    }
+}
+
+/// `body` with a NULL-terminated C array of `strings`, valid during the call.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { strdup($0) } + [nil]
+    defer { for pointer in copies { free(pointer) } }
+    return body(copies)
+}

@@ -1,0 +1,195 @@
+import Foundation
+import Testing
+@testable import CarouselImaging
+
+/// The `carouseld` executable built next to this test bundle, or `$CAROUSELD_BIN`:
+/// its hidden `decode-picture` command is the helper under test.
+let carouseldForDecoding: String? = {
+    let fm = FileManager.default
+    if let env = ProcessInfo.processInfo.environment["CAROUSELD_BIN"], fm.isExecutableFile(atPath: env) { return env }
+    guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent("carouseld").path
+        if fm.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return nil
+}()
+
+/// Fuzz/libheif-crashes: what the heif fuzz target found that libheif 1.15
+/// itself cannot survive (not replayed in-process by the fuzzing tests).
+let libheifCrashFolder: String = {
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/") + "/Fuzz/libheif-crashes"
+}()
+
+let libheifCrashes: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: libheifCrashFolder)) ?? [])
+    .filter { $0.hasSuffix(".heic") }.sorted()
+
+/// Decodes `bytes` as the daemon does, HEIF and AVIF in `process`.
+private func decode(_ bytes: [UInt8], name: String, process: DecodingProcess?,
+                    maxPixels: Int = ImageDecoder.defaultMaxPixels) -> Result<DecodedImage, ImageError> {
+    Result { () throws(ImageError) -> DecodedImage in
+        try ImageDecoder.decode(FileContents(copying: bytes), path: name, targetSize: nil, fit: .none,
+                                maxPixels: maxPixels, process: process)
+    }
+}
+
+private func helper(timeoutMilliseconds: Int = 120_000) -> DecodingProcess? {
+    carouseldForDecoding.map {
+        DecodingProcess(executable: $0, arguments: ["carouseld", "decode-picture"], timeoutMilliseconds: timeoutMilliseconds)
+    }
+}
+
+/// The failure, recording an issue when there was a picture instead.
+private func failure(_ result: Result<DecodedImage, ImageError>, sourceLocation: SourceLocation = #_sourceLocation) -> ImageError? {
+    switch result {
+    case let .success(image):
+        Issue.record("decoded to \(image.size) instead of failing", sourceLocation: sourceLocation)
+        return nil
+    case let .failure(error):
+        return error
+    }
+}
+
+@Suite("HEIF and AVIF decoded in a helper process: the same pictures and errors, and its crash costs one picture")
+struct DecodingProcessTests {
+    @Test("every ImageError reason survives the helper's answer", arguments: [
+        ImageError.Reason.notFound, .permissionDenied, .notARegularFile, .readFailed(call: "open", errno: 5), .emptyFile,
+        .fileTooLarge(bytes: 1 << 31), .unsupportedFormat(detected: nil), .unsupportedFormat(detected: "MP4 or QuickTime video"),
+        .invalidDimensions(width: 0, height: 7), .tooManyPixels(width: 30000, height: 30000, limit: 64_000_000),
+        .sideTooLong(width: 40000, height: 2), .corrupt(.heif, detail: "Invalid input: No 'ftyp' box"),
+        .unsupportedVariant(.avif, detail: ""), .outOfMemory(bytes: 123),
+    ])
+    func reasons(reason: ImageError.Reason) {
+        #expect(ImageError.Reason(transferFields: reason.transferFields) == reason)
+    }
+
+    @Test("an answer that is not one of the helper's is refused")
+    func malformedFields() {
+        #expect(ImageError.Reason(transferFields: []) == nil)
+        #expect(ImageError.Reason(transferFields: ["corrupt", "tiff", "x"]) == nil)
+        #expect(ImageError.Reason(transferFields: ["corrupt", "heif"]) == nil)
+        #expect(ImageError.Reason(transferFields: ["notFound", "extra"]) == nil)
+        #expect(ImageError.Reason(transferFields: ["tooManyPixels", "1", "x", "3"]) == nil)
+    }
+
+    @Test("the helper's pictures are the in-process decode's, pixel for pixel",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
+          arguments: ["quadrants.heic", "quadrants.avif", "alpha.avif", "irot-3-exif-6.heic"])
+    func samePictures(name: String) throws {
+        let bytes = try Fixtures.bytes(name)
+        let here = try decode(bytes, name: name, process: nil).get()
+        let there = try decode(bytes, name: name, process: helper()).get()
+        #expect(there.size == here.size && there.format == here.format && there.hasAlpha == here.hasAlpha)
+        let same = here.withUnsafeBytes { a in there.withUnsafeBytes { b in a.elementsEqual(b) } }
+        #expect(same, "\(name): the helper's pixels differ")
+    }
+
+    @Test("the helper's errors are the in-process decode's, with the parent's path",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"))
+    func sameErrors() throws {
+        let heic = try Fixtures.bytes("quadrants.heic")
+        let cases: [(String, [UInt8], Int)] = [
+            ("cut.heic", Array(heic.prefix(heic.count - 40)), ImageDecoder.defaultMaxPixels),
+            ("bomb.heic", try Fixtures.bytes("bomb.heic"), ImageDecoder.defaultMaxPixels),
+            ("small.heic", heic, 2047),
+            ("jpeg-coded.avif", try Fixtures.bytes("jpeg-coded.avif"), ImageDecoder.defaultMaxPixels),
+        ]
+        for (name, bytes, maxPixels) in cases {
+            let here = failure(decode(bytes, name: "/photos/" + name, process: nil, maxPixels: maxPixels))
+            let there = failure(decode(bytes, name: "/photos/" + name, process: helper(), maxPixels: maxPixels))
+            #expect(here != nil && there == here, "\(name): \(String(describing: there)) vs \(String(describing: here))")
+        }
+    }
+
+    /// Inputs the heif fuzz target found on which libheif 1.15 itself fails
+    /// hard in this process: an uncaught std::system_error (it cannot start
+    /// a thread per tile of a grid that declares thousands), or SIGSEGV in
+    /// its grid decoding. Each would stop the daemon; here each is one error.
+    @Test("a HEIC that crashes libheif is an error about that picture, and this process runs on",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
+          arguments: libheifCrashes)
+    func crashingHEIC(name: String) throws {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: libheifCrashFolder + "/" + name)))
+        let error = failure(decode(bytes, name: "/photos/" + name, process: helper()))
+        guard case let .corrupt(.heif, detail)? = error?.reason else {
+            Issue.record("unexpected \(String(describing: error))")
+            return
+        }
+        // SIGABRT for the uncaught exception, SIGSEGV for the grid; how it
+        // ends may differ with the machine's limits, that it ends there may not.
+        #expect(detail.hasPrefix("libheif crashed on it ("), "\(detail)")
+        #expect(error?.description.hasPrefix("/photos/\(name): corrupt HEIF data: libheif crashed on it") == true)
+        #expect(error?.description.contains("\n") == false)
+    }
+
+    @Test("the folder of HEICs that crash libheif is there (the test above runs once per file)")
+    func crashFolder() {
+        #expect(!libheifCrashes.isEmpty, "nothing in \(libheifCrashFolder)")
+    }
+
+    // The parent's side against programs that behave as a broken helper would.
+
+    @Test("a helper killed by a signal is a corrupt picture that names the signal")
+    func killedHelper() throws {
+        let process = DecodingProcess(executable: "/bin/sh", arguments: ["sh", "-c", "kill -SEGV $$"])
+        let error = failure(decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: process))
+        #expect(error?.reason == .corrupt(.heif, detail: "libheif crashed on it (SIGSEGV in the process that decodes it; carouseld runs on)"))
+    }
+
+    @Test("a helper that does not finish in time is killed, and the picture is an error")
+    func slowHelper() throws {
+        let process = DecodingProcess(executable: "/bin/sh", arguments: ["sh", "-c", "sleep 30"], timeoutMilliseconds: 1000)
+        let started = Date()
+        let error = failure(decode(try Fixtures.bytes("quadrants.avif"), name: "/p/a.avif", process: process))
+        #expect(error?.reason == .corrupt(.avif, detail: "libheif did not finish within 1 s; its decoding process was stopped"))
+        // Not a timing assertion on the decode: sleep 30 must not have run to its end.
+        #expect(Date().timeIntervalSince(started) < 25)
+    }
+
+    @Test("a helper that answers nothing, or exits with a status, is an error, not a picture")
+    func silentHelper() throws {
+        let bytes = try Fixtures.bytes("quadrants.heic")
+        let silent = DecodingProcess(executable: "/bin/true", arguments: ["true"])
+        #expect(failure(decode(bytes, name: "/p/a.heic", process: silent))?.reason
+            == .corrupt(.heif, detail: "its decoding process gave a malformed answer"))
+        let failing = DecodingProcess(executable: "/bin/sh", arguments: ["sh", "-c", "exit 3"])
+        #expect(failure(decode(bytes, name: "/p/a.heic", process: failing))?.reason
+            == .corrupt(.heif, detail: "its decoding process exited with status 3"))
+        // A helper that claims a picture larger than its answer holds.
+        let liar = DecodingProcess(executable: "/bin/sh", arguments: ["sh", "-c",
+            "printf 'crslpic1\\000\\000\\000\\000\\100\\000\\000\\000\\040\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000\\000' >&4"])
+        #expect(failure(decode(bytes, name: "/p/a.heic", process: liar))?.reason
+            == .corrupt(.heif, detail: "its decoding process gave a malformed answer"))
+    }
+
+    @Test("a helper that cannot be started is one error naming posix_spawn")
+    func missingHelper() throws {
+        let process = DecodingProcess(executable: "/nonexistent/carouseld", arguments: ["carouseld"])
+        #expect(failure(decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: process))?.reason
+            == .readFailed(call: "posix_spawn", errno: ENOENT))
+    }
+
+    @Test("only HEIF and AVIF go to the helper: a JPEG never starts it")
+    func otherFormatsStayHere() throws {
+        let process = DecodingProcess(executable: "/bin/true", arguments: ["true"])
+        let image = try decode(try Fixtures.bytes("orientation-1.jpg"), name: "/p/a.jpg", process: process).get()
+        #expect(image.width > 0)
+    }
+
+    @Test("the helper has descriptors 0 to 4 and none other of ours")
+    func helperDescriptors() throws {
+        // A descriptor of ours that is not close-on-exec must not reach it.
+        let leaked = open("/dev/null", O_RDONLY)
+        defer { close(leaked) }
+        try #require(leaked > 4)
+        // Exit 4 when 0-4 are open and `leaked` is not, 5 otherwise.
+        let probe = DecodingProcess(executable: "/bin/sh", arguments: ["sh", "-c",
+            "for fd in 0 1 2 3 4; do [ -e /proc/$$/fd/$fd ] || exit 5; done; [ -e /proc/$$/fd/\(leaked) ] && exit 5; exit 4"])
+        #expect(failure(decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: probe))?.reason
+            == .corrupt(.heif, detail: "its decoding process exited with status 4"))
+    }
+}
