@@ -706,14 +706,16 @@ def wall_overlay(s, touch):
 
 def wall_formats(s, touch):
     """HEIC, AVIF (turned by its irot box), GIF and animated WebP (first frame)
-    in the album, with a truncated HEIC and one whose HEVC data is cut short:
-    each broken file is skipped with exactly one line, nothing else is, and
-    every other picture shows as render (the same decoders) draws it."""
+    in the album, with a truncated HEIC, one whose HEVC data is cut short and
+    one on which libheif itself aborts (decoded in the daemon's helper
+    process): each broken file is skipped with exactly one line, nothing else
+    is, and every other picture shows as render (the same decoders) draws it."""
     vm = s.vm
     files = [("1-quadrants.heic", "quadrants.heic", None), ("2-truncated.heic", "quadrants.heic", "truncate"),
              ("3-turned.avif", "irot-3.avif", None), ("4-quadrants.gif", "quadrants.gif", None),
              ("5-turned.heic", "irot-1-exif-6.heic", None), ("6-animated.webp", "animated.webp", None),
-             ("7-bad-nal-length.heic", "quadrants.heic", "nal-length")]
+             ("7-bad-nal-length.heic", "quadrants.heic", "nal-length"),
+             ("8-crashes-libheif.heic", os.path.join(REPO, "Fuzz/libheif-crashes/threads-per-tile.heic"), "libheif-crash")]
     host = tempfile.mkdtemp(prefix="e2e-formats-")
     guest = "/tmp/e2e-formats"
     vm.run(f"rm -rf {guest} && mkdir -p {guest}", timeout=30, check=True)
@@ -727,6 +729,8 @@ def wall_formats(s, touch):
             # libde265 decodes much of that to grey without an error.)
             mdat = data.find(b"mdat") + 4
             data[mdat:mdat + 4] = b"\xff\xff\xff\xf0"
+        elif damage == "libheif-crash":
+            pass  # as the heif fuzz target found it
         with open(os.path.join(host, name), "wb") as f:
             f.write(data)
         vm.put(f"{guest}/{name}", bytes(data))
@@ -754,6 +758,9 @@ def wall_formats(s, touch):
             raise Failure(f"{name} was reported {n} times, not once: {skips}")
     if len(skips) != len(broken):
         raise Failure(f"skipped more than the broken files: {skips}")
+    crash = [why for p, why in skips if p.endswith("8-crashes-libheif.heic")]
+    if not crash[0].startswith("corrupt HEIF data: libheif crashed on it"):
+        raise Failure(f"the HEIC libheif crashes on was skipped for another reason: {crash[0]}")
     if ask_guest(vm, WALL_SOCKET, "status")["count"] != len(shown):
         raise Failure("the album does not count the pictures that show")
     s.stop(d)

@@ -469,6 +469,40 @@ def main():
                 touch.close()
             return f"swipe: {before} -> {want}"
 
+        def heic_through_the_sandbox():
+            # HEIF and AVIF are decoded by a helper process (the daemon's own
+            # binary started again): it must start under the unit's sandbox,
+            # and libheif's crash inside it costs one journal line, not the
+            # service (MainPID and NRestarts unchanged).
+            cur = s.cursor()
+            before = s.show()
+            count = s.status()["count"]
+            s.ok(f"cp {GUEST_REPO}/Tests/CarouselImagingTests/Fixtures/quadrants.heic {IMAGES}/20-phone.heic && "
+                 f"cp {GUEST_REPO}/Fuzz/libheif-crashes/threads-per-tile.heic {IMAGES}/21-damaged.heic")
+            try:
+                names = s.wait("the HEICs in the album", lambda: (lambda n: n if any(x.endswith("21-damaged.heic") for x in n)
+                                                                  else None)(s.ctl("list")["images"]), 60)
+                s.ctl("pause")
+                index = [i for i, x in enumerate(names) if x.endswith("20-phone.heic")][0]
+                s.ctl(f"goto {index} 0")
+                s.wait_index(f"the HEIC at index {index}", index)
+                if not s.status()["image"].endswith("20-phone.heic"):
+                    raise Failure(f"status shows {s.status()['image']}, not the HEIC")
+                # Its neighbour: decoded ahead, in a helper that aborts.
+                line = s.wait_journal(r"skipping \S*21-damaged\.heic: corrupt HEIF data: libheif crashed on it.*", cur, timeout=120).group(0)
+                s.wait("the damaged HEIC out of the album", lambda: s.status()["count"] == count + 1, 60)
+                lines = [l for l in s.journal(cur).splitlines() if "21-damaged.heic" in l]
+                if len(lines) != 1:
+                    raise Failure(f"the damaged HEIC was reported {len(lines)} times: {lines}")
+                now = s.show()
+                if (now["MainPID"], now["NRestarts"]) != (before["MainPID"], before["NRestarts"]):
+                    raise Failure(f"the daemon restarted: {before} -> {now}")
+            finally:
+                s.ok(f"rm -f {IMAGES}/20-phone.heic {IMAGES}/21-damaged.heic")
+                s.ctl("resume")
+            s.wait("the album as before", lambda: s.status()["count"] == count, 60)
+            return f"the HEIC shown; {line.strip()[-120:]}"
+
         def backlight_through_the_sandbox():
             # The unit's /sys is read-only (ProtectKernelTunables=) and the
             # kernel's files root's: install.sh's udev rule and drop-in are
@@ -708,6 +742,7 @@ def main():
             ("carouselctl as root", ctl_root),
             ("goto/next/prev repeated: the place and StatusText follow", ctl_repeated),
             ("a touchscreen swipe pages", touch_pages),
+            ("HEIC through the sandbox: decoded by the helper, libheif's crash in it one line", heic_through_the_sandbox),
             ("the backlight through the sandbox: brightness, display off/on", backlight_through_the_sandbox),
             ("MQTT: closed to IP without install.sh --mqtt, a command through a broker with it", mqtt_through_the_sandbox),
             ("carouselctl as a carouseld group member", ctl_group_member),
