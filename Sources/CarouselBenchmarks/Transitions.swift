@@ -68,6 +68,34 @@ struct TransitionBenchmarks {
             }
             lines.append(paths.line(blurred) + " = \(format2(blurred.perOperation[0] / decode.perOperation[0]))x fit = contain")
         }
-        return lines
+        return lines + heifInHelper(folder: folder, photo: path)
+    }
+
+    /// What decoding HEIF in a helper process (DecodingProcess) costs: a
+    /// phone-sized HEIC decoded here and in `carouseld decode-picture`.
+    func heifInHelper(folder: String, photo: String) -> [String] {
+        let heic = folder + "/phone.heic"
+        let helper = String(cString: realpath("/proc/self/exe", nil)).split(separator: "/").dropLast().joined(separator: "/")
+        let carouseld = "/" + helper + "/carouseld"
+        guard access(carouseld, X_OK) == 0 else {
+            return ["  (skipped the HEIF helper: build carouseld next to carousel-bench: swift build -c release --product carouseld)"]
+        }
+        guard shell("convert \(photo) -resize 4032x3024! /tmp/carousel-bench-phone.png 2>/dev/null && heif-enc -q 80 -o \(heic) /tmp/carousel-bench-phone.png >/dev/null 2>&1") else {
+            return ["  (skipped the HEIF helper: heif-enc, package libheif-examples, makes the HEIC)"]
+        }
+        let box = panel
+        func decode(_ process: DecodingProcess?, _ name: String) -> Result {
+            ImageDecoder.heifProcess = process
+            defer { ImageDecoder.heifProcess = nil }
+            return measure(name, operations: 1, rounds: 5) {
+                let image = try! ImageDecoder.decode(path: heic, targetSize: box, fit: .contain)
+                return try! ImageScaler.scale(image, to: box, fit: .contain, background: .black).width
+            }
+        }
+        let here = decode(nil, "decode+scale 4032x3024 HEIC to 1920x1080 in this process")
+        let there = decode(DecodingProcess(executable: carouseld, arguments: ["carouseld", "decode-picture"]),
+                           "the same, decoded in the helper process (carouseld decode-picture)")
+        let paths = FramePathBenchmarks()
+        return [paths.line(here), paths.line(there) + " = \(format2(there.perOperation[0] / here.perOperation[0]))x in this process"]
     }
 }
