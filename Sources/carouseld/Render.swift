@@ -40,6 +40,9 @@ struct Render: ParsableCommand {
             help: ArgumentHelp("The picture at the offset zoomed: its scale and the translation of its frame, layout pixels (a status's zoom; 2.5,-480,-300 is a double tap at 320,200).",
                                valueName: "scale,tx,ty"))
     var zoom: String?
+    @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The crossfade ([autoplay] effect = crossfade) from the picture at the offset to the next one, this far into it: 0 is the first picture, 1 the next.",
+                                            valueName: "fraction"))
+    var crossfade: Double?
 
     /// Offsets are in items; a billion is past any album and far inside
     /// what the page arithmetic can count.
@@ -69,6 +72,12 @@ struct Render: ParsableCommand {
                 throw ValidationError("--zoom must be SCALE,TX,TY with SCALE above 0 and at most 16, e.g. 2.5,-480,-300")
             }
             zoomView = ZoomView(item: 0, scale: s, translation: Point(x: tx, y: ty))
+        }
+        if let crossfade {
+            guard crossfade.isFinite, (0...1).contains(crossfade) else {
+                throw ValidationError("--crossfade must be a fraction from 0 to 1, e.g. 0.5")
+            }
+            guard zoom == nil else { throw ValidationError("--crossfade and --zoom cannot be combined (a zoomed picture never fades)") }
         }
         let configuration = try loadConfiguration(config)
         var paths: [String] = []
@@ -102,8 +111,9 @@ struct Render: ParsableCommand {
                 v.item = lattice.itemIndex(at: offset)
                 return v
             }
+            let fade = crossfade.map { Crossfade(from: offset, to: offset + 1, fraction: $0) }
             let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount,
-                                                  zoom: zoomed)
+                                                  crossfade: fade, zoom: zoomed)
             if failures.isEmpty {
                 do {
                     try frame.writePNG(to: out)

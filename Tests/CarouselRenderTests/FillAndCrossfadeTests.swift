@@ -122,4 +122,30 @@ struct FillAndCrossfadeTests {
         }
         if psnr < 40 { scratch.keep() }
     }
+
+    @Test("carouseld render --crossfade F draws that crossfade frame; a fraction outside 0 to 1 is refused")
+    func renderCrossfade() throws {
+        let scratch = try Scratch("render-fade")
+        let pictures = try [0, 1].map { try PictureSpec.quadrants(width: 160, height: 100, palette: $0).make(in: scratch, name: "item\($0)") }
+        let config = try scratch.write("fade.ini", ini(pictures.map(\.path).joined(separator: ", "), fit: "contain", radius: 40, dim: 0.4)
+            .replacingOccurrences(of: "#203040", with: "#000000"))
+        let binary = try Tools.requireCarouseld()
+        let out = scratch.file("render.png")
+        let run = try Tools.run(binary, ["render", "--config", config, "--size", "\(panel.w)x\(panel.h)", "--offset=0",
+                                         "--crossfade", "0.3", "--out", out])
+        try #require(run.status == 0, "carouseld render: \(run.stderr)")
+        let actual = try RGBImage(file: out)
+        let place = fitPlacement(image: (160, 100), box: panel, fit: "contain")
+        for (q, (fx, fy)) in [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)].enumerated() {
+            let x = place.x + Int(Double(place.width) * fx), y = place.y + Int(Double(place.height) * fy)
+            let want = pictures[0].quadrants[q].under(pictures[1].quadrants[q], alpha: 0.3)
+            #expect(actual.pixel(x, y).distance(to: want) <= 2, "quadrant \(q) at (\(x), \(y)): \(actual.pixel(x, y)) vs \(want)")
+        }
+        for bad in ["1.5", "-0.1", "nan"] {
+            let refused = try Tools.run(binary, ["render", "--config", config, "--size", "\(panel.w)x\(panel.h)",
+                                                 "--crossfade", bad, "--out", scratch.file("bad.png")])
+            #expect(refused.status != 0 && refused.stderr.contains("--crossfade must be a fraction from 0 to 1"),
+                    "--crossfade \(bad): \(refused.status) \(refused.stderr)")
+        }
+    }
 }
