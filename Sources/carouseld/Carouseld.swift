@@ -39,9 +39,10 @@ struct Simulate: ParsableCommand {
         discussion: """
         SCRIPT has one command a line ('#' starts a comment, times in ms from start):
           size WIDTHxHEIGHT        set KEY VALUE        images COUNT
-          at MS down X Y | move X Y | up | cancel | probe
-          at MS command next|prev|goto I [MS]|pause|resume
-          until MS
+          at MS down X Y [ID] | move X Y [ID] | up [ID] | cancel [ID] | probe
+          at MS command next|prev|goto I [MS]|pause|resume|zoom SCALE|zoom reset
+          at MS frame PATH.png     until MS
+        ID tells fingers apart (0 to 9, default 0): two fingers pinch with [zoom] on.
         Output: one JSON object a line, in time order. A bad line exits 2 with 'line N: ...'.
         """
     )
