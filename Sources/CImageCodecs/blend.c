@@ -17,12 +17,22 @@
 //   per row: a fence per row cost a quarter of the frame.
 //
 // Measured on a Zen 5 EPYC host, 1920x1080 (carousel-bench --transitions):
-// a frame cost 1.7-1.9x a memcpy of the frame as this loop was written, and
-// 2.2-2.35x in the build that merged zoom in (the same kernel and benchmark,
-// the kernel still most of the profile: not explained yet); the portable loop built
-// for AVX2, or ordinary stores, or a fence per row, 2.4x or more. An
-// AVX-512 loop (a whole cache line per streamed store) measured the same
-// as this one.
+// a frame costs 1.65-1.95x a memcpy of the frame in most runs on a quiet
+// host, up to 2.1x on a busy one (the xfade branch's own build alike),
+// most of it inside crossfade_avx2; the portable loop built for AVX2, or
+// ordinary stores, or a fence per row, 2.4x or more. An AVX-512 loop (a
+// whole cache line per streamed store) measured the same as the 8-pixel
+// AVX2 loop; software prefetch of both rows, 2.4-2.9x.
+//
+// The 2.2-2.35x measured after the xfade merge was where the 8-pixel loop
+// happened to lie, not anything the merge added to the frame (zoom's
+// checks in the layout and the strips cost nothing measurable): the loop's
+// machine code was the same, but code linked ahead of this file moved
+// its start onto a 64-byte boundary, where it ran a quarter slower; main's
+// next unrelated commits moved it off again. Pinned by hand at each of
+// the four 16-byte placements, only that one was slow (2.20-2.36x against
+// 1.65-1.95x). The 16-pixel loop below measured 1.66-1.91x at all four,
+// and 1.63-1.89x when built into the merge commit itself.
 #include <string.h>
 #include "CImageCodecs.h"
 
