@@ -17,12 +17,22 @@
 //   per row: a fence per row cost a quarter of the frame.
 //
 // Measured on a Zen 5 EPYC host, 1920x1080 (carousel-bench --transitions):
-// a frame cost 1.7-1.9x a memcpy of the frame as this loop was written, and
-// 2.2-2.35x in the build that merged zoom in (the same kernel and benchmark,
-// the kernel still most of the profile: not explained yet); the portable loop built
-// for AVX2, or ordinary stores, or a fence per row, 2.4x or more. An
-// AVX-512 loop (a whole cache line per streamed store) measured the same
-// as this one.
+// a frame costs 1.65-1.95x a memcpy of the frame in most runs on a quiet
+// host, up to 2.1x on a busy one (the xfade branch's own build alike),
+// most of it inside crossfade_avx2; the portable loop built for AVX2, or
+// ordinary stores, or a fence per row, 2.4x or more. An AVX-512 loop (a
+// whole cache line per streamed store) measured the same as the 8-pixel
+// AVX2 loop; software prefetch of both rows, 2.4-2.9x.
+//
+// The 2.2-2.35x measured after the xfade merge was where the 8-pixel loop
+// happened to lie, not anything the merge added to the frame (zoom's
+// checks in the layout and the strips cost nothing measurable): the loop's
+// machine code was the same, but code linked ahead of this file moved
+// its start onto a 64-byte boundary, where it ran a quarter slower; main's
+// next unrelated commits moved it off again. Pinned by hand at each of
+// the four 16-byte placements, only that one was slow (2.20-2.36x against
+// 1.65-1.95x). The 16-pixel loop below measured 1.66-1.91x at all four,
+// and 1.63-1.89x when built into the merge commit itself.
 #include <string.h>
 #include "CImageCodecs.h"
 
@@ -71,6 +81,18 @@ static void crossfade_portable(const uint32_t *a, const uint32_t *b, uint32_t *o
 // With `stream`, stores go around the cache once the output is 32-byte
 // aligned; the caller fences them (cic_crossfade_fence).
 
+/// 8 pixels of `a` and `b` blended by `weights` ((128 − w, w) byte pairs).
+__attribute__((target("avx2")))
+static inline __m256i crossfade_8(const uint32_t *a, const uint32_t *b, __m256i weights, __m256i half) {
+    __m256i va = _mm256_loadu_si256((const void *)a);
+    __m256i vb = _mm256_loadu_si256((const void *)b);
+    __m256i lo = _mm256_maddubs_epi16(_mm256_unpacklo_epi8(va, vb), weights);
+    __m256i hi = _mm256_maddubs_epi16(_mm256_unpackhi_epi8(va, vb), weights);
+    lo = _mm256_srli_epi16(_mm256_add_epi16(lo, half), 7);
+    hi = _mm256_srli_epi16(_mm256_add_epi16(hi, half), 7);
+    return _mm256_packus_epi16(lo, hi);
+}
+
 __attribute__((target("avx2")))
 static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, size_t count, int16_t w, int stream) {
     const __m256i weights = _mm256_set1_epi16((short)((w << 8) | (128 - w)));
@@ -82,22 +104,25 @@ static void crossfade_avx2(const uint32_t *a, const uint32_t *b, uint32_t *out, 
         for (; i < count && ((uintptr_t)(out + i) & 31) != 0; i++)
             _mm_stream_si32((int *)(out + i), (int)crossfade_pixel(a[i], b[i], w));
     }
-#define CIC_CROSSFADE_8(STORE)                                                          \
-    for (; i + 8 <= count; i += 8) {                                                    \
-        __m256i va = _mm256_loadu_si256((const void *)(a + i));                         \
-        __m256i vb = _mm256_loadu_si256((const void *)(b + i));                         \
-        __m256i lo = _mm256_maddubs_epi16(_mm256_unpacklo_epi8(va, vb), weights);       \
-        __m256i hi = _mm256_maddubs_epi16(_mm256_unpackhi_epi8(va, vb), weights);       \
-        lo = _mm256_srli_epi16(_mm256_add_epi16(lo, half), 7);                          \
-        hi = _mm256_srli_epi16(_mm256_add_epi16(hi, half), 7);                          \
-        STORE((void *)(out + i), _mm256_packus_epi16(lo, hi));                          \
+    // A whole cache line (16 pixels) per turn. The 8-pixel loop this was
+    // ran a quarter slower (Zen 5) whenever the linker happened to start it
+    // on a 64-byte boundary, which code linked ahead of this file decides;
+    // this one measured the same at all four 16-byte placements.
+#define CIC_CROSSFADE_16(STORE)                                                         \
+    for (; count - i >= 16; i += 16) {                                                  \
+        STORE((void *)(out + i), crossfade_8(a + i, b + i, weights, half));             \
+        STORE((void *)(out + i + 8), crossfade_8(a + i + 8, b + i + 8, weights, half)); \
+    }                                                                                   \
+    if (count - i >= 8) {                                                               \
+        STORE((void *)(out + i), crossfade_8(a + i, b + i, weights, half));             \
+        i += 8;                                                                         \
     }
     if (stream) {
-        CIC_CROSSFADE_8(_mm256_stream_si256)
+        CIC_CROSSFADE_16(_mm256_stream_si256)
     } else {
-        CIC_CROSSFADE_8(_mm256_storeu_si256)
+        CIC_CROSSFADE_16(_mm256_storeu_si256)
     }
-#undef CIC_CROSSFADE_8
+#undef CIC_CROSSFADE_16
     if (stream) {
         for (; i < count; i++) _mm_stream_si32((int *)(out + i), (int)crossfade_pixel(a[i], b[i], w));
     }
