@@ -297,8 +297,13 @@ extension ImageError.Reason {
         }
     }
 
-    /// The reason `transferFields` wrote, or nil for anything else.
-    init?(transferFields fields: [String]) {
+    /// The reason `transferFields` wrote, or nil for anything else. The
+    /// texts come from another process: control characters become `?` and
+    /// each is cut at 300 characters, so that the reason stays one log line.
+    init?(transferFields raw: [String]) {
+        let fields = raw.map { field in
+            String(field.unicodeScalars.prefix(300).map { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) ? "?" : Character($0) })
+        }
         func int(_ i: Int) -> Int? { i < fields.count ? Int(fields[i]) : nil }
         let arity: Int
         switch fields.first {

@@ -28,6 +28,17 @@ let libheifCrashFolder: String = {
 let libheifCrashes: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: libheifCrashFolder)) ?? [])
     .filter { $0.hasSuffix(".heic") }.sorted()
 
+/// Marsaglia's xorshift64: the same answers on every run, so a failure replays.
+struct Xorshift64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
+    }
+}
+
 /// Decodes `bytes` as the daemon does, HEIF and AVIF in `process`.
 private func decode(_ bytes: [UInt8], name: String, process: DecodingProcess?,
                     maxPixels: Int = ImageDecoder.defaultMaxPixels) -> Result<DecodedImage, ImageError> {
@@ -67,13 +78,17 @@ struct DecodingProcessTests {
         #expect(ImageError.Reason(transferFields: reason.transferFields) == reason)
     }
 
-    @Test("an answer that is not one of the helper's is refused")
+    @Test("an answer that is not one of the helper's is refused; its texts stay one log line")
     func malformedFields() {
         #expect(ImageError.Reason(transferFields: []) == nil)
         #expect(ImageError.Reason(transferFields: ["corrupt", "tiff", "x"]) == nil)
         #expect(ImageError.Reason(transferFields: ["corrupt", "heif"]) == nil)
         #expect(ImageError.Reason(transferFields: ["notFound", "extra"]) == nil)
         #expect(ImageError.Reason(transferFields: ["tooManyPixels", "1", "x", "3"]) == nil)
+        // A text that would break the log line is kept on one.
+        #expect(ImageError.Reason(transferFields: ["corrupt", "heif", "a\nb\u{1B}[2Jc"]) == .corrupt(.heif, detail: "a?b?[2Jc"))
+        #expect(ImageError.Reason(transferFields: ["corrupt", "heif", String(repeating: "x", count: 5000)])
+            == .corrupt(.heif, detail: String(repeating: "x", count: 300)))
     }
 
     @Test("the helper's pictures are the in-process decode's, pixel for pixel",
@@ -191,5 +206,76 @@ struct DecodingProcessTests {
             "for fd in 0 1 2 3 4; do [ -e /proc/$$/fd/$fd ] || exit 5; done; [ -e /proc/$$/fd/\(leaked) ] && exit 5; exit 4"])
         #expect(failure(decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: probe))?.reason
             == .corrupt(.heif, detail: "its decoding process exited with status 4"))
+    }
+
+    /// The helper decodes files from anyone's phone with a library that
+    /// crashes on some: its answer is read as untrusted bytes. Valid answers
+    /// with bytes changed, cut or added, and answers made of random header
+    /// words, are each a picture that keeps every limit or an ImageError —
+    /// never a trap, never a picture larger than its bytes.
+    @Test("damaged and random helper answers are an error or a picture within the limits, never a trap")
+    func untrustedAnswers() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/answer"
+        func read(_ bytes: [UInt8], maxPixels: Int) -> Result<DecodedImage, ImageError> {
+            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            return Result { () throws(ImageError) -> DecodedImage in
+                try PictureTransfer.read(from: fd, path: "/p/a.heic", format: .heif, maxPixels: maxPixels)
+            }
+        }
+        func answer(_ outcome: Result<DecodedImage, ImageError>) throws -> [UInt8] {
+            FileManager.default.createFile(atPath: path, contents: nil)
+            let fd = open(path, O_WRONLY)
+            #expect(PictureTransfer.write(outcome, to: fd))
+            close(fd)
+            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        let picture = try ImageDecoder.decode(path: Fixtures.path("alpha.avif"))
+        let valid = try answer(.success(picture))
+        let refusal = try answer(.failure(ImageError(path: "", reason: .corrupt(.heif, detail: "Invalid input: No 'ftyp' box"))))
+        // The valid answers read back exactly.
+        let back = try read(valid, maxPixels: ImageDecoder.defaultMaxPixels).get()
+        #expect(back.size == picture.size && back.format == picture.format && back.hasAlpha == picture.hasAlpha)
+        #expect(back.withUnsafeBytes { a in picture.withUnsafeBytes { b in a.elementsEqual(b) } })
+        #expect(failure(read(refusal, maxPixels: 100))?.reason == .corrupt(.heif, detail: "Invalid input: No 'ftyp' box"))
+
+        var generator = Xorshift64(state: 0x5EED_0F_A115)
+        var pictures = 0, errors = 0
+        for round in 0..<3000 {
+            var bytes: [UInt8]
+            switch round % 4 {
+            case 0:  // a header byte changed
+                bytes = valid
+                bytes[Int.random(in: 0..<32, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            case 1:  // cut, or bytes added
+                bytes = Bool.random(using: &generator) ? Array(valid.prefix(Int.random(in: 0..<valid.count, using: &generator)))
+                    : valid + (0..<Int.random(in: 1...64, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            case 2:  // an error's fields changed
+                bytes = refusal
+                bytes[Int.random(in: 8..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            default:  // the magic, then random words, then random bytes
+                bytes = PictureTransfer.magic + (0..<6).flatMap { _ -> [UInt8] in
+                    let word = [0, 1, 2, 64, 65536, UInt32.max, UInt32.random(in: 0...UInt32.max, using: &generator)]
+                        .randomElement(using: &generator)!
+                    return withUnsafeBytes(of: UInt32(word)) { Array($0) }
+                }
+                bytes += (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            }
+            let maxPixels = [64, 4096, ImageDecoder.defaultMaxPixels].randomElement(using: &generator)!
+            switch read(bytes, maxPixels: maxPixels) {
+            case let .success(image):
+                pictures += 1
+                #expect(image.width * image.height <= maxPixels && image.width <= ImageDecoder.maxSide
+                        && image.height <= ImageDecoder.maxSide)
+                #expect(image.byteCount + PictureTransfer.headerBytes == bytes.count, "\(image.size) from \(bytes.count) bytes")
+            case let .failure(error):
+                errors += 1
+                #expect(error.path == "/p/a.heic" && !error.description.contains("\n"))
+            }
+        }
+        // Both outcomes were met: the changes reached the checks, not only the magic.
+        #expect(pictures > 0 && errors > 0, "\(pictures) pictures, \(errors) errors")
     }
 }
