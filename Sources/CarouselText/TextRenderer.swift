@@ -47,14 +47,13 @@ public struct TextMask: Sendable {
 /// characters it lacks (CJK in DejaVu Sans), the fonts fontconfig sorts after
 /// it that have them.
 ///
-/// Bidirectional text is simplified: the line's direction is that of its
-/// first strong character (Hebrew or Arabic: right to left); the line is cut
-/// into runs of one direction and one font, each shaped by HarfBuzz with the
-/// direction and script it guesses from the run (`hb_buffer_guess_segment_properties`),
-/// and in a right-to-left line the runs are laid out from the right. Digits
-/// and punctuation go with the run before them. That is the Unicode
-/// algorithm for a line of one script with numbers and words of another
-/// (a caption), not for nested embeddings.
+/// Bidirectional text follows the Unicode algorithm for a line without
+/// explicit embeddings (`Bidi`): the line's direction is that of its first
+/// strong letter, numbers keep their reading order inside right-to-left
+/// text, spaces and punctuation take the direction of the text around them;
+/// the line is cut into runs of one level and one font, laid out in visual
+/// order, each shaped by HarfBuzz in its direction with the script it
+/// guesses from the run (`hb_buffer_guess_segment_properties`).
 ///
 /// Every call is serialised (FreeType's library is not thread-safe): the
 /// decoder thread draws captions, the clock's worker the clock.
@@ -178,21 +177,10 @@ public final class TextRenderer: @unchecked Sendable {
 
     // MARK: - Shaping
 
-    private enum Direction { case ltr, rtl, neutral }
-
-    private static func direction(of s: Unicode.Scalar) -> Direction {
-        switch s.value {
-        case 0x0590...0x08FF, 0xFB1D...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF, 0x1E800...0x1EFFF: return .rtl
-        default: break
-        }
-        let p = s.properties
-        if p.isAlphabetic || p.isIdeographic { return .ltr }
-        return .neutral
-    }
-
     private struct Run {
         var font: Int
-        var direction: Direction
+        /// Its bidirectional level: odd is right to left.
+        var level: Int
         var utf8Start: Int
         var utf8End: Int
     }
@@ -217,28 +205,29 @@ public final class TextRenderer: @unchecked Sendable {
     private func shapeLocked(_ line: String) -> [ShapedGlyph] {
         let utf8 = Array(line.utf8)
         guard !utf8.isEmpty else { return [] }
-        // Runs of one font and one direction, in logical order.
-        var runs: [Run] = []
-        var paragraph: Direction?
+        // Each character's font and bidirectional type, in logical order.
+        var characters: [(utf8Start: Int, utf8End: Int, font: Int)] = []
+        var types: [Bidi.Class] = []
         var offset = 0
         for s in line.unicodeScalars {
             let length = String(s).utf8.count
             defer { offset += length }
             if s.value < 0x20 { continue }
-            var dir = Self.direction(of: s)
-            if paragraph == nil, dir != .neutral { paragraph = dir }
-            let font = fontIndex(for: s, preferring: runs.last?.font)
-            if dir == .neutral { dir = runs.last?.direction ?? .neutral }
-            if var last = runs.last, last.font == font, last.direction == dir || last.direction == .neutral,
-               last.utf8End == offset {
-                if last.direction == .neutral { last.direction = dir }
-                last.utf8End = offset + length
+            characters.append((offset, offset + length, fontIndex(for: s, preferring: characters.last?.font)))
+            types.append(Bidi.bidiClass(of: s))
+        }
+        // Runs of one font and one level, in logical order, then in visual order.
+        let levels = Bidi.levels(types).levels
+        var runs: [Run] = []
+        for (c, level) in zip(characters, levels) {
+            if var last = runs.last, last.font == c.font, last.level == level, last.utf8End == c.utf8Start {
+                last.utf8End = c.utf8End
                 runs[runs.count - 1] = last
             } else {
-                runs.append(Run(font: font, direction: dir, utf8Start: offset, utf8End: offset + length))
+                runs.append(Run(font: c.font, level: level, utf8Start: c.utf8Start, utf8End: c.utf8End))
             }
         }
-        if paragraph == .rtl { runs.reverse() }
+        runs = Bidi.visualOrder(runs.map(\.level)).map { runs[$0] }
         var glyphs: [ShapedGlyph] = []
         var pen = 0.0
         guard let buffer = hb_buffer_create() else { return [] }
@@ -252,8 +241,8 @@ public final class TextRenderer: @unchecked Sendable {
                     // The whole line is context (Arabic joining across a run's edge); the run is what is shaped.
                     hb_buffer_add_utf8(buffer, text, Int32(utf8.count), UInt32(run.utf8Start),
                                        Int32(run.utf8End - run.utf8Start))
+                    hb_buffer_set_direction(buffer, run.level % 2 == 1 ? HB_DIRECTION_RTL : HB_DIRECTION_LTR)
                     hb_buffer_guess_segment_properties(buffer)
-                    if run.direction == .rtl { hb_buffer_set_direction(buffer, HB_DIRECTION_RTL) }
                     hb_shape(hbFont, buffer, nil, 0)
                     var count: UInt32 = 0
                     guard let infos = hb_buffer_get_glyph_infos(buffer, &count),

@@ -37,6 +37,22 @@ import Testing
         #expect(a < b && b < beh)
     }
 
+    @Test func aYearInAnArabicCaptionKeepsItsDigitsInOrder() throws {
+        // "رحلة 2024": the year on the left, read 2, 0, 2, 4 from the left;
+        // then the space, then the Arabic word from its last letter.
+        let names = try renderer().shape("رحلة 2024").map(\.name)
+        #expect(Array(names.prefix(5)) == ["two", "zero", "two", "four", "space"], "\(names)")
+        // The clock's digits likewise, after an Arabic word.
+        let clock = try renderer().shape("مساء 23:59").map(\.name)
+        #expect(Array(clock.prefix(6)) == ["two", "three", "colon", "five", "nine", "space"], "\(clock)")
+    }
+
+    @Test func aHebrewWordInALatinLineHasOneSpaceOnEachSide() throws {
+        let names = try renderer().shape("hello שלום world").map(\.name)
+        #expect(names == ["h", "e", "l", "l", "o", "space", "uni05DD", "uni05D5", "uni05DC", "uni05E9", "space",
+                          "w", "o", "r", "l", "d"], "\(names)")
+    }
+
     @Test func cjkComesFromAFallbackFontThatHasIt() throws {
         // DejaVu Sans has no ideographs: fontconfig's next font that has them draws them.
         let glyphs = try renderer().shape("東京")
