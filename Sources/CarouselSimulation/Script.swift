@@ -162,10 +162,11 @@ public struct SimulationScript: Sendable {
     }
 
     /// A command in the control socket's own words (`next`, `prev`,
-    /// `goto INDEX [MS]`, `pause`, `resume`): one grammar for the socket and
-    /// scripts, mapped to the model's commands in one place.
+    /// `goto INDEX [MS]`, `pause`, `resume`, `zoom SCALE`, `zoom reset`): one
+    /// grammar for the socket and scripts, mapped to the model's commands in
+    /// one place.
     private static func command(_ args: [String], line: Int, gotos: inout [(index: Int, line: Int)]) throws(ScriptError) -> CarouselCommand {
-        let usage = "expected 'command next|prev|goto INDEX [MS]|pause|resume'"
+        let usage = "expected 'command next|prev|goto INDEX [MS]|pause|resume|zoom SCALE|zoom reset'"
         switch ControlRequest.parse(line: args.joined(separator: " ")) {
         case .success(let request):
             guard let command = request.command else {

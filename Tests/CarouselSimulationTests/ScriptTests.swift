@@ -56,6 +56,14 @@ struct ScriptTests {
         #expect(err.description == "line \(bad.line): \(err.message)")
     }
 
+    @Test("a bad zoom request's line names zoom among the commands a script may give")
+    func badZoomNamesZoom() throws {
+        let err = try #require(scriptError("at 0 command zoom 0\n"))
+        #expect(err.message.hasPrefix("zoom needs a scale"), "\(err.message)")
+        #expect(err.message.hasSuffix("expected 'command next|prev|goto INDEX [MS]|pause|resume|zoom SCALE|zoom reset'"),
+                "\(err.message)")
+    }
+
     @Test("set takes INI key names without section, or section.key")
     func setForms() throws {
         for s in ["set interval 1.5", "set autoplay.interval 1.5"] {
