@@ -19,9 +19,10 @@ import Glibc
 /// does not finish in time becomes an `ImageError` like any broken file:
 /// one log line, and the picture is skipped.
 ///
-/// It costs a process start per HEIF picture decoded (a few ms on a board,
-/// against the hundreds a HEIC's decode takes), and the picture's bytes are
-/// copied once more, through the memory file.
+/// It costs a process start per HEIF picture decoded and one more copy of
+/// its pixels, through the memory file: `carousel-bench --transitions`
+/// measured a 4032x3024 HEIC decoded and scaled this way at 1.09x the
+/// in-process decode.
 public struct DecodingProcess: Sendable {
     /// The program to start; `/proc/self/exe` is the running binary even
     /// after a package upgrade replaced the file.
