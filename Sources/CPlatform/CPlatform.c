@@ -118,8 +118,8 @@ int cplatform_pidfd_open(pid_t pid) {
 }
 
 int cplatform_helper_process_setup(void) {
-    // Each step on its own: a sandbox may refuse one (systemd's
-    // ~@resources filter takes setrlimit) without undoing the others.
+    // Each step on its own: a sandbox that refuses one (a stricter system
+    // call filter than the unit's) does not undo the others.
     int result = 0;
     struct rlimit none = {0, 0};
     if (setrlimit(RLIMIT_CORE, &none) != 0) result = -1;
