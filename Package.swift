@@ -68,7 +68,7 @@ let package = Package(
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
-        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeif", "CGIF", "CPixman", "CPlatform"]),
+        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeif", "CGIF", "CPixman", "CPlatform", "CarouselPlatform"]),
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),

@@ -1,5 +1,6 @@
 import CPlatform
 import CarouselCore
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -95,9 +96,9 @@ public struct DecodingProcess: Sendable {
         let pidfd = cplatform_pidfd_open(pid)
         if pidfd >= 0 {
             defer { close(pidfd) }
-            let deadline = Self.milliseconds() + timeoutMilliseconds
+            let deadline = Int(MonotonicClock.now() / 1000) + timeoutMilliseconds
             while true {
-                let remaining = deadline - Self.milliseconds()
+                let remaining = deadline - Int(MonotonicClock.now() / 1000)
                 if remaining <= 0 {
                     timedOut = true
                     break
@@ -115,12 +116,6 @@ public struct DecodingProcess: Sendable {
             if errno != EINTR { return timedOut ? nil : 0x7F00 }
         }
         return timedOut ? nil : status
-    }
-
-    private static func milliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000
     }
 
     static func signalName(_ signal: Int32) -> String {
