@@ -327,6 +327,20 @@ def main():
             _, reply = w.wait(f"the reply to {line}", f"{T}/reply", after=n)
             if json.loads(reply).get("ok") is not False or needle not in json.loads(reply).get("error", ""):
                 raise Failure(f"{line}: {reply}")
+        # A zoom's animation: its end with the scale, not its per-frame didZoom.
+        n_reply = len(w.on(f"{T}/reply"))
+        pub(b, f"{T}/command", "zoom 2")
+        _, reply = w.wait("the reply to zoom 2", f"{T}/reply", after=n_reply)
+        if json.loads(reply).get("ok") is not True:
+            raise Failure(f"zoom 2: {reply}")
+        w.wait("didEndZooming on the event topic", f"{T}/event", lambda p: b'"didEndZooming"' in p)
+        if any(b'"didZoom"' in p for _, p in w.on(f"{T}/event")):
+            raise Failure("didZoom (one per frame of the zoom) went to the event topic")
+        n_reply = len(w.on(f"{T}/reply"))
+        pub(b, f"{T}/command", "zoom reset")
+        w.wait("the reply to zoom reset", f"{T}/reply", after=n_reply)
+        w.wait("didEndZooming back at 1", f"{T}/event", lambda p: b'"didEndZooming"' in p and b'"scale":1' in p)
+        w.wait("the state back at zoom 1", f"{T}/state", lambda p: json.loads(p).get("zoom") == 1)
         # The shared topic reaches every frame.
         pub(b, "carouseld/all/command", "goto 1 0")
         until("the shared command", lambda: d.ask("status")["index"] == 1)

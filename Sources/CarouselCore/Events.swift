@@ -42,6 +42,16 @@ public enum CarouselEventKind: Equatable, Sendable {
         default: nil
         }
     }
+
+    /// Whether the event comes every frame of a motion (`didScroll` while
+    /// the pages move, `didZoom` while a pinch or a zoom animation runs):
+    /// the socket's subscribers get it, the log and MQTT do not.
+    public var isPerFrame: Bool {
+        switch self {
+        case .didScroll, .didZoom: true
+        default: false
+        }
+    }
 }
 
 /// An event and the instant it happened on the model's clock.

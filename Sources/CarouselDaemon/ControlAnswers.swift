@@ -125,9 +125,9 @@ extension Daemon {
     }
 
     /// Every model event to the subscribers, one JSON line each; to MQTT's
-    /// event topic all but `didScroll` (one a frame).
+    /// event topic all but the per-frame ones (`didScroll`, `didZoom`).
     func broadcast(_ event: CarouselEvent) {
-        if case .didScroll = event.kind {} else { mqttStateMayHaveChanged() }
+        if !event.kind.isPerFrame { mqttStateMayHaveChanged() }
         let toSubscribers = (control?.subscriberCount ?? 0) > 0
         let toMQTT = mqttWants(event.kind)
         guard toSubscribers || toMQTT else { return }

@@ -803,7 +803,7 @@ public final class Daemon {
     func deliver(_ events: [CarouselEvent]) {
         for e in events {
             switch e.kind {
-            case .didScroll, .didZoom: break  // every frame of a motion: subscribers only
+            case _ where e.kind.isPerFrame: break  // every frame of a motion: subscribers only
             case .didSelectItem(let i): log(.info, "select \(i)")
             case .longPress(let i): log(.info, "long press \(i)")
             default:

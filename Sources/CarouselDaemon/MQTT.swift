@@ -243,9 +243,10 @@ extension Daemon {
         syncMQTTSocket(session)
     }
 
-    /// Whether MQTT takes this event: all but `didScroll`, which comes every frame.
+    /// Whether MQTT takes this event: all but the per-frame ones (`didScroll`,
+    /// `didZoom`; `didEndZooming` carries the scale a zoom came to rest at).
     func mqttWants(_ kind: CarouselEventKind) -> Bool {
-        if case .didScroll = kind { return false }
+        if kind.isPerFrame { return false }
         return mqtt?.link.phase == .connected
     }
 

@@ -56,7 +56,7 @@ public struct FrameIdentity: Equatable, Sendable {
 /// * `T/availability`: `online` / `offline`, retained; the broker publishes
 ///   `offline` for us (our will) when the connection dies without a goodbye;
 /// * `T/state`: the `status` reply's JSON, retained, on change;
-/// * `T/event`: the control socket's event lines (not `didScroll`, which is per frame);
+/// * `T/event`: the control socket's event lines (not `didScroll` or `didZoom`, which are per frame);
 /// * `T/command`: a request line as on the socket; its reply on `T/reply`;
 /// * `T/screenshot`: the PNG `screenshot` makes;
 /// * `P/all/command`, P being T without its last level (`carouseld/all/command`
