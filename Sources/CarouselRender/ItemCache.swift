@@ -133,13 +133,25 @@ public final class ItemCache: Sendable {
     static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
-        let scaled = try ImageScaler.scale(decoded, to: settings.itemSize, fit: settings.fit, background: settings.background,
-                                           blur: settings.blur)
+        return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1)
+    }
+
+    /// `decoded` scaled onto `box`, the item size times `factor`, with the
+    /// blurred fill and the caption the screen's picture has, grown by
+    /// `factor` (a zoom's sharper decode must look like the screen's picture
+    /// enlarged), then turned to the panel's orientation.
+    private static func finish(_ decoded: DecodedImage, path: String, settings: Settings, box: PixelSize,
+                               factor: Double) throws -> DecodedImage {
+        var blur = settings.blur
+        blur.radius *= factor
+        let scaled = try ImageScaler.scale(decoded, to: box, fit: settings.fit, background: settings.background, blur: blur)
         // `scaled` is this decode's own (a new picture, or the decoded one
         // itself): nothing else holds it yet, so the caption goes into it.
-        if let caption = settings.caption, caption.kind != .none,
-           let text = Captioner.sprite(for: path, in: settings.itemSize, caption) {
-            try scaled.drawOver(text.sprite, x: text.x, y: text.y)
+        if var caption = settings.caption, caption.kind != .none {
+            caption.size = Int((Double(caption.size) * factor).rounded())
+            if let text = Captioner.sprite(for: path, in: box, caption) {
+                try scaled.drawOver(text.sprite, x: text.x, y: text.y)
+            }
         }
         return try scaled.turned(settings.rotation)
     }
@@ -201,8 +213,7 @@ public final class ItemCache: Sendable {
                          Double(decoded.height) / Double(max(fitted.height, 1)))
         let f = min(factor, native)
         guard f > 1.05 else { return nil }
-        let scaled = try ImageScaler.scale(decoded, to: box(f), fit: settings.fit, background: settings.background)
-        return try scaled.turned(settings.rotation)
+        return try finish(decoded, path: path, settings: settings, box: box(f), factor: f)
     }
 
     /// Whether `path` failed to decode (it should be skipped).

@@ -217,3 +217,60 @@ struct RenderOverlayTests {
         #expect(bad.stderr.contains("--clock-time must be HH:MM"))
     }
 }
+
+/// A zoom's sharper decode replaces the screen's picture enlarged while the
+/// zoom stays: it must be that picture, fill and caption included, only with
+/// more pixels (it was drawn with the default fill and no caption).
+@Suite("A zoom's decode keeps the picture's fill and caption", .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
+struct ZoomDecodeLooksTests {
+    @Test func theZoomDecodeShrunkIsTheScreenPicture() throws {
+        let scratch = try Scratch("zoomlooks")
+        let picture = scratch.file("Lake Constance.png")
+        try Tools.magick(["-size", "240x480", "gradient:#C03010-#1060C0", picture])
+        let item = PixelSize(width: 160, height: 100)
+        var settings = ItemCache.Settings(itemSize: item, fit: .blur, background: .black, maxPixels: 1_000_000,
+                                          budgetBytes: 8 << 20, blur: BlurStyle(radius: 6, dim: 0.6))
+        settings.caption = Captioning(kind: .name, position: .bottomRight, style: TextStyle(), size: 12)
+        let screen = try ItemCache.prepare(path: picture, settings: settings)
+        let factor = 3
+        let zoomed = try #require(try ItemCache.prepareZoom(path: picture, settings: settings, factor: Double(factor)))
+        try #require(zoomed.width == item.width * factor && zoomed.height == item.height * factor)
+        // The zoom decode averaged back down to the screen's size, per channel.
+        func shrunk(_ x: Int, _ y: Int, _ shift: UInt32) -> Int {
+            var sum = 0
+            for dy in 0..<factor { for dx in 0..<factor { sum += Int(zoomed.pixel(x: x * factor + dx, y: y * factor + dy) >> shift & 0xFF) } }
+            return sum / (factor * factor)
+        }
+        func difference(_ rect: PixelRect) -> Double {
+            var total = 0
+            for y in rect.y..<(rect.y + rect.height) {
+                for x in rect.x..<(rect.x + rect.width) {
+                    for shift: UInt32 in [0, 8, 16] { total += abs(shrunk(x, y, shift) - Int(screen.pixel(x: x, y: y) >> shift & 0xFF)) }
+                }
+            }
+            return Double(total) / Double(rect.width * rect.height * 3)
+        }
+        // The fill on both sides of the contained picture.
+        let fill = difference(PixelRect(x: 0, y: 0, width: 50, height: 100))
+        #expect(fill <= 3, "mean channel difference in the fill: \(fill)")
+        // The caption in the same corner: text drawn at 3 times the size is
+        // hinted differently, so its ink is compared, not its pixels. White
+        // text over a dark fill and a red-to-blue picture: the ink is where
+        // every channel is light.
+        let placed = try #require(Captioner.sprite(for: picture, in: item, settings.caption!))
+        func ink(_ channel: (Int, Int, UInt32) -> Int) -> Int {
+            var count = 0
+            for y in placed.y..<(placed.y + placed.sprite.height) {
+                for x in placed.x..<(placed.x + placed.sprite.width) where [0, 8, 16].allSatisfy({ channel(x, y, $0) > 170 }) {
+                    count += 1
+                }
+            }
+            return count
+        }
+        let screenInk = ink { x, y, shift in Int(screen.pixel(x: x, y: y) >> shift & 0xFF) }
+        let zoomInk = ink(shrunk)
+        #expect(screenInk > 50, "the screen's picture has its caption (\(screenInk) light pixels)")
+        #expect(Double(zoomInk) >= 0.6 * Double(screenInk) && Double(zoomInk) <= 1.6 * Double(screenInk),
+                "light pixels of the caption: \(zoomInk) in the zoom decode shrunk, \(screenInk) on the screen's picture")
+    }
+}
