@@ -1,3 +1,4 @@
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -113,14 +114,14 @@ public struct MQTTConfig: Equatable, Sendable {
     public func readPassword() throws(ValueError) -> String? {
         guard let path = passwordFile else { return nil }
         guard let f = fopen(path, "rb") else {
-            throw ValueError("[mqtt] password_file \(path) cannot be read: \(String(cString: strerror(errno)))"
+            throw ValueError("[mqtt] password_file \(path) cannot be read: \(errnoDescription(errno))"
                              + " (it must be readable by the user carouseld runs as)")
         }
         defer { fclose(f) }
         var bytes = [UInt8](repeating: 0, count: 4096)
         let n = fread(&bytes, 1, bytes.count, f)
         if ferror(f) != 0 {
-            throw ValueError("[mqtt] password_file \(path) cannot be read: \(String(cString: strerror(errno)))")
+            throw ValueError("[mqtt] password_file \(path) cannot be read: \(errnoDescription(errno))")
         }
         let text = String(decoding: bytes[0..<n], as: UTF8.self)
         let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
@@ -136,7 +137,7 @@ public struct MQTTConfig: Equatable, Sendable {
         guard broker != nil else { return }
         _ = try readPassword()
         if let ca = caFile, access(ca, R_OK) != 0 {
-            throw ValueError("[mqtt] ca_file \(ca) cannot be read: \(String(cString: strerror(errno)))")
+            throw ValueError("[mqtt] ca_file \(ca) cannot be read: \(errnoDescription(errno))")
         }
     }
 }

@@ -265,7 +265,7 @@ extension Daemon {
             // writer's output: the service's /tmp is read-only.
             let fd = cplatform_memory_file("carouseld-screenshot")
             if fd < 0 {
-                result = .failure(PNGWriteErrorText(text: "no temporary file: \(String(cString: strerror(errno)))"))
+                result = .failure(PNGWriteErrorText(text: "no temporary file: \(errnoDescription(errno))"))
             } else {
                 do throws(PNGWriteError) {
                     try copy.writePNG(toDescriptor: fd)

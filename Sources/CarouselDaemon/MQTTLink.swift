@@ -87,7 +87,7 @@ final class MQTTLink {
             throw MQTTLinkError("\(error)")
         }
         guard let mosq = mosquitto_new(frame.identity.clientID, true, nil) else {
-            throw MQTTLinkError("mosquitto_new failed: \(String(cString: strerror(errno)))")
+            throw MQTTLinkError("mosquitto_new failed: \(errnoDescription(errno))")
         }
         handle = Handle(mosq)
         mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
@@ -138,7 +138,7 @@ final class MQTTLink {
 
     /// What libmosquitto's error code means, in words.
     static func describe(_ rc: Int32, _ savedErrno: Int32) -> String {
-        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(savedErrno)) }
+        if rc == MOSQ_ERR_ERRNO.rawValue { return errnoDescription(savedErrno) }
         if rc == MOSQ_ERR_EAI.rawValue { return "the broker's name does not resolve" }
         if rc == MOSQ_ERR_TLS.rawValue { return "TLS failed (certificate not trusted by ca_file, or the broker speaks no TLS?)" }
         if rc == MOSQ_ERR_KEEPALIVE.rawValue { return "the broker stopped answering (no reply within keepalive)" }

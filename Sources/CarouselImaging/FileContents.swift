@@ -1,3 +1,4 @@
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -109,8 +110,3 @@ func retryingOnEINTR<T: BinaryInteger>(path: String, call: String, _ body: () ->
     }
 }
 
-/// strerror's text for an errno value.
-func errnoDescription(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "error \(code)" }
-    return String(cString: text)
-}

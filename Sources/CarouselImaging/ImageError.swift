@@ -1,3 +1,5 @@
+import CarouselPlatform
+
 /// A file that could not be turned into pixels, with a reason a person can act on.
 ///
 /// `description` is one log line: `"/photos/a.jpg: corrupt JPEG data: Premature end of JPEG file"`.

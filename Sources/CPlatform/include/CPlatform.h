@@ -23,8 +23,6 @@ ssize_t cplatform_recv_with_fds(int socket, void *buffer, size_t length, int *fd
 /// Returns what sendmsg() returns.
 ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, int fd);
 
-#endif
-
 // An anonymous file in memory (memfd_create with MFD_CLOEXEC): a buffer with
 // a descriptor for writers that want one, where /tmp may be read-only.
 int cplatform_memory_file(const char *name);
@@ -47,3 +45,5 @@ int cplatform_pidfd_open(pid_t pid);
 /// parent reports in one line), and the out-of-memory killer's first choice
 /// (oom_score_adj 1000). Returns 0 or -1 with errno.
 int cplatform_helper_process_setup(void);
+
+#endif
