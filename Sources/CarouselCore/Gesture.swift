@@ -186,9 +186,6 @@ public struct Gesture: Sendable {
         }
     }
 
-    /// A pinch is in progress.
-    public var isPinching: Bool { pinch != nil }
-
     private func axis(_ p: Point) -> Double { vertical ? p.y : p.x }
     private func cross(_ p: Point) -> Double { vertical ? p.x : p.y }
 
