@@ -50,12 +50,8 @@ public struct DecodingProcess: Sendable {
         let output = cplatform_memory_file("carousel-pixels")
         guard output >= 0 else { throw failed("memfd_create") }
         defer { close(output) }
-        var written = 0
-        while written < contents.count {
-            let n = write(input, contents.base! + written, contents.count - written)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw failed("write") }
-            written += n
+        guard writeAll(input, UnsafeRawBufferPointer(start: contents.base, count: contents.count)) else {
+            throw failed("write")
         }
 
         let argv = arguments + ["--max-pixels", String(maxPixels)]
@@ -185,7 +181,7 @@ enum PictureTransfer {
             return image.withUnsafeBytes { pixels in
                 for y in 0..<image.height {
                     let row = UnsafeRawBufferPointer(rebasing: pixels[y * image.stride ..< y * image.stride + image.width * 4])
-                    guard writeAll(fd, row) else { return false }
+                    guard CarouselPlatform.writeAll(fd, row) else { return false }
                 }
                 return true
             }
@@ -198,18 +194,7 @@ enum PictureTransfer {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { writeAll(fd, $0) }
-    }
-
-    private static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Bool {
-        var done = 0
-        while done < buffer.count {
-            let n = Glibc.write(fd, buffer.baseAddress! + done, buffer.count - done)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            done += n
-        }
-        return true
+        bytes.withUnsafeBytes { CarouselPlatform.writeAll(fd, $0) }
     }
 
     /// Reads the helper's answer; anything not exactly as `write` lays it

@@ -52,17 +52,21 @@ public func log(_ priority: LogPriority, _ line: String) { Log.write(priority, l
 @discardableResult
 public func writeAll(_ fd: Int32, _ text: String) -> Bool {
     var text = text
-    return text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            // try? flattens "failed" and "would block" into nil: either way, give up.
-            guard let written = try? attemptSystemCall("write", {
-                Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            }), written > 0 else { return false }
-            offset += written
-        }
-        return true
+    return text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
+}
+
+/// Writes all of `bytes` to `fd`, as `writeAll(_:_:)` writes a text.
+@discardableResult
+public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        // try? flattens "failed" and "would block" into nil: either way, give up.
+        guard let written = try? attemptSystemCall("write", {
+            Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+        }), written > 0 else { return false }
+        offset += written
     }
+    return true
 }
 
 /// A message for a person at a terminal, on stderr, without a priority
