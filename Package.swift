@@ -62,13 +62,14 @@ let package = Package(
         .systemLibrary(name: "CPNG", pkgConfig: "libpng16", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // HEIF (.heic) and AVIF; Debian 12's libheif1 has libde265, dav1d and libaom built in.
-        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        // Opened with dlopen by the process that decodes one (not linked: see CHeifLoader.h).
+        .target(name: "CHeifLoader"),
         // giflib has no pkg-config file; its header and library are in the default paths.
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
-        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeif", "CGIF", "CPixman", "CPlatform", "CarouselPlatform"]),
+        .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeifLoader", "CGIF", "CPixman", "CPlatform", "CarouselPlatform"]),
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),

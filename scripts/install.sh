@@ -201,6 +201,12 @@ else
     || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
 fi
 
+# libheif is opened only when a HEIF or AVIF picture is decoded (dlopen), so
+# ldd above does not list it.
+if command -v ldconfig >/dev/null && ! ldconfig -p 2>/dev/null | grep -q 'libheif\.so\.1 '; then
+  say "note: libheif.so.1 is not installed: HEIC and AVIF pictures will be skipped (apt-get install libheif1)"
+fi
+
 # The backlight: the rule applied to the devices there now, and their folders
 # opened in the service's read-only /sys (systemd follows no wildcard there,
 # so the paths are this board's, resolved now).

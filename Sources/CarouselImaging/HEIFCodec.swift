@@ -1,4 +1,4 @@
-import CHeif
+import CHeifLoader
 
 /// Owner of a libheif context (`heif_context`) and its primary image's
 /// handle, released exactly once. Reads HEIF (HEVC, phones' `.heic`) and
@@ -27,14 +27,38 @@ final class HEIFReader {
         var isPremultiplied: Bool
     }
 
-    /// `heif_init` once per process: from libheif 1.14 it loads codec
-    /// plugins (Debian 12's 1.15 has libde265, dav1d and libaom built in;
-    /// later Debian releases ship them as libheif-plugin-* packages).
-    /// Never paired with `heif_deinit`: the codecs stay for the process.
-    private static let initialised: Bool = {
-        _ = heif_init(nil)
-        return true
+    /// libheif, opened (and `heif_init` called) by the first HEIF or AVIF
+    /// decode of the process: not linked, so that a start of carouseld does
+    /// not load it and its codecs (CHeifLoader.h). From libheif 1.14
+    /// `heif_init` loads codec plugins (Debian 12's 1.15 has libde265, dav1d
+    /// and libaom built in; later Debian releases ship them as
+    /// libheif-plugin-* packages). Never paired with `heif_deinit`.
+    private static let library: Result<cheif_library, LoadFailure> = {
+        var message = [CChar](repeating: 0, count: 256)
+        guard let table = cheif_load(&message, message.count) else {
+            return .failure(LoadFailure(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) },
+                                                        as: UTF8.self)))
+        }
+        return .success(table.pointee)
     }()
+
+    struct LoadFailure: Error {
+        var message: String
+    }
+
+    /// libheif's functions, or the error every HEIF/AVIF picture gets when
+    /// the library cannot be loaded (libheif1 not installed).
+    static func loadedLibrary(format: ImageFormat, path: String) throws(ImageError) -> cheif_library {
+        switch library {
+        case .success(let table):
+            return table
+        case .failure(let failure):
+            throw ImageError(path: path, reason: .unsupportedVariant(
+                format, detail: "libheif cannot be loaded (install libheif1): \(failure.message)"))
+        }
+    }
+
+    private let heif: cheif_library
 
     /// The longest side libheif may allocate (its security limit).
     static let maximumSide = 16384
@@ -50,34 +74,34 @@ final class HEIFReader {
     /// The corresponding C functions are `heif_context_read_from_memory_without_copy`
     /// and `heif_context_get_primary_image_handle`.
     init(_ contents: FileContents, format: ImageFormat, path: String) throws(ImageError) {
-        _ = Self.initialised
-        guard let context = heif_context_alloc() else { throw ImageError(path: path, reason: .outOfMemory(bytes: 0)) }
+        heif = try Self.loadedLibrary(format: format, path: path)
+        guard let context = heif.heif_context_alloc() else { throw ImageError(path: path, reason: .outOfMemory(bytes: 0)) }
         self.context = context
         self.contents = contents
         self.format = format
         self.path = path
-        var status = heif_context_read_from_memory_without_copy(context, contents.base, contents.count, nil)
+        var status = heif.heif_context_read_from_memory_without_copy(context, contents.base, contents.count, nil)
         guard status.code == heif_error_Ok else { throw error(status) }
         var handle: OpaquePointer?
-        status = heif_context_get_primary_image_handle(context, &handle)
+        status = heif.heif_context_get_primary_image_handle(context, &handle)
         guard status.code == heif_error_Ok, handle != nil else { throw error(status) }
         self.handle = handle
     }
 
     deinit {
-        if let handle { heif_image_handle_release(handle) }
-        heif_context_free(context)
+        if let handle { heif.heif_image_handle_release(handle) }
+        heif.heif_context_free(context)
     }
 
     /// The corresponding C functions are `heif_image_handle_get_width`/`_height`,
     /// `heif_image_handle_get_ispe_width`/`_height` and `heif_image_handle_has_alpha_channel`.
     func readHeader() -> Header {
-        Header(size: PixelSize(width: Int(heif_image_handle_get_width(handle)),
-                               height: Int(heif_image_handle_get_height(handle))),
-               codedSize: PixelSize(width: Int(heif_image_handle_get_ispe_width(handle)),
-                                    height: Int(heif_image_handle_get_ispe_height(handle))),
-               hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0,
-               isPremultiplied: heif_image_handle_is_premultiplied_alpha(handle) != 0)
+        Header(size: PixelSize(width: Int(heif.heif_image_handle_get_width(handle)),
+                               height: Int(heif.heif_image_handle_get_height(handle))),
+               codedSize: PixelSize(width: Int(heif.heif_image_handle_get_ispe_width(handle)),
+                                    height: Int(heif.heif_image_handle_get_ispe_height(handle))),
+               hasAlpha: heif.heif_image_handle_has_alpha_channel(handle) != 0,
+               isPremultiplied: heif.heif_image_handle_is_premultiplied_alpha(handle) != 0)
     }
 
     /// Decodes the turned picture to 8-bit RGB(A) and converts it into the
@@ -94,11 +118,11 @@ final class HEIFReader {
         // picture within 16384 a side (1 GiB of RGBA at most). Set here, after
         // the header was read and checked against max_pixels, so that an
         // honest header that is too large is refused by that rule first.
-        heif_context_set_maximum_image_size_limit(context, Int32(Self.maximumSide))
-        guard let options = heif_decoding_options_alloc() else {
+        heif.heif_context_set_maximum_image_size_limit(context, Int32(Self.maximumSide))
+        guard let options = heif.heif_decoding_options_alloc() else {
             throw ImageError(path: path, reason: .outOfMemory(bytes: 0))
         }
-        defer { heif_decoding_options_free(options) }
+        defer { heif.heif_decoding_options_free(options) }
         // Stated although it is the default: the transforms are what turns a
         // HEIF upright, and nothing else in carouseld turns one.
         options.pointee.ignore_transformations = 0
@@ -106,18 +130,18 @@ final class HEIFReader {
         options.pointee.convert_hdr_to_8bit = 1
         let chroma = header.hasAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB
         var decoded: OpaquePointer?
-        let status = heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, options)
+        let status = heif.heif_decode_image(handle, &decoded, heif_colorspace_RGB, chroma, options)
         guard status.code == heif_error_Ok, let decoded else { throw error(status) }
-        defer { heif_image_release(decoded) }
+        defer { heif.heif_image_release(decoded) }
 
-        let size = PixelSize(width: Int(heif_image_get_width(decoded, heif_channel_interleaved)),
-                             height: Int(heif_image_get_height(decoded, heif_channel_interleaved)))
-        guard heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved) == 8 else {
+        let size = PixelSize(width: Int(heif.heif_image_get_width(decoded, heif_channel_interleaved)),
+                             height: Int(heif.heif_image_get_height(decoded, heif_channel_interleaved)))
+        guard heif.heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved) == 8 else {
             throw ImageError(path: path, reason: .unsupportedVariant(format, detail: "libheif gave no 8-bit RGB for it"))
         }
         var stride: Int32 = 0
         guard size.width > 0, size.height > 0,
-              let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
+              let plane = heif.heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride) else {
             throw ImageError(path: path, reason: .corrupt(format, detail: "libheif decoded no pixels"))
         }
         let image = try allocate(size)
@@ -174,11 +198,12 @@ final class HEIFReader {
     /// What to install when libheif has no decoder for the picture's codec.
     /// The corresponding C function is `heif_have_decoder_for_format`.
     static func missingDecoder(_ format: ImageFormat) -> String {
-        let version = heif_get_version().map { String(cString: $0) } ?? "?"
-        if format == .avif && heif_have_decoder_for_format(heif_compression_AV1) == 0 {
+        guard case .success(let heif) = library else { return "libheif is not loaded" }
+        let version = heif.heif_get_version().map { String(cString: $0) } ?? "?"
+        if format == .avif && heif.heif_have_decoder_for_format(heif_compression_AV1) == 0 {
             return "libheif \(version) has no AV1 decoder (install libheif-plugin-dav1d or libheif-plugin-aomdec)"
         }
-        if format == .heif && heif_have_decoder_for_format(heif_compression_HEVC) == 0 {
+        if format == .heif && heif.heif_have_decoder_for_format(heif_compression_HEVC) == 0 {
             return "libheif \(version) has no HEVC decoder (install libheif-plugin-libde265)"
         }
         return "libheif \(version) has no decoder for this picture's codec (neither HEVC nor AV1)"

@@ -195,6 +195,31 @@ struct DecodingProcessTests {
         #expect(image.width > 0)
     }
 
+    /// libheif and its codecs (libde265's tables are built by a constructor)
+    /// cost every start of carouseld CPU and resident pages when linked; only
+    /// the process that decodes a HEIF opens it (CHeifLoader). The dynamic
+    /// loader's own list (what `ldd` prints: LD_TRACE_LOADED_OBJECTS) of the
+    /// built binary says what any start of it loads.
+    @Test("carouseld starts without libheif or its codecs; the helper still decodes a HEIC",
+          .enabled(if: carouseldForDecoding != nil))
+    func libheifNotLoadedAtStart() throws {
+        let tracer = Process()
+        tracer.executableURL = URL(fileURLWithPath: try #require(carouseldForDecoding))
+        tracer.arguments = ["--version"]
+        tracer.environment = ["LD_TRACE_LOADED_OBJECTS": "1"]
+        let output = Pipe()
+        tracer.standardOutput = output
+        try tracer.run()
+        let loaded = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        tracer.waitUntilExit()
+        try #require(loaded.contains("libjpeg.so"), "not the loader's list: \(loaded)")
+        for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d"] {
+            #expect(!loaded.contains(library), "\(library) is loaded at every start:\n\(loaded)")
+        }
+        let image = try decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: try #require(helper())).get()
+        #expect(image.width == 64 && image.height == 32)
+    }
+
     @Test("the helper has descriptors 0 to 4 and none other of ours")
     func helperDescriptors() throws {
         // A descriptor of ours that is not close-on-exec must not reach it.
