@@ -325,6 +325,37 @@ class Bench:
                 log("host busy (%.2f cores besides QEMU and this script): waiting for it to calm down" % other)
                 said = True
 
+    def breakdown(self, pid):
+        """Where a drawing process's memory and CPU went, for the raw data:
+        RssAnon/RssFile, CPU ticks per thread, and the mappings holding the
+        most resident memory (smaps)."""
+        out = {}
+        status = self.vm.run(["cat", "/proc/%d/status" % pid]).out
+        for key in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+            m = re.search(r"%s:\s+(\d+) kB" % key, status)
+            if m:
+                out[key.lower() + "_kib"] = int(m.group(1))
+        # Per thread: name, user and system CPU seconds.
+        threads = []
+        for line in self.vm.run("cat /proc/%d/task/[0-9]*/stat 2>/dev/null" % pid).out.splitlines():
+            m = re.match(r"(\d+) \((.*)\) (.*)$", line)
+            if m:
+                f = m.group(3).split()
+                threads.append([m.group(2), round(int(f[11]) / self.hz, 2), round(int(f[12]) / self.hz, 2)])
+        out["thread_user_system_s"] = sorted(threads, key=lambda t: -(t[1] + t[2]))
+        rss = {}
+        name = "?"
+        for line in self.vm.run(["cat", "/proc/%d/smaps" % pid]).out.splitlines():
+            head = re.match(r"[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
+            if head:
+                name = head.group(1) or "[anon]"
+                continue
+            m = re.match(r"Rss:\s+(\d+) kB", line)
+            if m:
+                rss[name] = rss.get(name, 0) + int(m.group(1))
+        out["rss_by_mapping_kib"] = sorted(([k, v] for k, v in rss.items() if v), key=lambda t: -t[1])[:12]
+        return out
+
     def run_once(self, name, label):
         a = self.args
         waited = self.wait_quiet()
@@ -383,6 +414,7 @@ class Bench:
                 if m:
                     hwm = max(hwm, int(m.group(1)))
             run["hwm_kib"] = hwm or None
+            run["breakdown"] = {pid: self.breakdown(pid) for pid in drawers}
             cpu = sum(procs[p][2] for p in drawers) / self.hz
             if not self.stop(job, drawers):
                 run["notes"].append("needed SIGKILL")
