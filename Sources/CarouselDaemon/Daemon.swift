@@ -56,6 +56,9 @@ public final class Daemon {
         /// resume`); nil keeps none. `carouseld run` passes systemd's
         /// `$STATE_DIRECTORY` or /var/lib/carouseld (`stateDirectory(environment:)`).
         public var stateDirectory: String?
+        /// Reads, decodes and scales a picture for the cache; nil: the real
+        /// one (`ItemCache.prepare`). A seam for tests that hold a decode in flight.
+        public var prepare: ItemCache.Prepare?
         /// Where the kernel lists backlights (`carouseld run`:
         /// /sys/class/backlight); nil drives none.
         public var backlightRoot: String?
@@ -117,6 +120,12 @@ public final class Daemon {
     /// presented: after a reload that changed how pictures are scaled, the
     /// old frame stays on screen rather than empty slots.
     var holdUntil: Int64 = 0
+    /// Input devices wait until the first frame is on screen (or this time,
+    /// if no frame comes: the display off by the schedule at start): opening
+    /// them (udev enumeration, libinput's quirks files) took a third of the
+    /// CPU between main and the first picture on a one-core board, and on one
+    /// core every bit of that delays the start picture's decode.
+    private var inputDueAt: Int64?
     let screenshots = ScreenshotJobs()
     /// The control socket, if it could be opened.
     var control: ControlServer?
@@ -189,7 +198,7 @@ public final class Daemon {
         timer = try Timer()
         let wake = try Wakeup()
         wakeup = wake
-        cache = ItemCache(settings: layout.cacheSettings(config)) { wake.signal() }
+        cache = ItemCache(settings: layout.cacheSettings(config), prepare: options.prepare ?? ItemCache.prepare) { wake.signal() }
 
         var initial = AlbumState()
         let listed = Self.listAlbum(config, noting: &initial)
@@ -229,6 +238,11 @@ public final class Daemon {
         // while input devices are enumerated and the socket opened: the first
         // frame would ask for it only once all that is done.
         requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
+        // The first frame waits for the start picture (the modeset already
+        // shows a black buffer): a black frame drawn meanwhile costs a full
+        // frame's writing the decode needs, and shows nothing new. A picture
+        // that takes longer gets the placeholder frame after this hold.
+        if !album.isEmpty { holdUntil = startTime + Self.startHoldMicroseconds }
         watchAlbum()
         if let interval = notifier.watchdogInterval {
             nextWatchdog = startTime
@@ -238,7 +252,7 @@ public final class Daemon {
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
         log(.info, layout.cacheLine(config))
-        if options.input { openInput() }
+        if options.input { inputDueAt = startTime + Self.startHoldMicroseconds }
         if options.hotplug, backend is DRMBackend { openHotplug() }
         if options.controlSocket { openControlSocket() }
         clockOverlay.reconfigure(clockLook)
@@ -358,6 +372,10 @@ public final class Daemon {
             notifier.watchdog()
             nextWatchdog = now + interval / 2
         }
+        if let due = inputDueAt, now >= due || firstFrameShown {
+            inputDueAt = nil
+            openInput()
+        }
         if let due = control?.nextDeadline, now >= due {
             // Idle connections are closed; a listener paused for lack of
             // descriptors takes clients again.
@@ -377,7 +395,8 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, dimDeadline, power.nextScheduleChange, mqttDeadline]
+        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, dimDeadline, power.nextScheduleChange, mqttDeadline,
+                    inputDueAt]
             .compactMap({ $0 }) {
             wake = min(wake ?? due, due)
         }

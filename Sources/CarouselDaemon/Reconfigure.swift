@@ -170,6 +170,9 @@ extension Daemon {
     /// How long a reload keeps the old frame while new pictures are scaled.
     static let reloadHoldMicroseconds: Int64 = 3_000_000
 
+    /// How long the first frame waits for the start picture's decode.
+    public static let startHoldMicroseconds: Int64 = 2_000_000
+
     // MARK: - Screenshots, off the loop
 
     /// Composes what is on screen once more (the scene of the last frame)

@@ -113,14 +113,14 @@ public final class ItemCache: Sendable {
     private let onReady: @Sendable () -> Void
     /// Reads, decodes and scales one file (a seam for tests that must hold a
     /// decode in flight; the real one is `prepare`).
-    typealias Prepare = @Sendable (_ path: String, _ settings: Settings) throws -> DecodedImage
+    public typealias Prepare = @Sendable (_ path: String, _ settings: Settings) throws -> DecodedImage
     private let prepare: Prepare
 
     public convenience init(settings: Settings, onReady: @escaping @Sendable () -> Void = {}) {
         self.init(settings: settings, prepare: ItemCache.prepare, onReady: onReady)
     }
 
-    init(settings: Settings, prepare: @escaping Prepare, onReady: @escaping @Sendable () -> Void = {}) {
+    public init(settings: Settings, prepare: @escaping Prepare, onReady: @escaping @Sendable () -> Void = {}) {
         state = Mutex(State(settings: settings))
         self.prepare = prepare
         self.onReady = onReady
@@ -130,7 +130,7 @@ public final class ItemCache: Sendable {
     /// size and fit, scaled onto exactly the item size, its caption drawn
     /// over it (in the item's upright orientation), then turned to the
     /// panel's orientation.
-    static func prepare(path: String, settings: Settings) throws -> DecodedImage {
+    public static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
         return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1)

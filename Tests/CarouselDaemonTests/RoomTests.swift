@@ -11,6 +11,7 @@ import CarouselDisplay
 import CarouselImaging
 import CarouselInput
 import CarouselPlatform
+import CarouselRender
 import Foundation
 import Testing
 
@@ -199,7 +200,7 @@ final class OffscreenDaemon {
     init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
-         localClock: LocalClock? = nil, backlightRoot: String? = nil) throws {
+         localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -222,6 +223,7 @@ final class OffscreenDaemon {
         options.stateDirectory = stateDirectory
         options.localClock = localClock
         options.backlightRoot = backlightRoot
+        options.prepare = prepare
         let clock = Clock()
         clock.now = now
         self.clock = clock
@@ -273,18 +275,29 @@ final class OffscreenDaemon {
     }
 
     @Test func framesAreDrawnWhenSomethingChangedAndNeverFasterThanThePanel() throws {
-        let d = try OffscreenDaemon()
+        // Decodes are held until the first pass has run.
+        let gate = DispatchSemaphore(value: 0)
+        let d = try OffscreenDaemon(prepare: { path, settings in
+            gate.wait()
+            gate.signal()
+            return try ItemCache.prepare(path: path, settings: settings)
+        })
         d.advance(ms: 0)
+        // The first frame waits for the start picture (the modeset's black
+        // buffer is on screen meanwhile), then shows it.
+        #expect(d.daemon.pacer.framesPresented == 0)
+        #expect(!d.daemon.firstFrameShown)
+        gate.signal()
+        d.daemon.settleDecodes()
+        d.advance(ms: 1)
         #expect(d.daemon.pacer.framesPresented == 1)
         #expect(d.daemon.firstFrameShown)
-        d.daemon.settleDecodes()
-        d.advance(ms: 1)  // the decoded pictures are due, but the panel refreshes every 16.7 ms
-        #expect(d.daemon.pacer.framesPresented == 1)
         d.advance(ms: 20)
-        #expect(d.daemon.pacer.framesPresented == 2)
+        let settled = d.daemon.pacer.framesPresented
+        #expect(settled <= 2)
         // At rest nothing is drawn.
         for _ in 0..<10 { d.advance(ms: 20) }
-        #expect(d.daemon.pacer.framesPresented == 2)
+        #expect(d.daemon.pacer.framesPresented == settled)
         // A swipe draws frames while it moves, then stops again.
         var t = d.now
         d.daemon.feed(.down(id: 0, at: Point(x: 300, y: 100)), at: t)
@@ -299,11 +312,34 @@ final class OffscreenDaemon {
             d.advance(ms: 5)
             presented.append(d.daemon.pacer.framesPresented)
         }
-        #expect(presented.last! > 2 + 5)
+        #expect(presented.last! > settled + 5)
         // Never two frames within one refresh (5 ms steps: at most one frame in three steps).
         for i in 3..<presented.count { #expect(presented[i] - presented[i - 3] <= 1) }
         #expect(d.daemon.model.currentItemIndex(at: Timestamp(microseconds: d.now)) == 1)
         #expect(!d.daemon.model.isMoving)
+    }
+
+    @Test func theFirstFrameWaitsForTheStartPictureAtMostTheStartHold() throws {
+        // A start picture that is not decoded within the hold (a slow board,
+        // a huge file) gets the placeholder frame then: the screen and
+        // systemd's READY=1 do not wait for it any longer.
+        let gate = DispatchSemaphore(value: 0)
+        let d = try OffscreenDaemon(prepare: { path, settings in
+            gate.wait()
+            gate.signal()
+            return try ItemCache.prepare(path: path, settings: settings)
+        })
+        d.advance(ms: 0)
+        #expect(!d.daemon.firstFrameShown)
+        d.advance(ms: Daemon.startHoldMicroseconds / 1000 - 1)
+        #expect(!d.daemon.firstFrameShown)
+        d.advance(ms: 2)
+        #expect(d.daemon.firstFrameShown)
+        gate.signal()
+        // An empty folder has nothing to wait for: its frame comes at once.
+        let empty = try OffscreenDaemon(images: [])
+        empty.advance(ms: 0)
+        #expect(empty.daemon.firstFrameShown)
     }
 
     @Test func prefetchKeepsLookingForwardAfterCrossingTheWrapSeam() throws {
@@ -375,7 +411,9 @@ final class OffscreenDaemon {
 
     @Test func aModeChangeBySetLaysTheCarouselOutForTheNewPanel() throws {
         let d = try OffscreenDaemon()
+        d.daemon.settleDecodes()
         d.advance(ms: 0)
+        try #require(d.daemon.firstFrameShown)
         guard case .ok = d.daemon.set("display.mode", "200x300") else {
             Issue.record("set display.mode was refused")
             return
