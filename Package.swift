@@ -34,7 +34,7 @@ let package = Package(
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquitto",
+                "CarouselMQTT", "CMosquittoLoader",
             ]
         ),
         .executableTarget(
@@ -63,7 +63,7 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         // HEIF (.heic) and AVIF; Debian 12's libheif1 has libde265, dav1d and libaom built in.
         // Opened with dlopen by the process that decodes one (not linked: see CHeifLoader.h).
-        .target(name: "CHeifLoader"),
+        .target(name: "CHeifLoader", dependencies: ["CPlatform"]),
         // giflib has no pkg-config file; its header and library are in the default paths.
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CPixman", pkgConfig: "pixman-1", providers: [.apt(["libpixman-1-dev"])]),
@@ -111,7 +111,8 @@ let package = Package(
         .target(name: "CarouselMQTT", dependencies: ["CarouselControl", "CarouselPlatform"]),
         .testTarget(name: "CarouselMQTTTests", dependencies: ["CarouselMQTT", "CarouselControl", "CarouselPlatform"]),
         // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // Opened with dlopen when [mqtt] first connects (not linked: see CMosquittoLoader.h).
+        .target(name: "CMosquittoLoader", dependencies: ["CPlatform"]),
         // Fuzzing: the properties each input format must keep (CarouselFuzzing),
         // and the libFuzzer entry that scripts/fuzz.sh builds with sanitizers
         // (a plain build makes it a replayer of input files). `swift test`

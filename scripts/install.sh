@@ -201,10 +201,13 @@ else
     || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
 fi
 
-# libheif is opened only when a HEIF or AVIF picture is decoded (dlopen), so
-# ldd above does not list it.
-if command -v ldconfig >/dev/null && ! ldconfig -p 2>/dev/null | grep -q 'libheif\.so\.1 '; then
-  say "note: libheif.so.1 is not installed: HEIC and AVIF pictures will be skipped (apt-get install libheif1)"
+# libheif and libmosquitto are opened only when needed (dlopen: a HEIF or
+# AVIF picture, an [mqtt] broker), so ldd above does not list them.
+if command -v ldconfig >/dev/null; then
+  ldconfig -p 2>/dev/null | grep -q 'libheif\.so\.1 ' \
+    || say "note: libheif.so.1 is not installed: HEIC and AVIF pictures will be skipped (apt-get install libheif1)"
+  ldconfig -p 2>/dev/null | grep -q 'libmosquitto\.so\.1 ' \
+    || say "note: libmosquitto.so.1 is not installed: [mqtt] cannot connect (apt-get install libmosquitto1)"
 fi
 
 # The backlight: the rule applied to the devices there now, and their folders

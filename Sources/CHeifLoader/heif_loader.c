@@ -1,10 +1,17 @@
 // See CHeifLoader.h.
 #include "CHeifLoader.h"
 
-#include <dlfcn.h>
+#include <CPlatform.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
+
+static const char *const names[] = {
+#define CHEIF_NAME(name) #name,
+    CHEIF_FUNCTIONS(CHEIF_NAME)
+#undef CHEIF_NAME
+};
+// The table is filled as an array of function pointers.
+_Static_assert(sizeof(cheif_library) == sizeof names / sizeof names[0] * sizeof(void *), "one pointer per function");
 
 static cheif_library library;
 static const cheif_library *loaded;
@@ -12,27 +19,15 @@ static char load_error[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    // RTLD_LOCAL: nothing else in the process binds to libheif's symbols.
-    void *handle = dlopen(CHEIF_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (handle == NULL) {
-        const char *why = dlerror();
-        snprintf(load_error, sizeof load_error, "%s", why ? why : "dlopen failed");
+    if (cplatform_load_library(CHEIF_SONAME, names, sizeof names / sizeof names[0], (void **)&library,
+                               load_error, sizeof load_error) != 0) {
         return;
     }
-#define CHEIF_RESOLVE(name) \
-    library.name = (__typeof__(name) *)dlsym(handle, #name); \
-    if (library.name == NULL) { \
-        snprintf(load_error, sizeof load_error, "%s has no %s", CHEIF_SONAME, #name); \
-        return; \
-    }
-    CHEIF_FUNCTIONS(CHEIF_RESOLVE)
-#undef CHEIF_RESOLVE
     // From libheif 1.14 heif_init loads the codec plugins; never paired with
     // heif_deinit: the codecs stay for the process, as the library does.
     struct heif_error status = library.heif_init(NULL);
     if (status.code != heif_error_Ok) {
-        snprintf(load_error, sizeof load_error, "heif_init failed: %s",
-                 status.message ? status.message : "no message");
+        snprintf(load_error, sizeof load_error, "heif_init failed: %s", status.message ? status.message : "no message");
         return;
     }
     loaded = &library;

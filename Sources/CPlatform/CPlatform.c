@@ -5,6 +5,7 @@
 
 #include <sys/mman.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -132,4 +134,24 @@ int cplatform_helper_process_setup(void) {
     if (write(fd, "1000", 4) != 4) result = -1;
     close(fd);
     return result;
+}
+
+int cplatform_load_library(const char *soname, const char *const *names, size_t count,
+                           void **table, char *error, size_t error_size) {
+    // RTLD_LOCAL: nothing else in the process binds to the library's symbols.
+    void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+        const char *why = dlerror();
+        snprintf(error, error_size, "%s", why ? why : "dlopen failed");
+        return -1;
+    }
+    for (size_t i = 0; i < count; i++) {
+        // POSIX: dlsym's result converts to a function pointer.
+        table[i] = dlsym(handle, names[i]);
+        if (table[i] == NULL) {
+            snprintf(error, error_size, "%s has no %s", soname, names[i]);
+            return -1;
+        }
+    }
+    return 0;
 }

@@ -1,7 +1,7 @@
 import CarouselConfig
 import CarouselMQTT
 import CarouselPlatform
-import CMosquitto
+import CMosquittoLoader
 import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -61,15 +61,27 @@ final class MQTTLink {
     /// The handle and what the worker hands back, shared with the worker thread.
     private final class Handle: @unchecked Sendable {
         let mosq: OpaquePointer
+        /// libmosquitto's functions.
+        let lib: cmosq_library
         /// The worker's `mosquitto_connect_async` result; `retired`: nobody
         /// waits for it any more, the worker destroys the handle.
         let handoff = Mutex<(result: Int32?, errno: Int32, retired: Bool, busy: Bool)>((nil, 0, false, false))
-        init(_ mosq: OpaquePointer) { self.mosq = mosq }
+        init(_ mosq: OpaquePointer, lib: cmosq_library) {
+            self.mosq = mosq
+            self.lib = lib
+        }
     }
 
-    private static let libraryReady: Bool = {
-        mosquitto_lib_init()
-        return true
+    /// libmosquitto, opened (and `mosquitto_lib_init` called) by the first
+    /// link: not linked, so that a start of carouseld without [mqtt] does
+    /// not load it and OpenSSL (CMosquittoLoader.h).
+    private static let library: Result<cmosq_library, MQTTLinkError> = {
+        var message = [CChar](repeating: 0, count: 256)
+        guard let table = cmosq_load(&message, message.count) else {
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            return .failure(MQTTLinkError("libmosquitto cannot be loaded (install libmosquitto1): \(text)"))
+        }
+        return .success(table.pointee)
     }()
 
     /// Creates the client with its will, credentials and TLS set; it
@@ -77,7 +89,7 @@ final class MQTTLink {
     /// libmosquitto refuses).
     init(settings: MQTTConfig, frame: FrameProtocol, password: String?) throws(MQTTLinkError) {
         guard let broker = settings.broker else { throw MQTTLinkError("no broker") }
-        _ = Self.libraryReady
+        let lib = try Self.library.get()
         self.settings = settings
         self.broker = broker
         self.frame = frame
@@ -86,38 +98,38 @@ final class MQTTLink {
         } catch {
             throw MQTTLinkError("\(error)")
         }
-        guard let mosq = mosquitto_new(frame.identity.clientID, true, nil) else {
+        guard let mosq = lib.mosquitto_new(frame.identity.clientID, true, nil) else {
             throw MQTTLinkError("mosquitto_new failed: \(errnoDescription(errno))")
         }
-        handle = Handle(mosq)
-        mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
-        mosquitto_connect_callback_set(mosq) { _, user, rc in
+        handle = Handle(mosq, lib: lib)
+        lib.mosquitto_user_data_set(mosq, Unmanaged.passUnretained(self).toOpaque())
+        lib.mosquitto_connect_callback_set(mosq) { _, user, rc in
             MQTTLink.from(user)?.happenings.append(.connected(rc))
         }
-        mosquitto_disconnect_callback_set(mosq) { _, user, rc in
+        lib.mosquitto_disconnect_callback_set(mosq) { _, user, rc in
             MQTTLink.from(user)?.happenings.append(.disconnected(rc))
         }
-        mosquitto_message_callback_set(mosq) { _, user, message in
+        lib.mosquitto_message_callback_set(mosq) { _, user, message in
             guard let link = MQTTLink.from(user), let m = message?.pointee, let topic = m.topic else { return }
             let bytes = m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
             link.happenings.append(.message(topic: String(cString: topic), payload: bytes))
         }
         // Replies and state are small writes right after others: without
         // TCP_NODELAY, Nagle holds each until the broker's delayed ACK (40 ms).
-        _ = mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1)
+        _ = lib.mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1)
         let will = frame.will
         var rc = will.payload.withUnsafeBytes {
-            mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
+            lib.mosquitto_will_set(mosq, will.topic, Int32($0.count), $0.baseAddress, will.qos, will.retain)
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue, settings.username != nil || password != nil {
-            rc = mosquitto_username_pw_set(mosq, settings.username, password)
+            rc = lib.mosquitto_username_pw_set(mosq, settings.username, password)
         }
         if rc == MOSQ_ERR_SUCCESS.rawValue, broker.tls {
             // Without ca_file: the system's store, which Debian keeps hashed in /etc/ssl/certs.
-            rc = mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
+            rc = lib.mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            mosquitto_destroy(mosq)
+            lib.mosquitto_destroy(mosq)
             throw MQTTLinkError(Self.describe(rc, errno))
         }
         retryAt = 0
@@ -129,7 +141,7 @@ final class MQTTLink {
             if state.busy { state.retired = true; return false }
             return true
         }
-        if destroyNow { mosquitto_destroy(handle.mosq) }
+        if destroyNow { handle.lib.mosquitto_destroy(handle.mosq) }
     }
 
     private static func from(_ user: UnsafeMutableRawPointer?) -> MQTTLink? {
@@ -144,12 +156,14 @@ final class MQTTLink {
         if rc == MOSQ_ERR_KEEPALIVE.rawValue { return "the broker stopped answering (no reply within keepalive)" }
         if rc == MOSQ_ERR_CONN_LOST.rawValue { return "the connection was lost" }
         if rc == MOSQ_ERR_PROTOCOL.rawValue { return "protocol error (is it an MQTT broker? mqtts:// to a plain port?)" }
-        return String(cString: mosquitto_strerror(rc))
+        guard case .success(let lib) = library else { return "libmosquitto error \(rc)" }
+        return lib.mosquitto_strerror(rc).map { String(cString: $0) } ?? "libmosquitto error \(rc)"
     }
 
     /// The broker's CONNACK refusal, in words, with what to check.
     static func describeRefusal(_ rc: Int32) -> String {
-        let text = String(cString: mosquitto_connack_string(rc))
+        guard case .success(let lib) = library else { return "refused (\(rc))" }
+        let text = lib.mosquitto_connack_string(rc).map { String(cString: $0) } ?? "refused (\(rc))"
         switch rc {
         case 4, 5: return "\(text) (check [mqtt] username and password_file)"
         case 2: return "\(text) (check [mqtt] client_id)"
@@ -177,11 +191,11 @@ final class MQTTLink {
     /// The socket libmosquitto has open, if any (not while a worker owns the handle).
     var socket: Int32? {
         guard phase == .connecting || phase == .connected else { return nil }
-        let fd = mosquitto_socket(handle.mosq)
+        let fd = handle.lib.mosquitto_socket(handle.mosq)
         return fd >= 0 ? fd : nil
     }
 
-    var wantsWrite: Bool { socket != nil && mosquitto_want_write(handle.mosq) }
+    var wantsWrite: Bool { socket != nil && handle.lib.mosquitto_want_write(handle.mosq) }
 
     /// When `tick` is due (µs).
     var deadline: Int64? {
@@ -203,7 +217,7 @@ final class MQTTLink {
             break
         case .connecting, .connected:
             guard let due = miscAt, now >= due else { return }
-            _ = mosquitto_loop_misc(handle.mosq)
+            _ = handle.lib.mosquitto_loop_misc(handle.mosq)
             miscAt = now + miscInterval
         }
     }
@@ -219,7 +233,7 @@ final class MQTTLink {
         let host = broker.host, port = Int32(broker.port), keepalive = Int32(settings.keepalive)
         if broker.hostIsNumeric {
             phase = .connecting
-            connectReturned(mosquitto_connect_async(handle.mosq, host, port, keepalive), errno)
+            connectReturned(handle.lib.mosquitto_connect_async(handle.mosq, host, port, keepalive), errno)
             return
         }
         phase = .resolving
@@ -227,7 +241,7 @@ final class MQTTLink {
         let handle = self.handle, wake = wakeup
         handle.handoff.withLock { $0.busy = true }
         Self.resolver.async {
-            let rc = mosquitto_connect_async(handle.mosq, host, port, keepalive)
+            let rc = handle.lib.mosquitto_connect_async(handle.mosq, host, port, keepalive)
             let saved = errno
             let retired = handle.handoff.withLock { state -> Bool in
                 state.busy = false
@@ -235,7 +249,7 @@ final class MQTTLink {
                 state.errno = saved
                 return state.retired
             }
-            if retired { mosquitto_destroy(handle.mosq) } else { wake.signal() }
+            if retired { handle.lib.mosquitto_destroy(handle.mosq) } else { wake.signal() }
         }
     }
 
@@ -274,14 +288,14 @@ final class MQTTLink {
     func readable() {
         guard socket != nil else { return }
         let before = happenings.count
-        noteFailure(mosquitto_loop_read(handle.mosq, 1), since: before)
+        noteFailure(handle.lib.mosquitto_loop_read(handle.mosq, 1), since: before)
     }
 
     /// `mosquitto_loop_write`: the queued packets, or the rest of a TLS handshake.
     func writable() {
         guard socket != nil else { return }
         let before = happenings.count
-        noteFailure(mosquitto_loop_write(handle.mosq, 1), since: before)
+        noteFailure(handle.lib.mosquitto_loop_write(handle.mosq, 1), since: before)
     }
 
     /// A failed read or write that libmosquitto did not report through the
@@ -296,7 +310,7 @@ final class MQTTLink {
     }
 
     func subscribe(_ topic: String) {
-        _ = mosquitto_subscribe(handle.mosq, nil, topic, 1)
+        _ = handle.lib.mosquitto_subscribe(handle.mosq, nil, topic, 1)
     }
 
     /// Publishes while connected; dropped otherwise (state and discovery
@@ -305,7 +319,7 @@ final class MQTTLink {
     func publish(_ message: MQTTMessage) -> Bool {
         guard phase == .connected else { return false }
         let rc = message.payload.withUnsafeBytes {
-            mosquitto_publish(handle.mosq, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos, message.retain)
+            handle.lib.mosquitto_publish(handle.mosq, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos, message.retain)
         }
         return rc == MOSQ_ERR_SUCCESS.rawValue
     }
@@ -316,9 +330,9 @@ final class MQTTLink {
     func close() {
         guard phase == .connected || phase == .connecting else { return }
         if phase == .connected { publish(frame.offline) }
-        _ = mosquitto_disconnect(handle.mosq)
-        for _ in 0..<4 where mosquitto_want_write(handle.mosq) {
-            guard mosquitto_loop_write(handle.mosq, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
+        _ = handle.lib.mosquitto_disconnect(handle.mosq)
+        for _ in 0..<4 where handle.lib.mosquitto_want_write(handle.mosq) {
+            guard handle.lib.mosquitto_loop_write(handle.mosq, 1) == MOSQ_ERR_SUCCESS.rawValue else { break }
         }
         phase = .waiting
         retryAt = nil

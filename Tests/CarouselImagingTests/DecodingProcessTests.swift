@@ -197,10 +197,12 @@ struct DecodingProcessTests {
 
     /// libheif and its codecs (libde265's tables are built by a constructor)
     /// cost every start of carouseld CPU and resident pages when linked; only
-    /// the process that decodes a HEIF opens it (CHeifLoader). The dynamic
-    /// loader's own list (what `ldd` prints: LD_TRACE_LOADED_OBJECTS) of the
-    /// built binary says what any start of it loads.
-    @Test("carouseld starts without libheif or its codecs; the helper still decodes a HEIC",
+    /// the process that decodes a HEIF opens it (CHeifLoader). libmosquitto
+    /// and OpenSSL likewise wait for [mqtt] (CMosquittoLoader; MQTT's own
+    /// tests run against a real broker). The dynamic loader's own list (what
+    /// `ldd` prints: LD_TRACE_LOADED_OBJECTS) of the built binary says what
+    /// any start of it loads.
+    @Test("carouseld starts without libheif, libmosquitto or what they pull in; the helper still decodes a HEIC",
           .enabled(if: carouseldForDecoding != nil))
     func libheifNotLoadedAtStart() throws {
         let tracer = Process()
@@ -213,7 +215,7 @@ struct DecodingProcessTests {
         let loaded = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         tracer.waitUntilExit()
         try #require(loaded.contains("libjpeg.so"), "not the loader's list: \(loaded)")
-        for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d"] {
+        for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d", "libmosquitto", "libssl", "libcrypto"] {
             #expect(!loaded.contains(library), "\(library) is loaded at every start:\n\(loaded)")
         }
         let image = try decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: try #require(helper())).get()

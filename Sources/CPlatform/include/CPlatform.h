@@ -46,4 +46,13 @@ int cplatform_pidfd_open(pid_t pid);
 /// (oom_score_adj 1000). Returns 0 or -1 with errno.
 int cplatform_helper_process_setup(void);
 
+/// Opens the shared library `soname` (dlopen, RTLD_NOW | RTLD_LOCAL) and
+/// resolves the `count` functions named in `names` into `table`, in order.
+/// For libraries only some runs need (libheif, libmosquitto): linked, every
+/// start of carouseld would load them and their dependencies. Returns 0, or
+/// -1 with why in `error` (NUL-terminated, at most `error_size` bytes);
+/// `table` is then partly filled and must not be used.
+int cplatform_load_library(const char *soname, const char *const *names, size_t count,
+                           void **table, char *error, size_t error_size);
+
 #endif
