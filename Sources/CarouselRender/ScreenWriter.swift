@@ -597,14 +597,15 @@ public final class ScreenWriter {
         for dot in plan.dots {
             let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
             guard y >= b.y0, y < b.y1 else { continue }
-            for x in max(b.x0, x0)..<max(min(b.x1, x1), max(b.x0, x0)) {
-                // Coverage in logical pixels, as the logical picture would be drawn.
-                let px = axis == .horizontal ? x - s : x, py = axis == .horizontal ? y : y - s
-                let l = logicalPixel(x: px, y: py)
-                let coverage = Compositor.coverage(x: l.x, y: l.y, cx: dot.centre.x, cy: dot.centre.y,
-                                                   radius: dot.radius)
-                guard coverage > 0 else { continue }
-                row[x] = compositor.blend(row[x], dot.color, dot.alpha * coverage)
+            let lo = max(b.x0, x0), hi = min(b.x1, x1)
+            guard hi > lo else { continue }
+            dot.weights.withUnsafeBufferPointer { weights in
+                let first = (y - b.y0) * (b.x1 - b.x0) - b.x0
+                for x in lo..<hi {
+                    let weight = weights[first + x]
+                    guard weight > 0 else { continue }
+                    row[x] = compositor.blend(row[x], dot.color, weight)
+                }
             }
         }
     }
@@ -621,6 +622,7 @@ public final class ScreenWriter {
     /// Writes `rect` (buffer coordinates, at most a panel row wide) as the
     /// frame shows it, row by row through the scratch row.
     private func writeComposed(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, dots plan: DotsPlan?) {
+        precondition(rect.x1 - rect.x0 <= scratchCount, "a rectangle wider than the scratch row")
         let row = scratch - rect.x0
         for y in rect.y0..<rect.y1 {
             compose(row, y: y, from: rect.x0, to: rect.x1, scene, window: s, dots: plan)
@@ -638,6 +640,15 @@ public final class ScreenWriter {
         let key = plan.map { _ in DotsKey(page: scene.page, pageCount: scene.pageCount) }
         let rect = plan.map { $0.bounds.shifted(by: s, horizontal: axis == .horizontal) }
         let redraw = rect.map { new in record.dots?.key != key || record.dots?.rect != new || touched(new) } ?? false
+        // Moved a little (a slide frame moves the window, the dots go with
+        // it): the old place and the new one written in one pass, where the
+        // old one lies wholly in the scene (else restore marks what it cannot).
+        if redraw, let old = record.dots, let plan, let key, let rect, let both = old.rect.joined(with: rect, horizontal: axis == .horizontal),
+           both.x1 - both.x0 <= scratchCount, within(old.rect, scene, window: s) {
+            writeComposed(both, scene, window: s, into: target, dots: plan)
+            record.dots = DotsMark(key: key, rect: rect)
+            return
+        }
         if let old = record.dots, redraw || rect == nil || old.key != key || old.rect != rect {
             restore(old.rect, scene, window: s, into: target, record: &record, dots: plan)
             record.dots = nil
@@ -663,6 +674,12 @@ public final class ScreenWriter {
         guard redraw, let key, let rect else { return }
         writeComposed(rect, scene, window: s, into: target, dots: plan)
         record.stamp = StampMark(key: key, rect: rect)
+    }
+
+    /// Whether `rect` lies within what `scene` shows with the window at `s`.
+    private func within(_ rect: Rect, _ scene: Scene, window s: Int) -> Bool {
+        let lo = scene.low + s, hi = scene.high + s
+        return axis == .horizontal ? rect.x0 >= lo && rect.x1 <= hi : rect.y0 >= lo && rect.y1 <= hi
     }
 
     /// Puts back what lay under dots or the clock drawn at `rect`: from the
@@ -722,8 +739,17 @@ public final class ScreenWriter {
             let q = compositor.rotation.panel(x: l.x1, y: l.y1, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
             let r = Rect(x0: min(p.x, q.x), y0: min(p.y, q.y), x1: max(p.x, q.x) + 1, y1: max(p.y, q.y) + 1)
             let color = i == current ? style.currentColor : style.color
-            dots.append(DotsPlan.Dot(centre: (c.x, c.y), radius: radius, color: color,
-                                     alpha: Double(color.alpha) / 255, bounds: r))
+            let alpha = Double(color.alpha) / 255
+            // Coverage in logical pixels, as the logical picture would be drawn.
+            var weights: [Double] = []
+            weights.reserveCapacity((r.x1 - r.x0) * (r.y1 - r.y0))
+            for y in r.y0..<r.y1 {
+                for x in r.x0..<r.x1 {
+                    let l = logicalPixel(x: x, y: y)
+                    weights.append(alpha * Compositor.coverage(x: l.x, y: l.y, cx: c.x, cy: c.y, radius: radius))
+                }
+            }
+            dots.append(DotsPlan.Dot(color: color, bounds: r, weights: weights))
             bounds = bounds.map { $0.union(r) } ?? r
         }
         dotsPlan = bounds.map { DotsPlan(dots: dots, bounds: $0) }
@@ -823,6 +849,16 @@ private struct DotsKey: Equatable {
 private struct Rect: Equatable {
     var x0, y0, x1, y1: Int
     func union(_ o: Rect) -> Rect { Rect(x0: min(x0, o.x0), y0: min(y0, o.y0), x1: max(x1, o.x1), y1: max(y1, o.y1)) }
+    /// The two as one rectangle, when they are the same across the axis and
+    /// overlap or touch along it (nothing else inside the union).
+    func joined(with o: Rect, horizontal: Bool) -> Rect? {
+        if horizontal {
+            guard y0 == o.y0, y1 == o.y1, x0 <= o.x1, o.x0 <= x1 else { return nil }
+        } else {
+            guard x0 == o.x0, x1 == o.x1, y0 <= o.y1, o.y0 <= y1 else { return nil }
+        }
+        return union(o)
+    }
     func shifted(by s: Int, horizontal: Bool) -> Rect {
         horizontal ? Rect(x0: x0 + s, y0: y0, x1: x1 + s, y1: y1) : Rect(x0: x0, y0: y0 + s, x1: x1, y1: y1 + s)
     }
@@ -840,12 +876,14 @@ private struct StampMark {
 
 private struct DotsPlan {
     struct Dot {
-        var centre: (x: Double, y: Double)
-        var radius: Double
         var color: PixelColor
-        var alpha: Double
         /// Panel pixels the dot may touch (window coordinates).
         var bounds: Rect
+        /// Per pixel of `bounds`, row after row: the colour's opacity times
+        /// the disc's coverage of the logical pixel shown there. Worked out
+        /// once per page, not per pixel of every frame that moves the dots
+        /// (a zero-copy slide frame writes nothing else).
+        var weights: [Double]
     }
     var dots: [Dot]
     var bounds: Rect
