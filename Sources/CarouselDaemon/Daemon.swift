@@ -120,7 +120,7 @@ public final class Daemon {
     /// presented: after a reload that changed how pictures are scaled, the
     /// old frame stays on screen rather than empty slots.
     var holdUntil: Int64 = 0
-    /// Input devices wait until the first frame is on screen (or this time,
+    /// Input devices wait until the first frame is presented (or this time,
     /// if no frame comes: the display off by the schedule at start): opening
     /// them (udev enumeration, libinput's quirks files) took a third of the
     /// CPU between main and the first picture on a one-core board, and on one
@@ -372,10 +372,6 @@ public final class Daemon {
             notifier.watchdog()
             nextWatchdog = now + interval / 2
         }
-        if let due = inputDueAt, now >= due || firstFrameShown {
-            inputDueAt = nil
-            openInput()
-        }
         if let due = control?.nextDeadline, now >= due {
             // Idle connections are closed; a listener paused for lack of
             // descriptors takes clients again.
@@ -389,6 +385,13 @@ public final class Daemon {
         tickClock(now: now)
         serviceMQTT(now: now)
         drawIfNeeded(now: now)
+        // Right after the first frame is handed to the display, while it
+        // flips: "first frame on screen" (and READY=1), logged when the flip
+        // is seen, then means touch works too.
+        if let due = inputDueAt, pacer.framesPresented > 0 || now >= due {
+            inputDueAt = nil
+            openInput()
+        }
     }
 
     /// When the loop must wake up by itself: the model's next deadline, and
