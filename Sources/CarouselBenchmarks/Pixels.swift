@@ -162,7 +162,8 @@ struct FramePathBenchmarks {
         let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         let geometry = Geometry(viewport: Viewport(width: Double(logical.width), height: Double(logical.height)),
                                 settings: settings)
-        let compositor = Compositor(geometry: geometry, style: RenderStyle(), rotation: rotation)
+        var style = RenderStyle(); style.indicator.enabled = getenv("NODOTS") == nil
+        let compositor = Compositor(geometry: geometry, style: style, rotation: rotation)
         let images = Self.pictures(compositor.itemPixelSize).map { try! $0.turned(rotation) }
         return (compositor, images)
     }

@@ -44,6 +44,8 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
+    /// `strips` without the zoomed ones, for the row loop.
+    private var copies: [Copy] = []
     /// A panel row of background, where a crossfade blends a scene's background from.
     private let backgroundRow: UnsafeMutablePointer<UInt32>
     /// A crossfade's column stretches (reused between frames, as `strips`).
@@ -245,16 +247,24 @@ public final class ScreenWriter {
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
             for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
+            // The row loop touches nothing reference-counted: a strip's zoom
+            // (a class) was retained and released per strip of every row.
+            copies.removeAll(keepingCapacity: true)
+            for strip in strips where strip.zoom == nil {
+                copies.append(Copy(x0: strip.x0, x1: strip.x1, source: strip.source, stride: strip.stride))
+            }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
             withExtendedLifetime(scene) {
-                for y in 0..<cross {
-                    let row = target.row(y)
-                    for strip in strips where strip.zoom == nil {
-                        if let source = strip.source {
-                            memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
-                        } else {
-                            (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
+                copies.withUnsafeBufferPointer { copies in
+                    for y in 0..<cross {
+                        let row = target.row(y)
+                        for copy in copies {
+                            if let source = copy.source {
+                                memcpy(row + copy.x0, source + y * copy.stride, (copy.x1 - copy.x0) * 4)
+                            } else {
+                                (row + copy.x0).update(repeating: background, count: copy.x1 - copy.x0)
+                            }
                         }
                     }
                 }
@@ -352,12 +362,15 @@ public final class ScreenWriter {
             if x < x1 { (destination + x).update(repeating: background, count: x1 - x) }
         } else {
             let along = y - s
-            if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let zoom = span.zoom {
+            // One search, by index: a span copied out of the array per row
+            // (a column of dots on a turned panel) retained its picture.
+            let i = scene.spans.firstIndex { $0.start <= along && along < $0.end }
+            if let i, let zoom = scene.spans[i].zoom {
                 drawZoomed(zoom, into: destination + x0, stride: (x1 - x0) * 4, x: x0, y: y, width: x1 - x0, height: 1,
                            window: s)
-            } else if let span = scene.spans.first(where: { $0.start <= along && along < $0.end }), let image = span.image {
+            } else if let i, let image = scene.spans[i].image {
+                let row = scene.spans[i].source + along - scene.spans[i].start
                 image.withUnsafeBytes { raw in
-                    let row = span.source + along - span.start
                     let source = (raw.baseAddress! + row * image.stride).assumingMemoryBound(to: UInt32.self)
                     (destination + x0).update(from: source + x0, count: x1 - x0)
                 }
@@ -594,17 +607,25 @@ public final class ScreenWriter {
     /// The dots' pixels of row `y` between `x0` and `x1`.
     private func blendDots(_ plan: DotsPlan, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int,
                            window s: Int) {
-        for dot in plan.dots {
-            let b = dot.bounds.shifted(by: s, horizontal: axis == .horizontal)
-            guard y >= b.y0, y < b.y1 else { continue }
-            let lo = max(b.x0, x0), hi = min(b.x1, x1)
-            guard hi > lo else { continue }
-            dot.weights.withUnsafeBufferPointer { weights in
-                let first = (y - b.y0) * (b.x1 - b.x0) - b.x0
-                for x in lo..<hi {
-                    let weight = weights[first + x]
-                    guard weight > 0 else { continue }
-                    row[x] = compositor.blend(row[x], dot.color, weight)
+        let horizontal = axis == .horizontal
+        let all = plan.bounds.shifted(by: s, horizontal: horizontal)
+        guard y >= all.y0, y < all.y1 else { return }
+        // By pointer: a row loop that copies each dot out of the array would
+        // retain and release it (a column of dots on a turned panel is
+        // hundreds of short rows).
+        plan.dots.withUnsafeBufferPointer { dots in
+            plan.weights.withUnsafeBufferPointer { weights in
+                for dot in dots {
+                    let b = dot.bounds.shifted(by: s, horizontal: horizontal)
+                    guard y >= b.y0, y < b.y1 else { continue }
+                    let lo = max(b.x0, x0), hi = min(b.x1, x1)
+                    guard hi > lo else { continue }
+                    let first = dot.firstWeight + (y - b.y0) * (b.x1 - b.x0) - b.x0
+                    for x in lo..<hi {
+                        let weight = weights[first + x]
+                        guard weight > 0 else { continue }
+                        row[x] = compositor.blend(row[x], dot.color, weight)
+                    }
                 }
             }
         }
@@ -730,6 +751,7 @@ public final class ScreenWriter {
         let style = compositor.style.indicator
         let radius = style.size / 2
         var dots: [DotsPlan.Dot] = []
+        var weights: [Double] = []
         var bounds: Rect?
         for (i, c) in centres.enumerated() {
             // The logical pixels fillCircle would touch, turned onto the panel.
@@ -740,19 +762,18 @@ public final class ScreenWriter {
             let r = Rect(x0: min(p.x, q.x), y0: min(p.y, q.y), x1: max(p.x, q.x) + 1, y1: max(p.y, q.y) + 1)
             let color = i == current ? style.currentColor : style.color
             let alpha = Double(color.alpha) / 255
+            let firstWeight = weights.count
             // Coverage in logical pixels, as the logical picture would be drawn.
-            var weights: [Double] = []
-            weights.reserveCapacity((r.x1 - r.x0) * (r.y1 - r.y0))
             for y in r.y0..<r.y1 {
                 for x in r.x0..<r.x1 {
                     let l = logicalPixel(x: x, y: y)
                     weights.append(alpha * Compositor.coverage(x: l.x, y: l.y, cx: c.x, cy: c.y, radius: radius))
                 }
             }
-            dots.append(DotsPlan.Dot(color: color, bounds: r, weights: weights))
+            dots.append(DotsPlan.Dot(color: color, bounds: r, firstWeight: firstWeight))
             bounds = bounds.map { $0.union(r) } ?? r
         }
-        dotsPlan = bounds.map { DotsPlan(dots: dots, bounds: $0) }
+        dotsPlan = bounds.map { DotsPlan(dots: dots, weights: weights, bounds: $0) }
         return dotsPlan
     }
 }
@@ -824,6 +845,14 @@ private struct Strip {
     var zoom: SpanZoom? = nil
 }
 
+/// A `Strip` to copy (or fill) in every row: nothing reference-counted.
+private struct Copy {
+    var x0: Int
+    var x1: Int
+    var source: UnsafeRawPointer?
+    var stride: Int
+}
+
 /// A stretch along the panel axis of a crossfade, where its outgoing and
 /// its incoming pixels are: as `Strip.source`, a picture's (its rows
 /// `stride` bytes apart) or the background row (stride 0).
@@ -879,13 +908,15 @@ private struct DotsPlan {
         var color: PixelColor
         /// Panel pixels the dot may touch (window coordinates).
         var bounds: Rect
-        /// Per pixel of `bounds`, row after row: the colour's opacity times
-        /// the disc's coverage of the logical pixel shown there. Worked out
-        /// once per page, not per pixel of every frame that moves the dots
-        /// (a zero-copy slide frame writes nothing else).
-        var weights: [Double]
+        /// Where the dot's weights start in `DotsPlan.weights`.
+        var firstWeight: Int
     }
     var dots: [Dot]
+    /// Per pixel of each dot's `bounds`, row after row: the colour's
+    /// opacity times the disc's coverage of the logical pixel shown there.
+    /// Worked out once per page, not per pixel of every frame that moves
+    /// the dots (a zero-copy slide frame writes nothing else).
+    var weights: [Double]
     var bounds: Rect
 }
 
