@@ -8,13 +8,13 @@ packages=(
   pkg-config
   libjpeg62-turbo-dev libpng-dev libwebp-dev libpixman-1-dev  # image decoding and scaling (CarouselImaging); libwebp-dev has libwebpdemux too
   libgif-dev  # GIF's first frame (CarouselImaging, CGIF)
-  libheif-dev  # HEIF/HEIC and AVIF (CarouselImaging, CHeif); Debian 12's libheif1 brings libde265, dav1d and libaom
+  libheif-dev  # HEIF/HEIC and AVIF (CarouselImaging, CHeifLoader: the header; the library is opened with dlopen); Debian 12's libheif1 brings libde265, dav1d and libaom
   libdrm-dev  # the DRM/KMS display (CarouselDRM)
   libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
   libharfbuzz-dev libfreetype-dev libfontconfig-dev  # [overlay] text: shaping, rasterising, finding fonts (CarouselText, CText)
   fonts-dejavu-core  # the default [overlay] font, and the one the text tests compare with ImageMagick
   fonts-wqy-zenhei  # a small CJK font: the text tests check fontconfig's fallback for ideographs DejaVu lacks
-  libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquitto, [mqtt])
+  libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquittoLoader: the header; the library is opened with dlopen, [mqtt])
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
 )
