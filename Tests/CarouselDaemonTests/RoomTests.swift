@@ -277,11 +277,7 @@ final class OffscreenDaemon {
     @Test func framesAreDrawnWhenSomethingChangedAndNeverFasterThanThePanel() throws {
         // Decodes are held until the first pass has run.
         let gate = DispatchSemaphore(value: 0)
-        let d = try OffscreenDaemon(prepare: { path, settings in
-            gate.wait()
-            gate.signal()
-            return try ItemCache.prepare(path: path, settings: settings)
-        })
+        let d = try OffscreenDaemon(prepare: ItemCache.held(by: gate))
         d.advance(ms: 0)
         // The first frame waits for the start picture (the modeset's black
         // buffer is on screen meanwhile), then shows it.
@@ -324,11 +320,7 @@ final class OffscreenDaemon {
         // a huge file) gets the placeholder frame then: the screen and
         // systemd's READY=1 do not wait for it any longer.
         let gate = DispatchSemaphore(value: 0)
-        let d = try OffscreenDaemon(prepare: { path, settings in
-            gate.wait()
-            gate.signal()
-            return try ItemCache.prepare(path: path, settings: settings)
-        })
+        let d = try OffscreenDaemon(prepare: ItemCache.held(by: gate))
         d.advance(ms: 0)
         #expect(!d.daemon.firstFrameShown)
         d.advance(ms: Daemon.startHoldMicroseconds / 1000 - 1)
@@ -482,5 +474,17 @@ final class OffscreenDaemon {
         try fm.copyItem(at: demoImages.appendingPathComponent("05-glow.webp"), to: images.appendingPathComponent("05-glow.webp"))
         d.daemon.folderChanged()
         #expect(d.daemon.album.count == 1)
+    }
+}
+
+extension ItemCache {
+    /// The real decode, each waiting until `gate` is signalled (once
+    /// signalled, every decode runs).
+    static func held(by gate: DispatchSemaphore) -> Prepare {
+        { path, settings in
+            gate.wait()
+            gate.signal()
+            return try ItemCache.prepare(path: path, settings: settings)
+        }
     }
 }
