@@ -154,7 +154,10 @@ public final class DRMBackend: DisplayBackend {
         let saved = try device.crtc(crtc)
 
         var buffers: [DumbBuffer] = []
-        for _ in 0..<2 { buffers.append(try DumbBuffer(device: device, size: PixelSize(width: mode.width, height: mode.height))) }
+        // The first is shown by the modeset, before a frame is drawn: black.
+        for i in 0..<2 {
+            buffers.append(try DumbBuffer(device: device, size: PixelSize(width: mode.width, height: mode.height), cleared: i == 0))
+        }
 
         var warnings: [String] = []
         var interface = try Self.makeInterface(requested, device: device, pipe: pipe, warnings: &warnings)
@@ -523,7 +526,7 @@ public final class DRMBackend: DisplayBackend {
         } else {
             var fresh: [DumbBuffer] = []
             do {
-                for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
+                for i in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size, cleared: i == 0)) }
             } catch {
                 // Video memory may not hold both sizes: give the old buffers
                 // up first (the screen goes dark until the modeset).
@@ -533,7 +536,7 @@ public final class DRMBackend: DisplayBackend {
                 for r in retired { r.release() }
                 retired = []
                 generation += 1
-                for _ in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size)) }
+                for i in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size, cleared: i == 0)) }
             }
             try interface.modeset(fresh[0].framebuffer, mode: newMode)
             let old = buffers + retired

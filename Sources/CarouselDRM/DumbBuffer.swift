@@ -35,23 +35,28 @@ final class DumbBuffer {
     private var windows: [(window: PixelPoint, framebuffer: UInt32)] = []
 
     /// Creates an `extent` XRGB8888 buffer (default: `size`), adds a `size`
-    /// framebuffer for its top-left window, maps it and clears it to black.
+    /// framebuffer for its top-left window and maps it. `cleared`: written
+    /// black, for a buffer a modeset shows before anything is drawn into it
+    /// (the kernel need not clear video memory); the others are shown only
+    /// after a frame was written into what they show, and clearing one cost
+    /// a write of all its memory (two buffers with room for a slide are four
+    /// screens: 33 MB at 1080p, the moment the first picture was up).
     /// All or nothing: a failure releases what was made.
     /// The corresponding C functions are `drmModeCreateDumbBuffer`,
     /// `drmModeAddFB2`, `drmModeMapDumbBuffer` and `mmap`.
-    init(device: DRMDevice, size: PixelSize, extent: PixelSize? = nil) throws(DisplayError) {
+    init(device: DRMDevice, size: PixelSize, extent: PixelSize? = nil, cleared: Bool = false) throws(DisplayError) {
         self.device = device
         self.size = size
         self.extent = extent ?? size
         do {
-            try create()
+            try create(cleared: cleared)
         } catch {
             release()
             throw error
         }
     }
 
-    private func create() throws(DisplayError) {
+    private func create(cleared: Bool) throws(DisplayError) {
         let fd = device.fd
         var pitch: UInt32 = 0, bytes: UInt64 = 0
         try device.call("drmModeCreateDumbBuffer", "\(extent) XRGB8888") {
@@ -70,8 +75,8 @@ final class DumbBuffer {
         } catch {
             throw DRMErrors.failed(error, what: "\(byteCount) bytes of a dumb buffer", device: device.path)
         }
-        // Write-only, row after row: scanout memory is often write-combined.
-        memset(pixels!, 0, byteCount)
+        // Write-only: scanout memory is often write-combined.
+        if cleared { memset(pixels!, 0, byteCount) }
     }
 
     /// A `size` framebuffer whose first pixel is `offset` bytes into the buffer.
