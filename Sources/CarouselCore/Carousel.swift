@@ -325,7 +325,9 @@ public struct Carousel: Sendable {
         return events
     }
 
-    private mutating func advance(to now: Timestamp, into events: inout [CarouselEvent]) {
+    /// `advance(to:)`, what happened appended to `events` (a caller that
+    /// keeps the array allocates nothing per frame).
+    public mutating func advance(to now: Timestamp, into events: inout [CarouselEvent]) {
         let now = max(now, clock)
         while let deadline = nextDeadline, deadline <= now {
             clock = max(clock, deadline)

@@ -126,6 +126,10 @@ public final class Daemon {
     /// CPU between main and the first picture on a one-core board, and on one
     /// core every bit of that delays the start picture's decode.
     private var inputDueAt: Int64?
+    /// Kept between passes of the loop (their storage, not their contents):
+    /// the model's events of a pass, and the descriptors epoll found ready.
+    private var eventBatch: [CarouselEvent] = []
+    private var ready: [(token: UInt64, events: UInt32)] = []
     let screenshots = ScreenshotJobs()
     /// The control socket, if it could be opened.
     var control: ControlServer?
@@ -336,7 +340,8 @@ public final class Daemon {
             step(now: now)
             do {
                 try timer.arm(at: nextWake(now: now))
-                for (token, events) in try epoll.wait() {
+                try epoll.wait(into: &ready)
+                for (token, events) in ready {
                     if token >= Self.controlTokenBase {
                         control?.handle(readyDescriptor: Int32(token - Self.controlTokenBase), events: events)
                         try synchronizeControl()
@@ -378,7 +383,13 @@ public final class Daemon {
             control?.tick(now: now)
             try? synchronizeControl()
         }
-        deliver(model.advance(to: Timestamp(microseconds: now)))
+        // The model's events through a kept array: no allocation per frame.
+        var batch = eventBatch
+        eventBatch = []
+        batch.removeAll(keepingCapacity: true)
+        model.advance(to: Timestamp(microseconds: now), into: &batch)
+        deliver(batch)
+        eventBatch = batch
         applySchedule(now: now)
         applyIdleRule(now: now)
         applyDimRule(now: now)
@@ -398,11 +409,15 @@ public final class Daemon {
     /// while something moves on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        for due in [nextWatchdog, control?.nextDeadline, idleOffDeadline, dimDeadline, power.nextScheduleChange, mqttDeadline,
-                    inputDueAt]
-            .compactMap({ $0 }) {
-            wake = min(wake ?? due, due)
-        }
+        // One by one, not through an array: this runs every pass of the loop.
+        func consider(_ due: Int64?) { if let due { wake = min(wake ?? due, due) } }
+        consider(nextWatchdog)
+        consider(control?.nextDeadline)
+        consider(idleOffDeadline)
+        consider(dimDeadline)
+        consider(power.nextScheduleChange)
+        consider(mqttDeadline)
+        consider(inputDueAt)
         // The clock's next minute, while there is a screen to show it on
         // (off, the first pass after waking draws the minute it is then).
         if let due = clockOverlay.nextTick, !power.isOff, !displayIsAway { wake = min(wake ?? due, due) }

@@ -98,14 +98,24 @@ public final class Epoll {
     /// and returns the ready tokens and their event bits. A signal only
     /// interrupts the wait (empty result); signals themselves come through a signalfd.
     public func wait(timeoutMilliseconds: Int32 = -1) throws(SystemCallError) -> [(token: UInt64, events: UInt32)] {
+        var ready: [(token: UInt64, events: UInt32)] = []
+        try wait(timeoutMilliseconds: timeoutMilliseconds, into: &ready)
+        return ready
+    }
+
+    /// `wait`, the ready tokens put in `ready` (emptied first, its storage
+    /// kept): the event loop's every pass allocates nothing.
+    public func wait(timeoutMilliseconds: Int32 = -1,
+                     into ready: inout [(token: UInt64, events: UInt32)]) throws(SystemCallError) {
+        ready.removeAll(keepingCapacity: true)
         let count = Int(buffer.withUnsafeMutableBufferPointer { b in
             epoll_wait(fd.raw, b.baseAddress, Int32(b.count), timeoutMilliseconds)
         })
         if count < 0 {
-            if errno == EINTR { return [] }
+            if errno == EINTR { return }
             throw SystemCallError(call: "epoll_wait", errno: errno)
         }
-        return (0..<count).map { (buffer[$0].data.u64, buffer[$0].events) }
+        for i in 0..<count { ready.append((buffer[i].data.u64, buffer[i].events)) }
     }
 }
 
