@@ -175,6 +175,9 @@ public final class Daemon {
     public var onEvent: ((CarouselEvent) -> Void)?
     public private(set) var firstFrameShown = false
     private(set) var pictureShown = false
+    /// The first complete picture was presented; its line is logged when
+    /// the display took it (`frameOnScreen`), after the first frame's.
+    private var firstPictureInFlight = false
 
     public init(config: Configuration, path: String, backend: DisplayBackend,
                 notifier: ServiceNotifier = ServiceNotifier(), options: Options = Options(),
@@ -578,8 +581,7 @@ public final class Daemon {
         pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
         if complete, !pictureShown {
             pictureShown = true
-            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
-            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
+            firstPictureInFlight = true
             // Only now (taken once this frame is on screen): longer buffers
             // cost a reallocation the first picture should not wait for.
             reserveWindowRoom()
@@ -685,12 +687,21 @@ public final class Daemon {
 
     /// A presented frame reached the screen.
     private func frameOnScreen() {
-        if windowRoomDue, !displayIsAway { applyWindowRoom() }
+        defer {
+            // After the start lines: what they time is the screen, not this.
+            if windowRoomDue, !displayIsAway { applyWindowRoom() }
+        }
         noteFrameAfterWake()
-        guard !firstFrameShown else { return }
-        firstFrameShown = true
-        log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
-        notifier.ready(status: statusLine)
+        if !firstFrameShown {
+            firstFrameShown = true
+            log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
+            notifier.ready(status: statusLine)
+        }
+        if firstPictureInFlight {
+            firstPictureInFlight = false
+            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
+            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
+        }
     }
 
     /// The `STATUS=` text for systemd: what is on screen.
