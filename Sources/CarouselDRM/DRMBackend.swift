@@ -517,12 +517,17 @@ public final class DRMBackend: DisplayBackend {
         _ = waitForPendingFlip()
         let size = PixelSize(width: newMode.width, height: newMode.height)
         if buffers.count == 2, size == buffers[0].size {
-            let shown = front ?? 0
-            try interface.modeset(buffers[shown].framebuffer, mode: newMode)
-            front = shown
-            shownFramebuffer = buffers[shown].framebuffer
-            for r in retired { r.release() }  // the modeset took them off the screen
-            retired = []
+            // What is on screen stays there: its window, or, when the buffers
+            // were just made anew (room for slides) and no frame went to
+            // them yet, the earlier buffer still showing. New buffers are not
+            // cleared: one nothing was written into must not be shown.
+            try interface.modeset(shownFramebuffer, mode: newMode)
+            // The modeset took every other framebuffer off the screen.
+            retired.removeAll { r in
+                if r.owns(shownFramebuffer) { return false }
+                r.release()
+                return true
+            }
         } else {
             var fresh: [DumbBuffer] = []
             do {
