@@ -242,8 +242,9 @@ public final class Daemon {
         }
         openBacklight()
         // The start picture is decoded (on the decoder thread) from here on,
-        // while input devices are enumerated and the socket opened: the first
-        // frame would ask for it only once all that is done.
+        // while the rest of the start runs (input devices wait for the first
+        // frame, below): the first frame would ask for it only once all that
+        // is done.
         requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
         // The first frame waits for the start picture (the modeset already
         // shows a black buffer): a black frame drawn meanwhile costs a full
