@@ -75,21 +75,18 @@ final class MQTTLink {
     /// libmosquitto, opened (and `mosquitto_lib_init` called) by the first
     /// link: not linked, so that a start of carouseld without [mqtt] does
     /// not load it and OpenSSL (CMosquittoLoader.h).
-    private static let library: Result<cmosq_library, MQTTLinkError> = {
-        var message = [CChar](repeating: 0, count: 256)
-        guard let table = cmosq_load(&message, message.count) else {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            return .failure(MQTTLinkError("libmosquitto cannot be loaded (install libmosquitto1): \(text)"))
-        }
-        return .success(table.pointee)
-    }()
+    private static let library = loadLibrary(cmosq_load)
 
     /// Creates the client with its will, credentials and TLS set; it
     /// connects at the first `tick`. Throws the reason (no memory, a CA file
     /// libmosquitto refuses).
     init(settings: MQTTConfig, frame: FrameProtocol, password: String?) throws(MQTTLinkError) {
         guard let broker = settings.broker else { throw MQTTLinkError("no broker") }
-        let lib = try Self.library.get()
+        let lib: cmosq_library
+        switch Self.library {
+        case .success(let table): lib = table
+        case .failure(let failure): throw MQTTLinkError("libmosquitto cannot be loaded (install libmosquitto1): \(failure.message)")
+        }
         self.settings = settings
         self.broker = broker
         self.frame = frame

@@ -1,4 +1,5 @@
 import CHeifLoader
+import CarouselPlatform
 
 /// Owner of a libheif context (`heif_context`) and its primary image's
 /// handle, released exactly once. Reads HEIF (HEVC, phones' `.heic`) and
@@ -33,18 +34,7 @@ final class HEIFReader {
     /// `heif_init` loads codec plugins (Debian 12's 1.15 has libde265, dav1d
     /// and libaom built in; later Debian releases ship them as
     /// libheif-plugin-* packages). Never paired with `heif_deinit`.
-    private static let library: Result<cheif_library, LoadFailure> = {
-        var message = [CChar](repeating: 0, count: 256)
-        guard let table = cheif_load(&message, message.count) else {
-            return .failure(LoadFailure(message: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) },
-                                                        as: UTF8.self)))
-        }
-        return .success(table.pointee)
-    }()
-
-    struct LoadFailure: Error {
-        var message: String
-    }
+    private static let library = loadLibrary(cheif_load)
 
     /// libheif's functions, or the error every HEIF/AVIF picture gets when
     /// the library cannot be loaded (libheif1 not installed).

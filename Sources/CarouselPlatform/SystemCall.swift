@@ -58,3 +58,28 @@ public func errnoDescription(_ code: Int32) -> String {
     guard let text = strerror(code) else { return "error \(code)" }
     return String(cString: text)
 }
+
+/// A C library opened with dlopen when first needed (libheif, libmosquitto:
+/// see `cplatform_load_library`), as its table of functions, or why it
+/// could not be loaded.
+public struct LibraryLoadError: Error, Sendable {
+    public var message: String
+}
+
+/// Runs a C loader that fills a `Table` of function pointers (`load`
+/// returns 0, or -1 with a NUL-terminated message in its buffer). Keep the
+/// result in a `static let`: that makes it once per process.
+public func loadLibrary<Table>(
+    _ load: (UnsafeMutablePointer<Table>, UnsafeMutablePointer<CChar>, Int) -> Int32
+) -> Result<Table, LibraryLoadError> {
+    // A C struct of function pointers: trivial, filled by the loader.
+    let table = UnsafeMutablePointer<Table>.allocate(capacity: 1)
+    defer { table.deallocate() }
+    var message = [CChar](repeating: 0, count: 256)
+    let status = message.withUnsafeMutableBufferPointer { load(table, $0.baseAddress!, $0.count) }
+    guard status == 0 else {
+        let bytes = message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return .failure(LibraryLoadError(message: String(decoding: bytes, as: UTF8.self)))
+    }
+    return .success(table.move())
+}

@@ -55,10 +55,11 @@ typedef struct cheif_library {
 /// The soname opened: Debian 12's libheif1.
 #define CHEIF_SONAME "libheif.so.1"
 
-/// Opens libheif (once per process; later calls return the same table) and
-/// calls heif_init. NULL when it cannot be loaded or lacks a function, with
-/// why in `error` (NUL-terminated, at most `error_size` bytes). Thread-safe.
-const cheif_library *_Nullable cheif_load(char *_Nonnull error, size_t error_size);
+/// Opens libheif, fills `table` and calls heif_init: 0, or -1 with why in
+/// `error` (NUL-terminated, at most `error_size` bytes) when it cannot be
+/// loaded or lacks a function (`table` must not be used then). Called once
+/// per process, by Swift's lazy `HEIFReader.library`.
+int cheif_load(cheif_library *_Nonnull table, char *_Nonnull error, size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -50,11 +50,11 @@ typedef struct cmosq_library {
 /// The soname opened: Debian 12's libmosquitto1.
 #define CMOSQ_SONAME "libmosquitto.so.1"
 
-/// Opens libmosquitto (once per process; later calls return the same table)
-/// and calls mosquitto_lib_init. NULL when it cannot be loaded or lacks a
-/// function, with why in `error` (NUL-terminated, at most `error_size`
-/// bytes). Thread-safe.
-const cmosq_library *_Nullable cmosq_load(char *_Nonnull error, size_t error_size);
+/// Opens libmosquitto, fills `table` and calls mosquitto_lib_init: 0, or -1
+/// with why in `error` (NUL-terminated, at most `error_size` bytes) when it
+/// cannot be loaded or lacks a function (`table` must not be used then).
+/// Called once per process, by Swift's lazy `MQTTLink.library`.
+int cmosq_load(cmosq_library *_Nonnull table, char *_Nonnull error, size_t error_size);
 
 #ifdef __cplusplus
 }
