@@ -282,12 +282,21 @@ struct FramePathBenchmarks {
 
     /// A whole 0.5 s slide at 60 Hz (30 frames, from rest to rest, dots on),
     /// with the scan-out window moving over a buffer one screen longer, and
-    /// without (every frame written).
+    /// without (every frame written); upright and on a panel turned 90°
+    /// (portrait: the window moves down the buffer, the dots are a column).
     func slides(floor: Double) -> [String] {
         var lines: [String] = []
-        for room in [true, false] {
+        for rotation in [Rotation.none, .clockwise90] {
+            for room in [true, false] { lines += slide(rotation, room: room, floor: floor) }
+        }
+        return lines
+    }
+
+    func slide(_ rotation: Rotation, room: Bool, floor: Double) -> [String] {
+        var lines: [String] = []
+        do {
             let display = OffscreenBackend(size: panel)
-            let (compositor, images) = carousel(.none)
+            let (compositor, images) = carousel(rotation)
             let writer = ScreenWriter(compositor: compositor)
             let granted = room ? display.reserveWindowRoom(compositor.axisExtent, along: writer.axis) : 0
             var page = 0
@@ -301,7 +310,7 @@ struct FramePathBenchmarks {
             }
             var steady: [Double] = []
             let clock = ContinuousClock()
-            let whole = measure("slide of 30 frames, \(room ? "window moved (zero copy)" : "every frame written")",
+            let whole = measure("slide of 30 frames, rotation \(rotation.rawValue), \(room ? "window moved (zero copy)" : "every frame written")",
                                 operations: 30) {
                 var sum = 0
                 // Two frames at rest (one per buffer), then the slide.
