@@ -44,8 +44,10 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
-    /// `strips` without the zoomed ones, for the row loop.
-    private var copies: [Copy] = []
+    /// The zoomed pictures of the strips last laid out (`Strip.zoom`).
+    private var zooms: [SpanZoom] = []
+    /// A dots or clock rectangle's stretches (reused, as `strips`).
+    private var rectStrips: [Strip] = []
     /// A panel row of background, where a crossfade blends a scene's background from.
     private let backgroundRow: UnsafeMutablePointer<UInt32>
     /// A crossfade's column stretches (reused between frames, as `strips`).
@@ -246,32 +248,29 @@ public final class ScreenWriter {
             // Where each column stretch of every row comes from, worked out
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
+            zooms.removeAll(keepingCapacity: true)
             for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
-            // The row loop touches nothing reference-counted: a strip's zoom
-            // (a class) was retained and released per strip of every row.
-            copies.removeAll(keepingCapacity: true)
-            for strip in strips where strip.zoom == nil {
-                copies.append(Copy(x0: strip.x0, x1: strip.x1, source: strip.source, stride: strip.stride))
-            }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
             withExtendedLifetime(scene) {
-                copies.withUnsafeBufferPointer { copies in
+                // The row loop touches nothing reference-counted (strips are
+                // plain values: a zoom there was retained and released per
+                // strip of every row).
+                strips.withUnsafeBufferPointer { strips in
                     for y in 0..<cross {
                         let row = target.row(y)
-                        for copy in copies {
-                            if let source = copy.source {
-                                memcpy(row + copy.x0, source + y * copy.stride, (copy.x1 - copy.x0) * 4)
+                        for strip in strips where strip.zoom < 0 {
+                            if let source = strip.source {
+                                memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
                             } else {
-                                (row + copy.x0).update(repeating: background, count: copy.x1 - copy.x0)
+                                (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
                             }
                         }
                     }
                 }
                 // Zoomed pictures are scaled, a rectangle at a time.
-                for strip in strips {
-                    guard let zoom = strip.zoom else { continue }
-                    drawZoomed(zoom, into: target.row(0) + strip.x0, stride: target.stride,
+                for strip in strips where strip.zoom >= 0 {
+                    drawZoomed(zooms[strip.zoom], into: target.row(0) + strip.x0, stride: target.stride,
                                x: strip.x0, y: 0, width: strip.x1 - strip.x0, height: cross, window: s)
                 }
             }
@@ -309,7 +308,8 @@ public final class ScreenWriter {
     /// scene's pictures and of background, in order, covering `x0..<x1`
     /// exactly. A picture's `source` is its first pixel in the stretch: in
     /// row 0 with the axis horizontal (columns), the stretch's first row
-    /// with it vertical (rows).
+    /// with it vertical (rows). A zoomed picture's stretch is appended to
+    /// `zooms` too, which the caller empties with its list.
     private func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
         let horizontal = axis == .horizontal
         var x = x0
@@ -318,9 +318,10 @@ public final class ScreenWriter {
             guard b > a else { continue }
             if a > x { list.append(Strip(x0: x, x1: a, source: nil, stride: 0)) }
             if let zoom = span.zoom {
-                // Drawn after the row copies, scaled (never part of a crossfade:
-                // a change of picture drops the zoom first).
-                list.append(Strip(x0: a, x1: b, source: nil, stride: 0, zoom: zoom))
+                // Drawn scaled, not copied (never part of a crossfade: a
+                // change of picture drops the zoom first).
+                zooms.append(zoom)
+                list.append(Strip(x0: a, x1: b, source: nil, stride: 0, zoom: zooms.count - 1))
                 x = b
                 continue
             }
@@ -332,52 +333,6 @@ public final class ScreenWriter {
             x = b
         }
         if x < x1 { list.append(Strip(x0: x, x1: x1, source: nil, stride: 0)) }
-    }
-
-    /// Writes row `y` (buffer coordinates) from `x0` to `x1` of `destination`
-    /// from the scene's pictures and background, the window at `s`.
-    private func fill(_ destination: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int, _ scene: Scene,
-                      window s: Int) {
-        guard x1 > x0 else { return }
-        pixelsWritten += x1 - x0
-        let background = compositor.background
-        if axis == .horizontal {
-            var x = x0
-            for span in scene.spans {
-                let a = max(span.start + s, x), b = min(span.end + s, x1)
-                guard b > a else { continue }
-                if a > x { (destination + x).update(repeating: background, count: a - x) }
-                if let zoom = span.zoom {
-                    drawZoomed(zoom, into: destination + a, stride: (b - a) * 4, x: a, y: y, width: b - a, height: 1, window: s)
-                } else if let image = span.image {
-                    image.withUnsafeBytes { raw in
-                        let source = (raw.baseAddress! + y * image.stride).assumingMemoryBound(to: UInt32.self)
-                        (destination + a).update(from: source + span.source + (a - span.start - s), count: b - a)
-                    }
-                } else {
-                    (destination + a).update(repeating: background, count: b - a)
-                }
-                x = b
-            }
-            if x < x1 { (destination + x).update(repeating: background, count: x1 - x) }
-        } else {
-            let along = y - s
-            // One search, by index: a span copied out of the array per row
-            // (a column of dots on a turned panel) retained its picture.
-            let i = scene.spans.firstIndex { $0.start <= along && along < $0.end }
-            if let i, let zoom = scene.spans[i].zoom {
-                drawZoomed(zoom, into: destination + x0, stride: (x1 - x0) * 4, x: x0, y: y, width: x1 - x0, height: 1,
-                           window: s)
-            } else if let i, let image = scene.spans[i].image {
-                let row = scene.spans[i].source + along - scene.spans[i].start
-                image.withUnsafeBytes { raw in
-                    let source = (raw.baseAddress! + row * image.stride).assumingMemoryBound(to: UInt32.self)
-                    (destination + x0).update(from: source + x0, count: x1 - x0)
-                }
-            } else {
-                (destination + x0).update(repeating: background, count: x1 - x0)
-            }
-        }
     }
 
     /// Writes the buffer's rectangle at (`x`, `y`), `width × height`, whose
@@ -477,6 +432,7 @@ public final class ScreenWriter {
         // nothing reference-counted (a span's picture retained and released
         // per row took most of the blend's own time in perf).
         strips.removeAll(keepingCapacity: true)
+        zooms.removeAll(keepingCapacity: true)
         addStrips(outgoing, window: 0, from: 0, to: compositor.axisExtent, to: &strips)
         incomingStrips.removeAll(keepingCapacity: true)
         addStrips(incoming, window: 0, from: 0, to: compositor.axisExtent, to: &incomingStrips)
@@ -524,7 +480,7 @@ public final class ScreenWriter {
             }
         }
         // The pictures stay alive: the scenes hold them until this returns.
-        withExtendedLifetime((outgoing, incoming)) {
+        withExtendedLifetime((outgoing, incoming)) { withOverlay(clock, plan, window: 0) { overlay in
             for y in 0..<height {
                 // The columns under the clock or the dots in this row (none: c0 == c1).
                 var c0 = width, c1 = 0
@@ -549,13 +505,12 @@ public final class ScreenWriter {
                     // drawn over the blend in the scratch row, then copied.
                     let composed = scratch - c0
                     crossfade(row: y, from: c0, to: c1, into: composed, streaming: false)
-                    if let clock { blend(clock, into: composed, y: y, from: c0, to: c1, window: 0) }
-                    if let plan { blendDots(plan, into: composed, y: y, from: c0, to: c1, window: 0) }
+                    blend(overlay, into: composed, y: y, from: c0, to: c1)
                     (row + c0).update(from: scratch, count: c1 - c0)
                 }
                 crossfade(row: y, from: max(c0, c1), to: width, into: row, streaming: true)
             }
-        }
+        } }
         // Once per frame: a fence per row made the frame a third slower.
         ImageScaler.fenceStreamedStores()
         pixelsWritten = width * height
@@ -568,28 +523,41 @@ public final class ScreenWriter {
 
     // MARK: - Dots and the clock
 
-    /// Row `y` (buffer coordinates) from `x0` to `x1` as the frame shows it:
-    /// the pictures, the clock over them, the dots over both, composed in
-    /// `destination` (ordinary memory: blending reads it).
-    private func compose(_ destination: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int, _ scene: Scene,
-                         window s: Int, dots plan: DotsPlan?) {
-        fill(destination, y: y, from: x0, to: x1, scene, window: s)
-        if let stamp = scene.stamp { blend(stamp, into: destination, y: y, from: x0, to: x1, window: s) }
-        if let plan { blendDots(plan, into: destination, y: y, from: x0, to: x1, window: s) }
+    /// Runs `body` with the clock (`stamp`) and the dots (`plan`) as drawn
+    /// with the window at `s`, ready for `blend(_:into:y:from:to:)`: worked
+    /// out once per rectangle (or crossfade frame), so that the per-row blend
+    /// touches nothing reference-counted. Per row, retaining the plan's
+    /// arrays and the clock's picture cost more than the blending in a
+    /// column of dots on a turned panel (hundreds of short rows).
+    private func withOverlay<R>(_ stamp: SceneStamp?, _ plan: DotsPlan?, window s: Int, _ body: (Overlay) -> R) -> R {
+        let horizontal = axis == .horizontal
+        let clock = stamp.map { stamp in
+            OverlayClock(rect: stampRect(stamp, window: s),
+                         // The picture stays alive: `stamp` is held until this returns.
+                         pixels: stamp.image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) },
+                         stride: stamp.image.stride,
+                         x: stamp.x + (horizontal ? s : 0), y: stamp.y + (horizontal ? 0 : s))
+        }
+        let dots = plan?.dots ?? [], weights = plan?.weights ?? []
+        return withExtendedLifetime(stamp) {
+            dots.withUnsafeBufferPointer { dots in
+                weights.withUnsafeBufferPointer { weights in
+                    body(Overlay(clock: clock, dots: dots, weights: weights,
+                                 dotsRect: plan?.bounds.shifted(by: s, horizontal: horizontal), shift: s,
+                                 horizontal: horizontal))
+                }
+            }
+        }
     }
 
-    /// The clock's pixels of row `y` between `x0` and `x1`: premultiplied OVER.
-    private func blend(_ stamp: SceneStamp, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int,
-                       window s: Int) {
-        let r = stampRect(stamp, window: s)
-        guard y >= r.y0, y < r.y1 else { return }
-        let a = max(x0, r.x0), b = min(x1, r.x1)
-        guard b > a else { return }
-        // The picture's top-left corner in buffer coordinates (the rectangle may be clipped).
-        let ox = stamp.x + (axis == .horizontal ? s : 0), oy = stamp.y + (axis == .horizontal ? 0 : s)
-        stamp.image.withUnsafeBytes { raw in
-            let source = (raw.baseAddress! + (y - oy) * stamp.image.stride).assumingMemoryBound(to: UInt32.self) - ox
-            for x in a..<b {
+    /// The clock's pixels (premultiplied OVER), then the dots', of row `y`
+    /// between `x0` and `x1`.
+    private func blend(_ overlay: Overlay, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int) {
+        if let clock = overlay.clock, y >= clock.rect.y0, y < clock.rect.y1 {
+            let a = max(x0, clock.rect.x0), b = min(x1, clock.rect.x1)
+            // (x, y) of the buffer is (x - clock.x, y - clock.y) of the picture (the rectangle may be clipped).
+            let source = (clock.pixels + (y - clock.y) * clock.stride).assumingMemoryBound(to: UInt32.self) - clock.x
+            for x in a..<max(a, b) {
                 let p = source[x]
                 let alpha = p >> 24
                 if alpha == 0 { continue }
@@ -602,31 +570,17 @@ public final class ScreenWriter {
                 row[x] = 0xFF00_0000 | channel(16) << 16 | channel(8) << 8 | channel(0)
             }
         }
-    }
-
-    /// The dots' pixels of row `y` between `x0` and `x1`.
-    private func blendDots(_ plan: DotsPlan, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int,
-                           window s: Int) {
-        let horizontal = axis == .horizontal
-        let all = plan.bounds.shifted(by: s, horizontal: horizontal)
-        guard y >= all.y0, y < all.y1 else { return }
-        // By pointer: a row loop that copies each dot out of the array would
-        // retain and release it (a column of dots on a turned panel is
-        // hundreds of short rows).
-        plan.dots.withUnsafeBufferPointer { dots in
-            plan.weights.withUnsafeBufferPointer { weights in
-                for dot in dots {
-                    let b = dot.bounds.shifted(by: s, horizontal: horizontal)
-                    guard y >= b.y0, y < b.y1 else { continue }
-                    let lo = max(b.x0, x0), hi = min(b.x1, x1)
-                    guard hi > lo else { continue }
-                    let first = dot.firstWeight + (y - b.y0) * (b.x1 - b.x0) - b.x0
-                    for x in lo..<hi {
-                        let weight = weights[first + x]
-                        guard weight > 0 else { continue }
-                        row[x] = compositor.blend(row[x], dot.color, weight)
-                    }
-                }
+        guard let all = overlay.dotsRect, y >= all.y0, y < all.y1 else { return }
+        for dot in overlay.dots {
+            let b = dot.bounds.shifted(by: overlay.shift, horizontal: overlay.horizontal)
+            guard y >= b.y0, y < b.y1 else { continue }
+            let lo = max(b.x0, x0), hi = min(b.x1, x1)
+            guard hi > lo else { continue }
+            let first = dot.firstWeight + (y - b.y0) * (b.x1 - b.x0) - b.x0
+            for x in lo..<hi {
+                let weight = overlay.weights[first + x]
+                guard weight > 0 else { continue }
+                row[x] = compositor.blend(row[x], dot.color, weight)
             }
         }
     }
@@ -641,14 +595,60 @@ public final class ScreenWriter {
     }
 
     /// Writes `rect` (buffer coordinates, at most a panel row wide) as the
-    /// frame shows it, row by row through the scratch row.
+    /// frame shows it, row by row through the scratch row: the pictures,
+    /// the clock over them, the dots over both (blending reads the row, so
+    /// it is composed in ordinary memory, then copied). Where each stretch
+    /// comes from and the overlay are worked out once for the rectangle:
+    /// on a turned panel the dots are a column of hundreds of short rows.
     private func writeComposed(_ rect: Rect, _ scene: Scene, window s: Int, into target: Target, dots plan: DotsPlan?) {
         precondition(rect.x1 - rect.x0 <= scratchCount, "a rectangle wider than the scratch row")
+        guard rect.x1 > rect.x0, rect.y1 > rect.y0 else { return }
+        let horizontal = axis == .horizontal
+        rectStrips.removeAll(keepingCapacity: true)
+        zooms.removeAll(keepingCapacity: true)
+        addStrips(scene, window: s, from: horizontal ? rect.x0 : rect.y0, to: horizontal ? rect.x1 : rect.y1,
+                  to: &rectStrips)
+        let background = compositor.background
+        let width = rect.x1 - rect.x0
+        // Indexed by buffer column.
         let row = scratch - rect.x0
-        for y in rect.y0..<rect.y1 {
-            compose(row, y: y, from: rect.x0, to: rect.x1, scene, window: s, dots: plan)
-            (target.row(y) + rect.x0).update(from: scratch, count: rect.x1 - rect.x0)
-        }
+        // The pictures stay alive: the scene holds them until this returns.
+        withExtendedLifetime(scene) { withOverlay(scene.stamp, plan, window: s) { overlay in
+            rectStrips.withUnsafeBufferPointer { strips in
+                var k = 0
+                for y in rect.y0..<rect.y1 {
+                    if horizontal {
+                        // Column stretches; `source` is in row 0.
+                        for strip in strips {
+                            let n = strip.x1 - strip.x0
+                            if strip.zoom >= 0 {
+                                drawZoomed(zooms[strip.zoom], into: row + strip.x0, stride: n * 4, x: strip.x0, y: y,
+                                           width: n, height: 1, window: s)
+                            } else if let source = strip.source {
+                                memcpy(row + strip.x0, source + y * strip.stride, n * 4)
+                            } else {
+                                (row + strip.x0).update(repeating: background, count: n)
+                            }
+                        }
+                    } else {
+                        // Row stretches; `source` is the stretch's first row, column 0.
+                        while strips[k].x1 <= y { k += 1 }
+                        let strip = strips[k]
+                        if strip.zoom >= 0 {
+                            drawZoomed(zooms[strip.zoom], into: row + rect.x0, stride: width * 4, x: rect.x0, y: y,
+                                       width: width, height: 1, window: s)
+                        } else if let source = strip.source {
+                            memcpy(row + rect.x0, source + (y - strip.x0) * strip.stride + rect.x0 * 4, width * 4)
+                        } else {
+                            (row + rect.x0).update(repeating: background, count: width)
+                        }
+                    }
+                    blend(overlay, into: row, y: y, from: rect.x0, to: rect.x1)
+                    (target.row(y) + rect.x0).update(from: scratch, count: width)
+                }
+            }
+        } }
+        pixelsWritten += width * (rect.y1 - rect.y0)
     }
 
     private func touched(_ r: Rect) -> Bool {
@@ -835,22 +835,37 @@ private struct Piece {
 }
 
 /// A stretch along the panel axis from one picture (`source`, see
-/// `addStrips`; its rows `stride` bytes apart) or background (`source` nil).
+/// `addStrips`; its rows `stride` bytes apart) or background (`source` nil
+/// and `zoom` negative). A plain value: row loops copy it freely.
 private struct Strip {
     var x0: Int
     var x1: Int
     var source: UnsafeRawPointer?
     var stride: Int
-    /// A zoomed picture's stretch: drawn after the row copies, scaled.
-    var zoom: SpanZoom? = nil
+    /// A zoomed picture's stretch, drawn scaled: its index in `ScreenWriter.zooms`; -1: none.
+    var zoom = -1
 }
 
-/// A `Strip` to copy (or fill) in every row: nothing reference-counted.
-private struct Copy {
-    var x0: Int
-    var x1: Int
-    var source: UnsafeRawPointer?
+/// The clock as `ScreenWriter.blend` draws it: its rectangle in buffer
+/// coordinates (clipped to the window), its pixels, and where its top-left
+/// corner lies in the buffer.
+private struct OverlayClock {
+    var rect: Rect
+    var pixels: UnsafeRawPointer
     var stride: Int
+    var x: Int
+    var y: Int
+}
+
+/// The clock and the dots of one rectangle or crossfade frame (`ScreenWriter.withOverlay`).
+private struct Overlay {
+    var clock: OverlayClock?
+    var dots: UnsafeBufferPointer<DotsPlan.Dot>
+    var weights: UnsafeBufferPointer<Double>
+    /// The dots' bounds with the window at `shift`; nil: no dots.
+    var dotsRect: Rect?
+    var shift: Int
+    var horizontal: Bool
 }
 
 /// A stretch along the panel axis of a crossfade, where its outgoing and
