@@ -168,3 +168,8 @@ void cic_crossfade_fence(void) {
     _mm_sfence();
 #endif
 }
+
+void cic_prefetch(const void *p, size_t bytes) {
+    const char *c = p;
+    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
+}

@@ -1,3 +1,4 @@
+import CImageCodecs
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,5 +24,11 @@ public enum PixelMemory {
     /// Returns memory from `allocate` (`munmap`).
     public static func release(_ pointer: UnsafeMutableRawPointer, _ bytes: Int) {
         munmap(pointer, bytes)
+    }
+
+    /// Asks the processor to bring `bytes` at `pointer` into its caches
+    /// ahead of a copy: a hint, never a fault (`cic_prefetch`).
+    public static func prefetch(_ pointer: UnsafeRawPointer, bytes: Int) {
+        cic_prefetch(pointer, bytes)
     }
 }

@@ -68,6 +68,9 @@ public final class ScreenWriter {
         backgroundRow.deallocate()
     }
 
+    /// How many rows ahead a row of column stretches asks for its pixels.
+    static let prefetchRows = 2
+
     /// Forgets what every buffer holds (they were made anew, or something
     /// outside the writer wrote them): the next frame in each is written whole.
     public func invalidate() { records.removeAll() }
@@ -261,6 +264,12 @@ public final class ScreenWriter {
                         let row = target.row(y)
                         for strip in strips where strip.zoom < 0 {
                             if let source = strip.source {
+                                // Each row's stretch is a new stream for the
+                                // hardware prefetcher: ask for the one two rows on.
+                                if y + Self.prefetchRows < cross {
+                                    PixelMemory.prefetch(source + (y + Self.prefetchRows) * strip.stride,
+                                                         bytes: (strip.x1 - strip.x0) * 4)
+                                }
                                 memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
                             } else {
                                 (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
