@@ -277,6 +277,34 @@ struct FramePathBenchmarks {
                       line(raw) + " = " + ratio(raw), line(twoPass) + " = " + ratio(twoPass)]
         }
         lines += slides(floor: copy.perOperation[0])
+        lines += pinches(floor: copy.perOperation[0])
+        return lines
+    }
+
+    /// Frames of a pinch: the zoom changes every frame, so the zoomed
+    /// picture is drawn scaled (pixman) over the whole screen, the dots
+    /// composed over it; upright and turned 90° (a column of dots).
+    func pinches(floor: Double) -> [String] {
+        var lines: [String] = []
+        for rotation in [Rotation.none, .clockwise90] {
+            let display = OffscreenBackend(size: panel)
+            let (compositor, images) = carousel(rotation)
+            let writer = ScreenWriter(compositor: compositor)
+            let frames = 20
+            let r = measure("pinch frame, rotation \(rotation.rawValue)", operations: frames) {
+                var sum = 0
+                for k in 0..<frames {
+                    let view = ZoomView(item: 0, scale: 1.5 + Double(k) * 0.01, translation: Point(x: -100 - Double(k), y: -50))
+                    compositor.layOut(&writer.scene, offset: 0, count: 10, wrap: true, page: 0, pageCount: 10,
+                                      zoom: ZoomLayer(view: view)) { images[$0 % 3] }
+                    let b = display.acquire()!
+                    try! display.present(b, window: writer.draw(into: b))
+                    sum &+= writer.pixelsWritten
+                }
+                return sum
+            }
+            lines.append(line(r) + " = \(format2(r.perOperation[0] / floor))x memcpy")
+        }
         return lines
     }
 
