@@ -170,6 +170,9 @@ void cic_crossfade_fence(void) {
 }
 
 void cic_prefetch(const void *p, size_t bytes) {
-    const char *c = p;
-    for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i);
+    // From the line `p` lies in to the one holding its last byte (stepping
+    // from an unaligned `p` would miss the last line).
+    uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
+    const uintptr_t end = (uintptr_t)p + bytes;
+    for (; line < end; line += 64) __builtin_prefetch((const void *)line);
 }

@@ -44,7 +44,9 @@ public final class ScreenWriter {
     private var repaint: [Interval] = []
     private var merged: [Piece] = []
     private var strips: [Strip] = []
-    /// The zoomed pictures of the strips last laid out (`Strip.zoom`).
+    /// The zoomed pictures of the strips being drawn (`Strip.zoom`); empty
+    /// between frames, so that a zoom's picture (up to several screens of
+    /// pixels) is not kept alive after the zoom ended.
     private var zooms: [SpanZoom] = []
     /// A dots or clock rectangle's stretches (reused, as `strips`).
     private var rectStrips: [Strip] = []
@@ -251,7 +253,7 @@ public final class ScreenWriter {
             // Where each column stretch of every row comes from, worked out
             // once: the row loop is then copies and fills only.
             strips.removeAll(keepingCapacity: true)
-            zooms.removeAll(keepingCapacity: true)
+            defer { zooms.removeAll(keepingCapacity: true) }
             for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
             let background = compositor.background
             // The pictures stay alive: the scene holds them until this returns.
@@ -318,7 +320,7 @@ public final class ScreenWriter {
     /// exactly. A picture's `source` is its first pixel in the stretch: in
     /// row 0 with the axis horizontal (columns), the stretch's first row
     /// with it vertical (rows). A zoomed picture's stretch is appended to
-    /// `zooms` too, which the caller empties with its list.
+    /// `zooms` too, which the caller empties when it has drawn them.
     private func addStrips(_ scene: Scene, window s: Int, from x0: Int, to x1: Int, to list: inout [Strip]) {
         let horizontal = axis == .horizontal
         var x = x0
@@ -441,7 +443,7 @@ public final class ScreenWriter {
         // nothing reference-counted (a span's picture retained and released
         // per row took most of the blend's own time in perf).
         strips.removeAll(keepingCapacity: true)
-        zooms.removeAll(keepingCapacity: true)
+        defer { zooms.removeAll(keepingCapacity: true) }
         addStrips(outgoing, window: 0, from: 0, to: compositor.axisExtent, to: &strips)
         incomingStrips.removeAll(keepingCapacity: true)
         addStrips(incoming, window: 0, from: 0, to: compositor.axisExtent, to: &incomingStrips)
@@ -614,7 +616,7 @@ public final class ScreenWriter {
         guard rect.x1 > rect.x0, rect.y1 > rect.y0 else { return }
         let horizontal = axis == .horizontal
         rectStrips.removeAll(keepingCapacity: true)
-        zooms.removeAll(keepingCapacity: true)
+        defer { zooms.removeAll(keepingCapacity: true) }
         addStrips(scene, window: s, from: horizontal ? rect.x0 : rect.y0, to: horizontal ? rect.x1 : rect.y1,
                   to: &rectStrips)
         let background = compositor.background

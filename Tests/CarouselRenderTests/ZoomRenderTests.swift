@@ -160,6 +160,33 @@ struct ZoomRenderTests {
                       crop: "160x100+80+50", rotation: .none),
     ]
 
+    @Test("the writer keeps no zoom picture between frames: it is let go with the zoom",
+          arguments: [Rotation.none, .clockwise90])
+    func zoomPictureLetGo(rotation: Rotation) throws {
+        var setup = Setup()
+        setup.rotation = rotation
+        setup.panel = PixelSize(width: 64, height: 40)
+        setup.count = 3
+        let session = try ScreenWriterTests.Session(setup, room: false)
+        weak var letGo: DecodedImage?
+        do {
+            // The sharper decode a zoom draws from (the largest pictures the carousel holds).
+            let size = session.compositor.itemPixelSize
+            let sharp = try DecodedImage(width: size.width * 2, height: size.height * 2, format: .xrgb8888) { _, _ in }
+            letGo = sharp
+            let zoom = ZoomLayer(view: ZoomView(item: 0, scale: 2, translation: Point(x: -5, y: -3)), picture: sharp)
+            session.compositor.layOut(&session.writer.scene, offset: 0, count: 3, wrap: true, page: 0, pageCount: 3,
+                                      zoom: zoom) { session.pictures[$0] }
+            #expect(session.writer.scene.spans.contains { $0.zoom?.picture === sharp })
+            let buffer = try #require(session.display.acquire())
+            try session.display.present(buffer, window: session.writer.draw(into: buffer))
+            // The zoom ends; no frame is drawn yet (at rest there may be none for hours).
+            session.compositor.layOut(&session.writer.scene, offset: 0, count: 3, wrap: true, page: 0,
+                                      pageCount: 3) { session.pictures[$0] }
+        }
+        #expect(letGo == nil, "the writer still holds the zoom's picture")
+    }
+
     @Test("a zoomed frame against ImageMagick's crop and resize of the file", arguments: referenceCases)
     func againstImageMagick(_ c: ReferenceCase) throws {
         guard Tools.imageMagickAvailable else {
