@@ -249,18 +249,18 @@ public final class ScreenWriter {
     /// Writes the `repaint` stretches from `scene`, row after row.
     private func writeContent(_ scene: Scene, window s: Int, into target: Target) {
         let cross = axis == .horizontal ? compositor.panel.height : compositor.panel.width
-        if axis == .horizontal {
-            // Where each column stretch of every row comes from, worked out
-            // once: the row loop is then copies and fills only.
-            strips.removeAll(keepingCapacity: true)
-            defer { zooms.removeAll(keepingCapacity: true) }
-            for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
-            let background = compositor.background
-            // The pictures stay alive: the scene holds them until this returns.
-            withExtendedLifetime(scene) {
-                // The row loop touches nothing reference-counted (strips are
-                // plain values: a zoom there was retained and released per
-                // strip of every row).
+        // Where each stretch comes from, worked out once: the row loops are
+        // then copies and fills only, and touch nothing reference-counted
+        // (strips are plain values: a zoom there was retained and released
+        // per strip of every row).
+        strips.removeAll(keepingCapacity: true)
+        defer { zooms.removeAll(keepingCapacity: true) }
+        for interval in repaint { addStrips(scene, window: s, from: interval.start, to: interval.end, to: &strips) }
+        let background = compositor.background
+        // The pictures stay alive: the scene holds them until this returns.
+        withExtendedLifetime(scene) {
+            if axis == .horizontal {
+                // Column stretches, every row: `source` is in row 0.
                 strips.withUnsafeBufferPointer { strips in
                     for y in 0..<cross {
                         let row = target.row(y)
@@ -284,34 +284,24 @@ public final class ScreenWriter {
                     drawZoomed(zooms[strip.zoom], into: target.row(0) + strip.x0, stride: target.stride,
                                x: strip.x0, y: 0, width: strip.x1 - strip.x0, height: cross, window: s)
                 }
-            }
-            pixelsWritten += cross * Self.total(repaint)
-        } else {
-            // Each stretch of rows comes from one picture (or background): whole-row copies.
-            let background = compositor.background
-            withExtendedLifetime(scene) {
-                for interval in repaint {
-                    var y = interval.start
-                    for span in scene.spans where span.end + s > y && span.start + s < interval.end {
-                        let a = max(span.start + s, y), b = min(span.end + s, interval.end)
-                        for row in y..<a { target.row(row).update(repeating: background, count: cross) }
-                        if let zoom = span.zoom, b > a {
-                            drawZoomed(zoom, into: target.row(a), stride: target.stride, x: 0, y: a, width: cross,
-                                       height: b - a, window: s)
-                        } else if let image = span.image {
-                            let base = image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
-                                + (span.source + a - span.start - s) * image.stride
-                            for row in a..<b { memcpy(target.row(row), base + (row - a) * image.stride, cross * 4) }
-                        } else {
-                            for row in a..<b { target.row(row).update(repeating: background, count: cross) }
+            } else {
+                // Row stretches, each from one picture (or background): whole-row
+                // copies; `source` is the stretch's first row.
+                for strip in strips {
+                    if strip.zoom >= 0 {
+                        drawZoomed(zooms[strip.zoom], into: target.row(strip.x0), stride: target.stride, x: 0,
+                                   y: strip.x0, width: cross, height: strip.x1 - strip.x0, window: s)
+                    } else if let source = strip.source {
+                        for row in strip.x0..<strip.x1 {
+                            memcpy(target.row(row), source + (row - strip.x0) * strip.stride, cross * 4)
                         }
-                        y = b
+                    } else {
+                        for row in strip.x0..<strip.x1 { target.row(row).update(repeating: background, count: cross) }
                     }
-                    for row in y..<interval.end { target.row(row).update(repeating: background, count: cross) }
                 }
             }
-            pixelsWritten += cross * Self.total(repaint)
         }
+        pixelsWritten += cross * Self.total(repaint)
     }
 
     /// Appends to `list` where the stretch `x0..<x1` along the panel axis
