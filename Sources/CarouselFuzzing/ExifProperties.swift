@@ -1,4 +1,4 @@
-@testable import CarouselImaging
+import CarouselImaging
 
 /// The EXIF Orientation reader, and the caption metadata read from the same
 /// blocks (`ImageMetadata`). The first input byte picks a mode:

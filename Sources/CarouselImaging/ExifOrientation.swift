@@ -48,8 +48,9 @@ public enum ExifOrientation: Int, Sendable, CaseIterable {
 /// length or offset in it: every read is checked against the buffer, offsets
 /// are added with overflow checks (Int is 32 bits on ARMv7 boards), and every
 /// loop advances, so malformed data gives `nil`, never a trap or a hang.
-enum ExifReader {
-    static func orientation(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ExifOrientation? {
+/// Public for the EXIF fuzz target, which reads it as a release build does.
+public enum ExifReader {
+    public static func orientation(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ExifOrientation? {
         let view = ByteView(bytes)
         let tiff: Range<Int>?
         switch format {
