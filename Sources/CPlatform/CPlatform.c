@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -134,6 +135,38 @@ int cplatform_helper_process_setup(void) {
     if (write(fd, "1000", 4) != 4) result = -1;
     close(fd);
     return result;
+}
+
+int cplatform_limit_address_space(size_t allowance, size_t *limit) {
+    // statm's first field: the whole virtual size, in pages.
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char text[128];
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0) {
+        errno = EIO;
+        return -1;
+    }
+    text[n] = 0;
+    unsigned long long pages = strtoull(text, NULL, 10);
+    long page_size = sysconf(_SC_PAGESIZE);
+    if (pages == 0 || page_size <= 0) {
+        errno = EIO;
+        return -1;
+    }
+    unsigned long long mapped = pages * (unsigned long long)page_size;
+    unsigned long long wanted = mapped + allowance;
+    if (wanted < mapped) wanted = RLIM_INFINITY;  // overflow: no cap
+    struct rlimit cap = {(rlim_t)wanted, (rlim_t)wanted};
+    struct rlimit current;
+    // Never raise a cap someone else set lower (a unit's LimitAS=).
+    if (getrlimit(RLIMIT_AS, &current) == 0 && current.rlim_max != RLIM_INFINITY && current.rlim_max < cap.rlim_max) {
+        cap.rlim_cur = cap.rlim_max = current.rlim_max;
+    }
+    if (setrlimit(RLIMIT_AS, &cap) != 0) return -1;
+    *limit = (size_t)cap.rlim_cur;
+    return 0;
 }
 
 int cplatform_load_library(const char *soname, const char *const *names, size_t count,

@@ -39,6 +39,51 @@ public struct DecodingProcess: Sendable {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
+    /// What one decode may allocate in the helper: 24 bytes a pixel of
+    /// `max_pixels`, at least 256 MiB. A 10-bit 4:4:4 AVIF with alpha, the
+    /// dearest picture libheif 1.15 decodes, holds about 22 bytes a pixel at
+    /// its peak: the codec's picture (6), libheif's copy of its planes (6)
+    /// and alpha (2), the 8-bit RGBA libheif converts it to (4) and ours (4).
+    /// A damaged file can declare a far larger frame inside the codec's
+    /// stream than its container does, past every check made before the
+    /// decode (a 352-byte AVIF made dav1d ask for 3 GB: Fuzz/regressions/avif):
+    /// the cap makes such an allocation fail, and the decode with it.
+    /// Never more than the board's memory: a picture that needs more
+    /// cannot be shown there whatever max_pixels allows.
+    public static func heapBudget(maxPixels: Int) -> Int {
+        let (bytes, overflow) = maxPixels.multipliedReportingOverflow(by: 24)
+        return max(256 << 20, min(overflow ? Int.max : bytes, physicalMemory))
+    }
+
+    /// The board's memory in bytes (Int.max when it cannot be read).
+    static let physicalMemory: Int = {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
+        guard pages > 0, size > 0 else { return Int.max }
+        let (bytes, overflow) = pages.multipliedReportingOverflow(by: size)
+        return overflow ? Int.max : bytes
+    }()
+
+    /// Caps this process's address space as the helper's is capped for
+    /// `maxPixels`, so that an allocation past the budget fails. The cap in
+    /// bytes, or nil when it could not be set (a sandbox that forbids it).
+    /// The replayer of the AVIF and HEIF fuzz inputs uses it too.
+    @discardableResult
+    public static func limitAddressSpace(maxPixels: Int) -> Int? {
+        var limit = 0
+        guard cplatform_limit_address_space(addressSpaceAllowance(maxPixels: maxPixels), &limit) == 0 else { return nil }
+        return limit
+    }
+
+    /// The helper's address space beyond what it has mapped at its start:
+    /// the heap budget, and 512 MiB for what threads reserve whether they use
+    /// it or not (each codec thread's stack and glibc's malloc arena). No
+    /// decode in the helper can hold more heap than this; the AVIF and HEIF
+    /// fuzz targets hold every decode to it.
+    public static func addressSpaceAllowance(maxPixels: Int) -> Int {
+        let (bytes, overflow) = heapBudget(maxPixels: maxPixels).addingReportingOverflow(512 << 20)
+        return overflow ? Int.max : bytes
+    }
+
     /// Decodes `contents` (sniffed as `format`) in a helper process.
     func decode(_ contents: FileContents, format: ImageFormat, path: String, maxPixels: Int) throws(ImageError) -> DecodedImage {
         func failed(_ call: String, _ code: Int32 = errno) -> ImageError {
@@ -143,6 +188,9 @@ public struct DecodingProcess: Sendable {
     /// a decoding error included.
     public static func serveHelperRequest(maxPixels: Int) -> Int32 {
         _ = cplatform_helper_process_setup()
+        // After the setup, before libheif is loaded: its libraries, its
+        // codecs' threads and their buffers all come out of the allowance.
+        limitAddressSpace(maxPixels: maxPixels)
         let outcome: Result<DecodedImage, ImageError>
         do throws(ImageError) {
             let contents = try FileContents(readingFile: "/proc/self/fd/3", maxBytes: ImageDecoder.maxFileBytes)

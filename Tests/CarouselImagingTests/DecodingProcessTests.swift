@@ -124,6 +124,24 @@ struct DecodingProcessTests {
     /// hard in this process: an uncaught std::system_error (it cannot start
     /// a thread per tile of a grid that declares thousands), or SIGSEGV in
     /// its grid decoding. Each would stop the daemon; here each is one error.
+    /// Fuzz/regressions/avif/oom-declared-frame without the fuzz target's
+    /// three leading bytes: the file as the daemon would meet it. Its AV1
+    /// stream declares a frame far larger than its container does, past every
+    /// check before the decode; dav1d asks for 3 GB for it. Under the
+    /// helper's address-space cap that allocation fails and the picture is
+    /// one error (without the cap the helper took 3 GB resident and 11 s).
+    @Test("an AVIF whose stream declares a 3 GB frame is one error from the helper, under its memory cap")
+    func declaredFrameBeyondTheBudget() throws {
+        let path = libheifCrashFolder.dropLast("libheif-crashes".count) + "regressions/avif/oom-declared-frame"
+        let bytes = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: String(path)))).dropFirst(3))
+        let error = failure(decode(bytes, name: "/photos/big.avif", process: try #require(helper())))
+        guard case .corrupt(.avif, _)? = error?.reason else {
+            Issue.record("unexpected \(String(describing: error))")
+            return
+        }
+        #expect(error?.description.hasPrefix("/photos/big.avif: corrupt AVIF data: ") == true, "\(String(describing: error))")
+    }
+
     @Test("a HEIC that crashes libheif is an error about that picture, and this process runs on",
           .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
           arguments: libheifCrashes)

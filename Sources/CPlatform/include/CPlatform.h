@@ -46,6 +46,13 @@ int cplatform_pidfd_open(pid_t pid);
 /// (oom_score_adj 1000). Returns 0 or -1 with errno.
 int cplatform_helper_process_setup(void);
 
+/// Caps this process's address space (RLIMIT_AS) at what it has mapped now
+/// plus `allowance` bytes, so that an allocation past it fails (malloc gives
+/// NULL) instead of growing the process. The limit set is stored in
+/// `*limit`. 0, or -1 with errno when /proc/self/statm cannot be read or the
+/// limit cannot be set.
+int cplatform_limit_address_space(size_t allowance, size_t *limit);
+
 /// Opens the shared library `soname` (dlopen, RTLD_NOW | RTLD_LOCAL) and
 /// resolves the `count` functions named in `names` into `table`, in order.
 /// For libraries only some runs need (libheif, libmosquitto): linked, every
