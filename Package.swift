@@ -119,9 +119,12 @@ let package = Package(
         // replays the seeds and regression inputs in Fuzz/ through the same checks.
         .target(name: "CarouselFuzzing", dependencies: [
             "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselSimulation",
+            "CFuzzSupport",
         ]),
+        // The heap a decode allocates, through AddressSanitizer's hooks (fuzz builds only).
+        .target(name: "CFuzzSupport"),
         .executableTarget(name: "carousel-fuzz", dependencies: ["CarouselFuzzing", "CarouselPlatform"]),
-        .testTarget(name: "CarouselFuzzingTests", dependencies: ["CarouselFuzzing"]),
+        .testTarget(name: "CarouselFuzzingTests", dependencies: ["CarouselFuzzing", "CarouselImaging"]),
         // Tier 3: the daemon on the offscreen display: its pieces as units on a
         // manual clock, and the whole daemon run as a process.
         .testTarget(name: "CarouselDaemonTests", dependencies: [

@@ -1,3 +1,4 @@
+import CFuzzSupport
 import CarouselCore
 import CarouselImaging
 
@@ -12,6 +13,19 @@ import CarouselImaging
 ///   with cover or stretch it covers the box (or is the full size).
 /// * PNG at full size is exactly IHDR's size, turned upright (libpng skips
 ///   unknown ancillary chunks before IHDR, so IHDR is looked for).
+/// * HEIF and AVIF decode under the daemon's helper's memory cap
+///   (`DecodingProcess.addressSpaceAllowance`, its address space above what
+///   it has mapped at its start): in the sanitized build scripts/fuzz.sh
+///   makes, AddressSanitizer refuses any allocation past it, as the helper's
+///   RLIMIT_AS does (max_allocation_size_mb, allocator_may_return_null), so
+///   the decoders' paths for a refused allocation run; and no allocation a
+///   decode makes is larger than the cap (which fails should the refusal be
+///   missing: the 3 GB frame dav1d asks for in Fuzz/regressions/avif). What
+///   several allocations hold together is the helper's cap alone to stop:
+///   in-process, under AddressSanitizer, no limit can refuse a sum.
+///   The checks before the decode are the helper's own: it runs the same
+///   `ImageDecoder.decode`, declared sizes against max_pixels, libheif's
+///   size limit.
 enum DecoderProperties {
     static let maxPixelsChoices = [4096, 65536, 1 << 20, 4 << 20]
 
@@ -36,7 +50,7 @@ enum DecoderProperties {
         case .avif: overwrite(&file, Array("ftypavif".utf8), at: 4)
         }
 
-        guard let image = decode(file, target: target, fit: fit, maxPixels: maxPixels) else { return }
+        guard let image = try decode(file, format: format, target: target, fit: fit, maxPixels: maxPixels) else { return }
         try require(image.width > 0 && image.height > 0, "decoded \(image.size)")
         try require(image.width <= ImageDecoder.maxSide && image.height <= ImageDecoder.maxSide,
                     "decoded \(image.size), longer than \(ImageDecoder.maxSide)")
@@ -44,7 +58,7 @@ enum DecoderProperties {
         try require(image.stride >= image.width * 4 && image.byteCount == image.stride * image.height,
                     "stride \(image.stride) for \(image.size)")
 
-        let full = target == nil || fit == .none ? image : decode(file, target: nil, fit: fit, maxPixels: maxPixels)
+        let full = target == nil || fit == .none ? image : try decode(file, format: format, target: nil, fit: fit, maxPixels: maxPixels)
         if let full, full !== image {
             try require(image.width <= full.width && image.height <= full.height,
                         "decoded \(image.size) for \(target!) \(fit), larger than the full \(full.size)")
@@ -61,8 +75,17 @@ enum DecoderProperties {
         }
     }
 
-    static func decode(_ file: [UInt8], target: PixelSize?, fit: FitMode, maxPixels: Int) -> DecodedImage? {
-        try? ImageDecoder.decode(bytes: file, name: "fuzz", targetSize: target, fit: fit, maxPixels: maxPixels)
+    /// The decode, in this process; for HEIF and AVIF held to the helper's cap.
+    static func decode(_ file: [UInt8], format: ImageFormat, target: PixelSize?, fit: FitMode,
+                       maxPixels: Int) throws(PropertyFailure) -> DecodedImage? {
+        let metered = (format == .heif || format == .avif) && cfuzz_meter_start() == 0
+        let image = try? ImageDecoder.decode(bytes: file, name: "fuzz", targetSize: target, fit: fit, maxPixels: maxPixels)
+        if metered {
+            let largest = Int(cfuzz_meter_largest())
+            let cap = DecodingProcess.addressSpaceAllowance(maxPixels: maxPixels)
+            try require(largest <= cap, "decoding allocated \(largest) bytes at once; the helper's cap is \(cap) with max_pixels \(maxPixels)")
+        }
+        return image
     }
 
     static func overwrite(_ file: inout [UInt8], _ bytes: [UInt8], at offset: Int) {

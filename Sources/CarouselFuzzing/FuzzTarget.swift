@@ -1,3 +1,5 @@
+import CarouselImaging
+
 /// The fuzz targets: one input format of carouseld each, with the
 /// properties every input must keep. `carousel-fuzz` (built with libFuzzer
 /// by scripts/fuzz.sh) feeds them generated inputs; `swift test` replays the
@@ -15,6 +17,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jpeg, png, webp, gif, heif, avif
     /// `carouseld simulate` scripts: parse and run.
     case simulate
+
+    /// HEIF and AVIF: decoded by the daemon only in its helper process,
+    /// whose address space is capped (`DecodingProcess.heapBudget`).
+    public var decodesUnderHelperLimits: Bool { self == .heif || self == .avif }
+
+    /// Caps this process as the daemon's decoding helper is capped for the
+    /// largest max_pixels the decoder targets pick: for the replayer of a
+    /// plain build, which has no AddressSanitizer to refuse what the helper
+    /// would refuse. The cap, or nil when none was set.
+    public func applyHelperLimits() -> Int? {
+        guard decodesUnderHelperLimits else { return nil }
+        return DecodingProcess.limitAddressSpace(maxPixels: DecoderProperties.maxPixelsChoices.max()!)
+    }
 
     /// Runs one input; throws when a property does not hold. A trap or a
     /// sanitizer report inside the code under test is a failure too.

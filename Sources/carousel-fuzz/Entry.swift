@@ -71,6 +71,8 @@ struct Replay {
             printError("usage: carousel-fuzz \(known) FILE...\n(fuzzing itself: scripts/fuzz.sh)")
             exit(2)
         }
+        // HEIF and AVIF under the helper's address-space cap, as the daemon decodes them.
+        _ = target.applyHelperLimits()
         var failed = 0
         for path in arguments.dropFirst() {
             guard let input = readFile(path) else {
@@ -85,6 +87,9 @@ struct Replay {
                 failed += 1
             }
         }
+        // What the inputs cost at most, for the tests that hold a decode to a budget.
+        var usage = rusage()
+        if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 { print("peak resident set: \(usage.ru_maxrss) KiB") }
         exit(failed == 0 ? 0 : 1)
     }
 

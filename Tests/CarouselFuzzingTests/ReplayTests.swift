@@ -1,4 +1,5 @@
 import CarouselFuzzing
+import CarouselImaging
 import Foundation
 import Testing
 
@@ -24,11 +25,78 @@ struct ReplayTests {
         #expect(!Self.inputs("corpus", target).isEmpty, "no seeds in Fuzz/corpus/\(target.rawValue)")
     }
 
+    /// HEIF and AVIF inputs are replayed by the `carousel-fuzz` built next to
+    /// this test bundle, a process of their own: it caps its address space as
+    /// the daemon's decoding helper does, where an in-process replay would let
+    /// a damaged file's codec take gigabytes of this test process
+    /// (Fuzz/regressions/avif/oom-declared-frame made dav1d ask for 3 GB).
     @Test("seeds and regression inputs keep every property", arguments: FuzzTarget.allCases)
     func replay(_ target: FuzzTarget) throws {
-        for path in Self.inputs("corpus", target) + Self.inputs("regressions", target) {
+        let paths = Self.inputs("corpus", target) + Self.inputs("regressions", target)
+        if target.decodesUnderHelperLimits {
+            let replayer = try #require(Self.replayer, "no carousel-fuzz built next to the test bundle")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: replayer)
+            process.arguments = [target.rawValue] + paths
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit && process.terminationStatus == 0, "carousel-fuzz \(target.rawValue): \(report)")
+            #expect(report.split(separator: "\n").filter { $0.hasSuffix(": ok") }.count == paths.count, "\(report)")
+            return
+        }
+        for path in paths {
             let input = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             #expect(throws: Never.self, "\(path)") { try target.check(input) }
         }
     }
+
+    /// The replayer under the helper's cap: the 3 GB the AVIF regression's
+    /// codec asks for fails, and the decode with it, in a process that never
+    /// grows past the budget (without the cap it peaks at 3 GB resident).
+    @Test("the AVIF whose stream declares a 3 GB frame is refused within the helper's budget")
+    func declaredFrameBeyondTheBudget() throws {
+        let replayer = try #require(Self.replayer, "no carousel-fuzz built next to the test bundle")
+        let input = try #require(Self.inputs("regressions", .avif).first { $0.hasSuffix("/oom-declared-frame") })
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: replayer)
+        process.arguments = ["avif", input]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(report)")
+        #expect(report.contains("oom-declared-frame: ok"), "\(report)")
+        let peakLine = try #require(report.split(separator: "\n").first { $0.hasPrefix("peak resident set: ") }, "\(report)")
+        let kibibytes = try #require(Int(peakLine.dropFirst("peak resident set: ".count).prefix { $0.isNumber }), "\(report)")
+        let budget = DecodingProcess.heapBudget(maxPixels: 1 << 22)
+        #expect(kibibytes * 1024 < budget, "the replayer held \(kibibytes) KiB, over the helper's \(budget) bytes")
+    }
+
+    /// scripts/fuzz.sh has AddressSanitizer refuse, in the HEIF and AVIF
+    /// targets, any allocation the helper's cap would refuse: the same
+    /// number of MiB.
+    @Test("the fuzz script refuses allocations past the helper's cap")
+    func fuzzScriptKeepsTheBudget() throws {
+        let script = try String(contentsOfFile: Self.fuzzDirectory.dropLast("Fuzz".count) + "scripts/fuzz.sh", encoding: .utf8)
+        let mebibytes = DecodingProcess.addressSpaceAllowance(maxPixels: 1 << 22) >> 20
+        #expect(script.contains("max_allocation_size_mb=\(mebibytes)\""), "scripts/fuzz.sh: max_allocation_size_mb is not \(mebibytes)")
+    }
+
+    /// `carousel-fuzz` next to this test bundle, or `$CAROUSEL_FUZZ_BIN`.
+    static let replayer: String? = {
+        let fm = FileManager.default
+        if let env = ProcessInfo.processInfo.environment["CAROUSEL_FUZZ_BIN"], fm.isExecutableFile(atPath: env) { return env }
+        guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("carousel-fuzz").path
+            if fm.isExecutableFile(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }()
 }
