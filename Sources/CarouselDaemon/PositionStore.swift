@@ -82,7 +82,15 @@ struct PositionStore {
     mutating func save(_ name: String) {
         guard name != saved else { return }
         do throws(ConfigWriteError) {
-            try IniRewriter.writeAtomically(path: path, text: name + "\n", mode: 0o640)
+            do {
+                try IniRewriter.writeAtomically(path: path, text: name + "\n", mode: 0o640)
+            } catch {
+                // Run by hand rather than by the unit (whose StateDirectory=
+                // makes it), the default /var/lib/carouseld may not exist yet:
+                // it is made, as systemd would, when its parent exists.
+                guard makeDirectory() else { throw error }
+                try IniRewriter.writeAtomically(path: path, text: name + "\n", mode: 0o640)
+            }
         } catch {
             if !failing {
                 log(.warning, "cannot keep the position (the picture on screen) in \(path): \(error.message);"
@@ -94,5 +102,14 @@ struct PositionStore {
         if failing { log(.info, "keeping the position in \(path) again") }
         failing = false
         saved = name
+    }
+
+    /// Makes the state directory (its last component only, mode 0750) when
+    /// it does not exist; true when it was made.
+    private func makeDirectory() -> Bool {
+        var info = stat()
+        guard stat(directory, &info) != 0, errno == ENOENT, mkdir(directory, 0o750) == 0 else { return false }
+        log(.info, "made \(directory) to keep the position (the picture on screen) in")
+        return true
     }
 }

@@ -141,6 +141,19 @@ import Testing
         #expect(index(d) == 2)
     }
 
+    /// Run by hand (scripts/run.sh, the demo), not by the unit whose
+    /// StateDirectory= makes it: the folder is made, its parent existing.
+    @Test func aStateDirectoryNotMadeYetIsMade() throws {
+        let parent = try StateDirectory()
+        let state = parent.path + "/carouseld"
+        let d = try OffscreenDaemon(ini: "[carousel]\nstart_index = 1\n", stateDirectory: state)
+        go(d, to: 2)
+        let kept = try String(contentsOfFile: state + "/position", encoding: .utf8)
+        #expect(kept.hasSuffix("\n") && !kept.dropLast().isEmpty, "\(kept)")
+        let again = try OffscreenDaemon(ini: "[carousel]\nstart_index = 1\n", stateDirectory: state)
+        #expect(index(again) == 2)
+    }
+
     @Test func theStateDirectoryComesFromSystemd() {
         #expect(Daemon.Options.stateDirectory(environment: nil) == "/var/lib/carouseld")
         #expect(Daemon.Options.stateDirectory(environment: "") == "/var/lib/carouseld")
