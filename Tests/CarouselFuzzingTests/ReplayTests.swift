@@ -34,16 +34,8 @@ struct ReplayTests {
     func replay(_ target: FuzzTarget) throws {
         let paths = Self.inputs("corpus", target) + Self.inputs("regressions", target)
         if target.decodesUnderHelperLimits {
-            let replayer = try #require(Self.replayer, "no carousel-fuzz built next to the test bundle")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: replayer)
-            process.arguments = [target.rawValue] + paths
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationReason == .exit && process.terminationStatus == 0, "carousel-fuzz \(target.rawValue): \(report)")
+            let (exited, report) = try Self.replay([target.rawValue] + paths)
+            #expect(exited == 0, "carousel-fuzz \(target.rawValue): \(report)")
             #expect(report.split(separator: "\n").filter { $0.hasSuffix(": ok") }.count == paths.count, "\(report)")
             return
         }
@@ -58,17 +50,9 @@ struct ReplayTests {
     /// grows past the budget (without the cap it peaks at 3 GB resident).
     @Test("the AVIF whose stream declares a 3 GB frame is refused within the helper's budget")
     func declaredFrameBeyondTheBudget() throws {
-        let replayer = try #require(Self.replayer, "no carousel-fuzz built next to the test bundle")
         let input = try #require(Self.inputs("regressions", .avif).first { $0.hasSuffix("/oom-declared-frame") })
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: replayer)
-        process.arguments = ["avif", input]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(report)")
+        let (exited, report) = try Self.replay(["avif", input])
+        #expect(exited == 0, "\(report)")
         #expect(report.contains("oom-declared-frame: ok"), "\(report)")
         let peakLine = try #require(report.split(separator: "\n").first { $0.hasPrefix("peak resident set: ") }, "\(report)")
         let kibibytes = try #require(Int(peakLine.dropFirst("peak resident set: ".count).prefix { $0.isNumber }), "\(report)")
@@ -84,6 +68,21 @@ struct ReplayTests {
         let script = try String(contentsOfFile: Self.fuzzDirectory.dropLast("Fuzz".count) + "scripts/fuzz.sh", encoding: .utf8)
         let mebibytes = DecodingProcess.addressSpaceAllowance(maxPixels: 1 << 22) >> 20
         #expect(script.contains("max_allocation_size_mb=\(mebibytes)\""), "scripts/fuzz.sh: max_allocation_size_mb is not \(mebibytes)")
+    }
+
+    /// Runs the replayer with `arguments`: its exit status (nil when a signal
+    /// ended it) and what it printed.
+    static func replay(_ arguments: [String]) throws -> (Int32?, String) {
+        let replayer = try #require(Self.replayer, "no carousel-fuzz built next to the test bundle")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: replayer)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationReason == .exit ? process.terminationStatus : nil, report)
     }
 
     /// `carousel-fuzz` next to this test bundle, or `$CAROUSEL_FUZZ_BIN`.
