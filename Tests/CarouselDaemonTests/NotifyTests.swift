@@ -53,7 +53,8 @@ struct NotifyTests {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.5\ntransition = 0.1\n")
         try d.addImage("1.jpg", from: "01-mountains.jpg")
         try d.addImage("2.jpg", from: "02-sunset.jpg")
-        var environment = ProcessInfo.processInfo.environment
+        // RunningDaemon's, with its own STATE_DIRECTORY (not the machine's /var/lib/carouseld).
+        var environment = d.process.environment ?? ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = manager.path
         environment["WATCHDOG_USEC"] = "400000"
         d.process.environment = environment
@@ -82,7 +83,8 @@ struct NotifyTests {
     @Test func withoutNotifySocketNothingIsTriedAndNoWatchdogRuns() throws {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n")
         try d.addImage("1.jpg", from: "01-mountains.jpg")
-        var environment = ProcessInfo.processInfo.environment
+        // RunningDaemon's, with its own STATE_DIRECTORY (not the machine's /var/lib/carouseld).
+        var environment = d.process.environment ?? ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = nil
         environment["WATCHDOG_USEC"] = "400000"
         environment["WATCHDOG_PID"] = "1"  // someone else's watchdog

@@ -71,8 +71,11 @@ class Suite:
     # -- helpers ---------------------------------------------------------
 
     def config(self, images, extra=None):
-        sections = {"images": {"path": images}, "log": {"level": "debug"}, "autoplay": {"enabled": "false"},
-                    "control": {"socket": SOCKET}}
+        # resume = false: each scenario starts on the first picture, whatever
+        # the one before it left on screen (the daemon makes
+        # /var/lib/carouseld to keep the position in when it is missing).
+        sections = {"images": {"path": images, "resume": "false"}, "log": {"level": "debug"},
+                    "autoplay": {"enabled": "false"}, "control": {"socket": SOCKET}}
         for section, keys in (extra or {}).items():
             sections.setdefault(section, {}).update(keys)
         return "".join(f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
@@ -316,8 +319,17 @@ def main():
             left = s.sh("ls -A /srv/full").split()
             if left != ["filler"]:
                 raise Failure(f"left behind on the full disk: {left}")
-            # A little room, not enough for a 1280x800 PNG: the same.
-            s.sh("rm /srv/full/filler && dd if=/dev/zero of=/srv/full/filler bs=1k count=40 2>/dev/null")
+            # A little room, not enough for this screen's PNG: the same. How
+            # much a PNG of the screen takes depends on the picture (a flat
+            # one compresses to 20 KB), so the room is half of what a
+            # screenshot of it took with room to spare.
+            ok, reply = s.ctl("screenshot", "/tmp/faults-probe.png")
+            if not ok:
+                raise Failure(f"screenshot with room failed: {reply}")
+            room_k = min(24, reply["bytes"] // 2 // 4096 * 4)
+            if room_k < 4:
+                raise Failure(f"the screen's PNG is {reply['bytes']} bytes: too small to leave less room than it needs")
+            s.sh(f"rm /srv/full/filler && dd if=/dev/zero of=/srv/full/filler bs=1k count={64 - room_k} 2>/dev/null")
             ok, reply = s.ctl("screenshot", "/srv/full/shot.png")
             left = s.sh("ls -A /srv/full").split()
             if ok or left != ["filler"]:
