@@ -124,7 +124,8 @@ struct NaturalOrderTests {
 
     @Test("sorting does not depend on the input order")
     func deterministic() {
-        var generator = SystemRandomNumberGenerator()
+        // Seeded: the same orders on every run, so a failure replays.
+        var generator = SeededGenerator(seed: 0x6E61_7475_7261_6C31)
         let expected = NaturalOrder.sorted(Self.tricky)
         for _ in 0..<20 {
             #expect(NaturalOrder.sorted(Self.tricky.shuffled(using: &generator)) == expected)
@@ -134,7 +135,7 @@ struct NaturalOrderTests {
 
     @Test("the fast path for ASCII names orders exactly like the general one")
     func fastPathAgrees() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator(seed: 0x6661_7374_7061_7468)
         let alphabet = Array("aAbB0019 ._-~zZ\r")
         var names = Self.tricky.filter { $0.utf8.allSatisfy { $0 < 0x80 } }
         for _ in 0..<200 {
