@@ -11,6 +11,7 @@
 #include <sanitizer/allocator_interface.h>
 
 static _Atomic int64_t largest;
+// 0 not tried yet, 1 installed, -1 refused (every later start says so too).
 static _Atomic int installed;
 
 // Called by the allocator itself, on any thread: no allocation, no locks.
@@ -29,9 +30,10 @@ __attribute__((no_sanitize("coverage"))) static void on_free(const volatile void
 }
 
 int cfuzz_meter_start(void) {
-    if (!atomic_exchange(&installed, 1)) {
-        if (__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) == 0) return -1;
+    if (atomic_load(&installed) == 0) {
+        atomic_store(&installed, __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) ? 1 : -1);
     }
+    if (atomic_load(&installed) != 1) return -1;
     atomic_store(&largest, 0);
     return 0;
 }
