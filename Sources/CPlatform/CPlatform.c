@@ -137,7 +137,7 @@ int cplatform_helper_process_setup(void) {
     return result;
 }
 
-int cplatform_limit_address_space(size_t allowance, size_t *limit) {
+int cplatform_limit_address_space(size_t allowance) {
     // statm's first field: the whole virtual size, in pages.
     int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
@@ -164,9 +164,7 @@ int cplatform_limit_address_space(size_t allowance, size_t *limit) {
     if (getrlimit(RLIMIT_AS, &current) == 0 && current.rlim_max != RLIM_INFINITY && current.rlim_max < cap.rlim_max) {
         cap.rlim_cur = cap.rlim_max = current.rlim_max;
     }
-    if (setrlimit(RLIMIT_AS, &cap) != 0) return -1;
-    *limit = (size_t)cap.rlim_cur;
-    return 0;
+    return setrlimit(RLIMIT_AS, &cap);
 }
 
 int cplatform_load_library(const char *soname, const char *const *names, size_t count,

@@ -19,15 +19,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case simulate
 
     /// HEIF and AVIF: decoded by the daemon only in its helper process,
-    /// whose address space is capped (`DecodingProcess.heapBudget`).
+    /// whose address space is capped (`DecodingProcess.addressSpaceAllowance`).
     public var decodesUnderHelperLimits: Bool { self == .heif || self == .avif }
 
     /// Caps this process as the daemon's decoding helper is capped for the
     /// largest max_pixels the decoder targets pick: for the replayer of a
     /// plain build, which has no AddressSanitizer to refuse what the helper
-    /// would refuse. The cap, or nil when none was set.
-    public func applyHelperLimits() -> Int? {
-        guard decodesUnderHelperLimits else { return nil }
+    /// would refuse. False when this target needs the cap and it could not be set.
+    public func applyHelperLimits() -> Bool {
+        guard decodesUnderHelperLimits else { return true }
         return DecodingProcess.limitAddressSpace(maxPixels: DecoderProperties.maxPixelsChoices.max()!)
     }
 

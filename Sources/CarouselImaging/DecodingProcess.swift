@@ -42,8 +42,9 @@ public struct DecodingProcess: Sendable {
     /// What one decode may allocate in the helper: 24 bytes a pixel of
     /// `max_pixels`, at least 256 MiB. A 10-bit 4:4:4 AVIF with alpha, the
     /// dearest picture libheif 1.15 decodes, holds about 22 bytes a pixel at
-    /// its peak: the codec's picture (6), libheif's copy of its planes (6)
-    /// and alpha (2), the 8-bit RGBA libheif converts it to (4) and ours (4).
+    /// its peak, counted from the buffers (not measured): the codec's picture
+    /// (6), libheif's copy of its planes (6) and alpha (2), the 8-bit RGBA
+    /// libheif converts it to (4) and ours (4).
     /// A damaged file can declare a far larger frame inside the codec's
     /// stream than its container does, past every check made before the
     /// decode (a 352-byte AVIF made dav1d ask for 3 GB: Fuzz/regressions/avif):
@@ -64,14 +65,12 @@ public struct DecodingProcess: Sendable {
     }()
 
     /// Caps this process's address space as the helper's is capped for
-    /// `maxPixels`, so that an allocation past the budget fails. The cap in
-    /// bytes, or nil when it could not be set (a sandbox that forbids it).
-    /// The replayer of the AVIF and HEIF fuzz inputs uses it too.
+    /// `maxPixels`, so that an allocation past the budget fails; false when
+    /// it could not be set (a sandbox that forbids it). The replayer of the
+    /// AVIF and HEIF fuzz inputs uses it too.
     @discardableResult
-    public static func limitAddressSpace(maxPixels: Int) -> Int? {
-        var limit = 0
-        guard cplatform_limit_address_space(addressSpaceAllowance(maxPixels: maxPixels), &limit) == 0 else { return nil }
-        return limit
+    public static func limitAddressSpace(maxPixels: Int) -> Bool {
+        cplatform_limit_address_space(addressSpaceAllowance(maxPixels: maxPixels)) == 0
     }
 
     /// The helper's address space beyond what it has mapped at its start:

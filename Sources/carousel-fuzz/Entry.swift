@@ -72,7 +72,10 @@ struct Replay {
             exit(2)
         }
         // HEIF and AVIF under the helper's address-space cap, as the daemon decodes them.
-        _ = target.applyHelperLimits()
+        if !target.applyHelperLimits() {
+            printError("carousel-fuzz: cannot cap the address space as the decoding helper's is: \(errnoDescription(errno))")
+            exit(2)
+        }
         var failed = 0
         for path in arguments.dropFirst() {
             guard let input = readFile(path) else {

@@ -48,10 +48,10 @@ int cplatform_helper_process_setup(void);
 
 /// Caps this process's address space (RLIMIT_AS) at what it has mapped now
 /// plus `allowance` bytes, so that an allocation past it fails (malloc gives
-/// NULL) instead of growing the process. The limit set is stored in
-/// `*limit`. 0, or -1 with errno when /proc/self/statm cannot be read or the
-/// limit cannot be set.
-int cplatform_limit_address_space(size_t allowance, size_t *limit);
+/// NULL) instead of growing the process; a lower cap already set stays. 0,
+/// or -1 with errno when /proc/self/statm cannot be read or the limit cannot
+/// be set.
+int cplatform_limit_address_space(size_t allowance);
 
 /// Opens the shared library `soname` (dlopen, RTLD_NOW | RTLD_LOCAL) and
 /// resolves the `count` functions named in `names` into `table`, in order.
