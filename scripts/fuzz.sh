@@ -146,10 +146,15 @@ for t in "${targets[@]}"; do
     "${dict[@]}" -seed="$seed" "${budget[@]}" -reload=0 -max_len="$max_len" -timeout="$timeout" -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="Fuzz/crashes/$t-" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -n 1)
-  found=$(find "$corpus" -type f | wc -l)
-  [ "$gate" -eq 1 ] && rm -rf "$corpus"
+  # The gate's folder held only what this run found; a run by hand keeps adding to its own.
+  if [ "$gate" -eq 1 ]; then
+    learned="$(find "$corpus" -type f | wc -l) new inputs found"
+    rm -rf "$corpus"
+  else
+    learned="$(find "$corpus" -type f | wc -l) in $corpus"
+  fi
   if [ "$status" -eq 0 ]; then
-    echo "fuzz $t: seed $seed, ${runs:-?} inputs in $(($(date +%s) - started)) s, $found new in its corpus, 0 failures"
+    echo "fuzz $t: seed $seed, ${runs:-?} inputs in $(($(date +%s) - started)) s, $learned, 0 failures"
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
