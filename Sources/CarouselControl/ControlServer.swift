@@ -44,14 +44,10 @@ public struct ControlTicket: Hashable, Sendable {
     let serial: UInt64
 }
 
-/// A descriptor the server wants watched, and for what (EPOLLIN/EPOLLOUT
-/// bits, which equal POLLIN/POLLOUT). `serial` tells apart two connections
-/// that got the same descriptor number one after the other.
-public struct ControlPollEntry: Equatable, Sendable {
-    public let fd: Int32
-    public let events: UInt32
-    public let serial: UInt64
-}
+/// A descriptor the server wants watched, and for what: the loop's one
+/// shape of an interest (`serial` tells apart two connections that got the
+/// same descriptor number one after the other).
+public typealias ControlPollEntry = EpollInterest
 
 /// The control socket's server: accepts clients, reads request lines, hands
 /// them to `onRequest`, queues the replies and subscriber events, and never
@@ -105,7 +101,7 @@ public final class ControlServer {
     private var nextSerial: UInt64 = 1
     private var lastPollSet: [ControlPollEntry] = []
     /// What `synchronize` has put into the daemon's epoll set.
-    private var registered: [Int32: ControlPollEntry] = [:]
+    private var registered = EpollRegistrations()
     private var acceptFailureLogged = false
 
     // Running out of descriptors (EMFILE/ENFILE). accept() then fails and
@@ -301,7 +297,7 @@ public final class ControlServer {
     public func close() {
         for client in clients.values { client.closed = true; client.fd.close() }
         clients.removeAll()
-        registered.removeAll()
+        registered = EpollRegistrations()
         if spare >= 0 { Glibc.close(spare); spare = -1 }
         listenerPausedUntil = nil
         guard listener.raw >= 0 else { return }
@@ -348,25 +344,9 @@ public final class ControlServer {
     /// descriptor: a closed client's number may be reused. `token` maps a
     /// descriptor to the daemon's epoll token (e.g. `controlBase + UInt64(fd)`).
     public func synchronize(with epoll: Epoll, token: (Int32) -> UInt64) throws(SystemCallError) {
-        let wanted = Dictionary(pollSet.map { ($0.fd, $0) }, uniquingKeysWith: { $1 })
-        if listener.raw >= 0, registered[listener.raw] != nil, wanted[listener.raw] == nil {
-            // The listener stays open while paused: the kernel keeps it registered until told.
-            epoll.remove(listener.raw)
-            registered[listener.raw] = nil
-        }
-        for (fd, entry) in registered where wanted[fd]?.serial != entry.serial {
-            // A connection that is gone: the kernel dropped its registration when
-            // drop() closed it, so only our record of it goes.
-            registered[fd] = nil
-        }
-        for (fd, entry) in wanted {
-            if let old = registered[fd] {
-                if old.events != entry.events { try epoll.modify(fd, token: token(fd), events: entry.events) }
-            } else {
-                try epoll.add(fd, token: token(fd), events: entry.events)
-            }
-            registered[fd] = entry
-        }
+        // The listener stays open while paused: the kernel keeps it registered until told.
+        let listener = listener.raw
+        try registered.synchronize(pollSet, with: epoll, token: token, stillOpen: { $0 == listener && listener >= 0 })
     }
 
     /// When the server next needs `tick(now:)` (µs, CLOCK_MONOTONIC), or nil:
@@ -740,7 +720,7 @@ public final class ControlServer {
         case let .failure(error):
             reply(client, .error(error.message))
         case .success(.help):
-            reply(client, .ok(["commands": .array(ControlRequest.commandNames.map { .string(ControlRequest.usage[$0] ?? $0) })]))
+            reply(client, ControlReply.help)
         case let .success(request):
             answering = client
             let response = onRequest(request, client.peer)
@@ -855,8 +835,8 @@ public final class ControlServer {
         for fd in client.passed { fd.close() }
         client.passed.removeAll()
         // The kernel removes a closed descriptor from every epoll set (we never
-        // dup client sockets), so synchronize must not touch the number again.
-        registered[client.fd.raw] = nil
+        // dup client sockets); synchronize only forgets it (a number it no
+        // longer lists is never removed by hand: it may be someone else's now).
         client.fd.close()
     }
 

@@ -10,6 +10,12 @@ public enum ControlReply: Equatable, Sendable {
 
     public static var ok: ControlReply { .ok([:]) }
 
+    /// The one answer to `help`, wherever it is asked (the socket, MQTT):
+    /// every command with its usage.
+    public static var help: ControlReply {
+        .ok(["commands": .array(ControlRequest.commandNames.map { .string(ControlRequest.usage[$0] ?? $0) })])
+    }
+
     /// The reply as one JSON line, without the newline; "ok" comes first so
     /// a human reading `socat` output sees the verdict before the details.
     public var line: String {

@@ -47,6 +47,7 @@ public final class DRMBackend: DisplayBackend {
         var status = stat()
         return fstat(device.fd, &status) == 0 ? UInt64(status.st_rdev) : 0
     }
+    public var hotplugDevice: UInt64? { deviceNumber }
 
     public var panelSize: PixelSize { PixelSize(width: mode.width, height: mode.height) }
     public var modeName: String { mode.name }

@@ -87,7 +87,7 @@ extension Daemon {
             guard config.power.dimAfter == 0 || now < dimmedAt || power.mode != .auto || power.isOff
                 || config.power.dimLevel >= backlight.lit else { return }
             backlight.dimmed = false
-            mqttStateMayHaveChanged()
+            tell(.stateChanged)
             if !power.isOff {
                 writeBacklight(percent: backlight.lit)
                 log(.info, "backlight: \(backlight.lit) % again")
@@ -100,7 +100,7 @@ extension Daemon {
             return
         }
         backlight.dimmed = true
-        mqttStateMayHaveChanged()
+        tell(.stateChanged)
         writeBacklight(percent: config.power.dimLevel)
         log(.info, "backlight: dimmed to \(config.power.dimLevel) % (no use for \(Schema.format(config.power.dimAfter)) min)")
     }

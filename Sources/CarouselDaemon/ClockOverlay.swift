@@ -37,6 +37,8 @@ final class ClockOverlay {
         let made = Mutex<(look: ClockLook, text: String, stamp: SceneStamp?)?>(nil)
     }
     private let ahead = Ahead()
+    /// The daemon it draws for (none for `render`'s stamps).
+    weak var daemon: Daemon?
     private static let worker = DispatchQueue(label: "carouseld.clock", qos: .utility)
 
     /// Takes a new look (nil: no clock); the next `tick` draws it anew.
@@ -122,20 +124,36 @@ extension Layout {
     }
 }
 
-extension Daemon {
-    /// The clock's look for the running configuration and layout; nil: no clock.
-    var clockLook: ClockLook? { layout.clockLook(config) }
+/// The clock on the loop: its one deadline is the next minute, while
+/// there is a screen to show it on (off, the first pass after waking draws
+/// the minute it is then); a new minute asks for a frame, in which only the
+/// clock's rectangle changes.
+extension ClockOverlay: LoopService {
+    var name: String { "clock overlay" }
 
-    /// The clock at `now`: a new minute draws a frame (only the clock's
-    /// rectangle changes: the writer writes nothing else).
-    func tickClock(now: Int64) {
-        if clockOverlay.tick(now: now, clock: localClock) { needsFrame = true }
+    var deadline: Int64? {
+        guard look != nil, let daemon, daemon.screenIsShowing else { return nil }
+        return nextTick ?? .min
     }
 
-    /// The wall clock was set (NTP, by hand): the schedule and the clock look again.
-    func wallClockWasSet(now: Int64) {
-        applySchedule(now: now, recompute: true)
-        clockOverlay.realign()
-        tickClock(now: now)
+    func due(now: Int64) { tick(now: now) }
+
+    private func tick(now: Int64) {
+        guard let daemon else { return }
+        if tick(now: now, clock: daemon.localClock) { daemon.ask(.frame) }
+    }
+
+    func observe(_ happening: LoopHappening, now: Int64) {
+        guard let daemon else { return }
+        switch happening {
+        case .laidOut:
+            reconfigure(daemon.layout.clockLook(daemon.config))
+            tick(now: now)
+        case .wallClockSet:
+            realign()
+            tick(now: now)
+        default:
+            break
+        }
     }
 }

@@ -8,44 +8,12 @@ import Glibc
 
 /// The control socket's requests, answered from the running daemon.
 extension Daemon {
-    /// Token space of the control room's descriptors in the loop's epoll set.
-    static let controlTokenBase: UInt64 = 1 << 32
-
-    /// Opens the control socket (or adopts systemd's) and puts it in the loop.
-    /// A socket that cannot be opened is logged; the carousel runs on without it.
-    func openControlSocket() {
-        let c = config.control
-        let logLine: (LogPriority, String) -> Void = { priority, line in
-            log(priority, line)  // the server's lines say "control: " already
-        }
-        let uids = c.allowUIDs.isEmpty ? nil : Set(c.allowUIDs)
-        let gids = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)
-        do {
-            let server = if let fd = ControlServer.socketActivationDescriptor() {
-                try ControlServer(adopting: fd, allowUIDs: uids, allowGIDs: gids, maxClients: c.maxClients, log: logLine)
-            } else {
-                try ControlServer(path: c.socket, mode: mode_t(c.mode), group: c.group, allowUIDs: uids, allowGIDs: gids,
-                                  maxClients: c.maxClients, log: logLine)
-            }
-            server.onRequest = { [unowned self] request, _ in self.answer(request) }
-            control = server
-            try synchronizeControl()
-            log(.info, "control socket: \(c.socket)")
-        } catch {
-            log(.warning, "no control socket: \(error)")
-        }
-    }
-
-    func synchronizeControl() throws(SystemCallError) {
-        try control?.synchronize(with: epoll, token: { Daemon.controlTokenBase + UInt64($0) })
-    }
-
     /// Milliseconds since the daemon started: the clock of `uptime_ms`, `next_ms` and event `t`.
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
     public func answer(_ request: ControlRequest) -> ControlReply {
         noteRequest(request)
-        mqttStateMayHaveChanged()
+        tell(.stateChanged)
         switch request {
         case .next, .prev, .goto, .pause, .resume, .zoom:
             // `command` is the one mapping of these words to the model's commands.
@@ -57,29 +25,15 @@ extension Daemon {
             return .ok(["count": .int(album.count), "images": .array(album.paths.map { .string($0) })])
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
-        case let .screenshot(path):
-            guard let control else { return .error("no control socket") }
-            let target: ScreenshotTarget
-            if let path {
-                guard path.hasPrefix("/") else {
-                    return .error("screenshot needs an absolute path (carouseld's working directory is not yours), got '\(path)'")
-                }
-                target = .path(path)
-            } else {
-                guard let file = control.takePassedDescriptor() else {
-                    return .error("screenshot needs a path, or an open file sent with the line (SCM_RIGHTS) as carouselctl does")
-                }
-                if let problem = ScreenshotTarget.prepare(file) { return .error("screenshot: \(problem)") }
-                target = .descriptor(file)
-            }
-            startScreenshot(to: target, ticket: control.deferReply())
-            return .ok  // ignored: the reply follows when the file is written
+        case .screenshot:
+            // Written off the loop and answered later: the socket's and MQTT's services take it.
+            return .error("screenshot is taken through the control socket or MQTT")
         case let .set(key, value):
             return set(key, value)
         case .reload:
             return reload()
         case .help:
-            return .ok([:])
+            return ControlReply.help
         case let .display(setting):
             if let error = setDisplayPower(setting) {
                 return .error("display \(setting.rawValue): \(error)")
@@ -124,13 +78,13 @@ extension Daemon {
         ]
     }
 
-    /// Every model event to the subscribers, one JSON line each; to MQTT's
-    /// event topic all but the per-frame ones (`didScroll`, `didZoom`).
+    /// Every model event as an event line to the services that take them
+    /// (the socket's subscribers all, MQTT all but the per-frame ones).
     func broadcast(_ event: CarouselEvent) {
-        if !event.kind.isPerFrame { mqttStateMayHaveChanged() }
-        let toSubscribers = (control?.subscriberCount ?? 0) > 0
-        let toMQTT = mqttWants(event.kind)
-        guard toSubscribers || toMQTT else { return }
+        publishEvent(event.kind.name, eventFields(event), perFrame: event.kind.isPerFrame)
+    }
+
+    private func eventFields(_ event: CarouselEvent) -> [String: JSONValue] {
         var fields: [String: JSONValue] = ["t": .int(Int(uptimeMilliseconds(event.time.microseconds)))]
         switch event.kind {
         case let .didScroll(offset): fields["offset"] = .double(offset)
@@ -139,10 +93,6 @@ extension Daemon {
         default: break
         }
         if let index = event.kind.index { fields["index"] = .int(index) }
-        let line = controlEventLine(event.kind.name, fields)
-        if toMQTT { publishMQTTEvent(line) }
-        guard toSubscribers, let control else { return }
-        control.broadcast(line: line)
-        try? synchronizeControl()
+        return fields
     }
 }

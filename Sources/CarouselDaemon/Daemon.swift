@@ -3,31 +3,25 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselDisplay
-import CarouselDRM
 import CarouselImaging
-import CarouselInput
 import CarouselPlatform
 import CarouselRender
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The running carousel: one loop, every source a descriptor in one epoll
-/// set (the display's flip events, input, one timer for the model's earliest
-/// deadline, signals, the folder watch, the decoder's wake-up, display
-/// hotplug, the control socket). Nothing on the loop blocks; at rest it
-/// sleeps in `epoll_wait` until something happens.
+/// The running carousel: one loop over the services registered on it
+/// (`LoopService`: input, the display's flips and hotplug, the control
+/// socket, MQTT, the folder watch, the work handed off the loop, signals,
+/// the watchdog, the clock overlay, the wall clock), and the interpreter
+/// of what they ask (`ask`). Nothing on the loop blocks; at rest it sleeps
+/// in `epoll_wait` until a descriptor is ready or the earliest deadline.
 ///
 /// The flow is one way: input and commands go into the model, the model's
-/// events come back and are carried out (logged, broadcast, status), and
-/// frames are drawn when the picture changed, paced by `FramePacer`.
+/// events come back and are carried out (logged, published to the services
+/// that take events, status), and frames are drawn when the picture
+/// changed, paced by `FramePacer` (Frames.swift).
 public final class Daemon {
-    enum Token: UInt64 {
-        case timer = 1, signals, wakeup, display, input, watcher, hotplug, mounts, clockSet
-        /// The MQTT broker's socket, and the wake-up of a connect or a screenshot off the loop (MQTT.swift).
-        case mqttSocket, mqttWake
-    }
-
     /// What the daemon opens besides the display. Tests on the offscreen
     /// display turn off what needs a seat, a socket path or signals.
     public struct Options: Sendable {
@@ -38,11 +32,13 @@ public final class Daemon {
         /// SIGTERM, SIGINT and SIGHUP through a signalfd (blocked for the
         /// calling thread and the threads it starts).
         public var signals = true
-        /// udev's display hotplug events (DRM only).
+        /// udev's display hotplug events, for a display that names its
+        /// device (`DisplayBackend.hotplugDevice`).
         public var hotplug = true
         /// Opens the display again after its device went away and a card
-        /// appeared (`displayMayBeBack`). Default: the DRM display the
-        /// configuration names, for a DRM backend; none for others.
+        /// appeared (`displayMayBeBack`); nil: a display that went away
+        /// stays away (`carouseld run` passes the DRM display the
+        /// configuration names).
         public var reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
         /// Local time for `[power] schedule`; nil: the system's.
         public var localClock: LocalClock?
@@ -75,10 +71,12 @@ public final class Daemon {
     /// The file `reload` and SIGHUP read again.
     public let configPath: String
     /// The display; an `AbsentDisplay` while its device is away.
-    public internal(set) var backend: DisplayBackend
-    /// The backend's descriptor in the epoll set, if it has one.
-    private var displayDescriptor: Int32?
-    private let reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
+    public internal(set) var backend: DisplayBackend {
+        didSet { backendGeneration += 1 }
+    }
+    /// Counts the displays held, so that a new one's descriptor is told from the old one's.
+    private(set) var backendGeneration: UInt64 = 0
+    let reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
     public internal(set) var layout: Layout
     public var rotation: Rotation { layout.rotation }
     public internal(set) var model: Carousel
@@ -96,7 +94,7 @@ public final class Daemon {
     /// keeps the scene on screen, which `screenshot` composes again.
     var writer: ScreenWriter
     /// The items on screen at the last frame (storage reused: a frame allocates nothing).
-    private var placements: [Compositor.Placement] = []
+    var placements: [Compositor.Placement] = []
     /// The writer whose scene is on screen (until a frame after a relayout
     /// is presented, the one from before it): what `screenshot` composes.
     var shown: ScreenWriter?
@@ -104,50 +102,38 @@ public final class Daemon {
     /// axis (pixels of room in its buffers; 0: every frame is written).
     var windowRoom = 0
     /// The room is to be asked for at the next frame.
-    private var windowRoomDue = false
+    var windowRoomDue = false
+    /// What the last list of wanted pictures was made of (`requestPictures`).
+    var wantedKey: WantedKey?
     let epoll: Epoll
+    /// Every source on the loop.
+    let services: LoopServices
+    /// The one way off the loop and back (decodes, screenshots).
+    let executor: LoopExecutor
     /// systemd's notification socket (does nothing outside systemd).
     let notifier: ServiceNotifier
     /// The loop's clock, µs of CLOCK_MONOTONIC (tests pass a manual one).
     let clock: () -> Int64
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
     let startTime: Int64
-    private let startedAt: Int64
-    private let enteredMain: Int64?
-    /// When the next `WATCHDOG=1` is due (µs), if systemd wants them.
-    private var nextWatchdog: Int64?
+    let startedAt: Int64
+    let enteredMain: Int64?
     /// Until then (µs), a frame whose pictures are not decoded yet is not
     /// presented: after a reload that changed how pictures are scaled, the
     /// old frame stays on screen rather than empty slots.
     var holdUntil: Int64 = 0
-    /// Input devices wait until the first frame is presented (or this time,
-    /// if no frame comes: the display off by the schedule at start): opening
-    /// them (udev enumeration, libinput's quirks files) took a third of the
-    /// CPU between main and the first picture on a one-core board, and on one
-    /// core every bit of that delays the start picture's decode.
-    private var inputDueAt: Int64?
     /// Kept between passes of the loop (their storage, not their contents):
     /// the model's events of a pass, and the descriptors epoll found ready.
     private var eventBatch: [CarouselEvent] = []
     private var ready: [(token: UInt64, events: UInt32)] = []
-    let screenshots = ScreenshotJobs()
-    /// The control socket, if it could be opened.
-    var control: ControlServer?
-    /// The MQTT client, while `[mqtt] broker` is set (MQTT.swift).
-    var mqtt: MQTTSession?
+    /// The loop's one timer, armed for the earliest deadline.
     private let timer: Timer
-    /// Local time for `[power] schedule`, and the watch on the wall clock being set.
+    /// Local time for `[power] schedule` and the clock.
     let localClock: LocalClock
-    private var clockChanges: ClockChangeWatch?
     /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
     let clockOverlay = ClockOverlay()
-    private let signals: Signals?
-    let wakeup: Wakeup
-    var watcher: FolderWatcher?
-    var input: InputSource?
     /// The touchscreen's size, once one reported it (the slop follows it).
     var touchscreen: TouchDensitySource?
-    private var hotplug: HotplugMonitor?
     /// The display's power: off, nothing is drawn (see DisplayPower.swift).
     var power = DisplayPowerState()
     /// The panel's backlight, if there is one to drive (BacklightControl.swift).
@@ -158,26 +144,26 @@ public final class Daemon {
     var needsFrame = true
     /// The content moves with time (a settle, momentum, an animation, a
     /// drift), as the model's effects said: draw every frame until it stops.
-    private(set) var moving = false
+    var moving = false
     /// The items where the motion in flight comes to rest (the model's
     /// prefetch effect): decoded ahead of the frames that will show them.
-    private var prefetchTarget: [Int] = []
+    var prefetchTarget: [Int] = []
     /// Presenting failed this many times in a row (logged once, then now and then).
-    private var presentFailures = 0
+    var presentFailures = 0
     /// The offset of the frame on screen (NaN before the first).
-    private var lastDrawnOffset = Double.nan
+    var lastDrawnOffset = Double.nan
     /// Which way the content last moved: +1 forward, -1 back (prefetch
     /// looks ahead that way); the autoplay direction until something moved.
-    public private(set) var travel = 1
+    public internal(set) var travel = 1
     private var running = true
     /// Sees every model event the daemon carries out, after the log and the
     /// subscribers (tests observe taps and selections through it).
     public var onEvent: ((CarouselEvent) -> Void)?
-    public private(set) var firstFrameShown = false
-    private(set) var pictureShown = false
+    public internal(set) var firstFrameShown = false
+    var pictureShown = false
     /// The first complete picture was presented; its line is logged when
     /// the display took it (`frameOnScreen`), after the first frame's.
-    private var firstPictureInFlight = false
+    var firstPictureInFlight = false
 
     public init(config: Configuration, path: String, backend: DisplayBackend,
                 notifier: ServiceNotifier = ServiceNotifier(), options: Options = Options(),
@@ -198,14 +184,19 @@ public final class Daemon {
         writer = ScreenWriter(compositor: layout.compositor)
         pacer = FramePacer(period: backend.framePeriodMicroseconds)
         travel = config.autoplay.direction == .forward ? 1 : -1
+        localClock = options.localClock ?? .system
+        backlightRoot = options.backlightRoot
+        reopenDisplay = options.reopenDisplay
 
-        // Signals are blocked before the decoder thread starts, so it inherits the mask.
-        signals = options.signals ? try Signals([SIGTERM, SIGINT, SIGHUP]) : nil
         epoll = try Epoll()
         timer = try Timer()
-        let wake = try Wakeup()
-        wakeup = wake
-        cache = ItemCache(settings: layout.cacheSettings(config), prepare: options.prepare ?? ItemCache.prepare) { wake.signal() }
+        services = LoopServices(epoll: epoll)
+        executor = try LoopExecutor()
+        // Signals are blocked before the decoder thread starts, so it inherits the mask.
+        let signals: SignalService? = options.signals ? try SignalService() : nil
+        let decoded = executor.doorbell()
+        cache = ItemCache(settings: layout.cacheSettings(config), prepare: options.prepare ?? ItemCache.prepare,
+                          onReady: { decoded.ring() })
 
         var initial = AlbumState()
         let listed = Self.listAlbum(config, noting: &initial)
@@ -215,124 +206,51 @@ public final class Daemon {
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
-        try epoll.add(timer.fd.raw, token: Token.timer.rawValue)
-        if let signals { try epoll.add(signals.fd.raw, token: Token.signals.rawValue) }
-        try epoll.add(wakeup.fd.raw, token: Token.wakeup.rawValue)
-        if let fd = backend.fileDescriptor {
-            try epoll.add(fd, token: Token.display.rawValue)
-            displayDescriptor = fd
-        }
-        localClock = options.localClock ?? .system
-        backlightRoot = options.backlightRoot
-        if options.localClock == nil {
-            // A clock set by NTP or by hand moves the schedule's next change.
-            do {
-                let watch = try ClockChangeWatch()
-                try epoll.add(watch.fd.raw, token: Token.clockSet.rawValue)
-                clockChanges = watch
-            } catch {
-                log(.warning, "the wall clock's changes are not watched (\(error)): [power] schedule may run late after one")
-            }
-        }
-        let reopenDRM: @Sendable (Configuration) throws -> DisplayBackend = { try openDRMBackend($0) }
-        reopenDisplay = options.reopenDisplay ?? (backend is DRMBackend ? reopenDRM : nil)
+        try epoll.add(timer.fd.raw, token: LoopServices.loopToken)
         if let directory = options.stateDirectory {
             position = PositionStore(directory: directory)
             if config.images.resume { resumePosition() }
         }
         openBacklight()
+        executor.answer(decoded) { [unowned self] in self.decodesFinished() }
+        registerServices(options, signals: signals)
         // The start picture is decoded (on the decoder thread) from here on,
         // while the rest of the start runs (input devices wait for the first
-        // frame, below): the first frame would ask for it only once all that
-        // is done.
+        // frame): the first frame would ask for it only once all that is done.
         requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
         // The first frame waits for the start picture (the modeset already
         // shows a black buffer): a black frame drawn meanwhile costs a full
         // frame's writing the decode needs, and shows nothing new. A picture
         // that takes longer gets the placeholder frame after this hold.
         if !album.isEmpty { holdUntil = startTime + Self.startHoldMicroseconds }
-        watchAlbum()
-        if let interval = notifier.watchdogInterval {
-            nextWatchdog = startTime
-            log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
-        }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
         log(.info, layout.cacheLine(config))
-        if options.input { inputDueAt = startTime + Self.startHoldMicroseconds }
-        if options.hotplug, backend is DRMBackend { openHotplug() }
-        if options.controlSocket { openControlSocket() }
-        clockOverlay.reconfigure(clockLook)
-        startMQTT()
     }
 
-    // MARK: - Sources
-
-    /// Watches the images folder (not an explicit file list) for changes.
-    func watchAlbum() {
-        if let old = watcher {
-            epoll.remove(old.fileDescriptor)
-            if old.mountsDescriptor >= 0 { epoll.remove(old.mountsDescriptor) }
-            watcher = nil
+    /// Every source on the loop, in the order their deadlines are run.
+    /// A new source is one line here.
+    private func registerServices(_ options: Options, signals: SignalService?) {
+        services.register(executor)
+        if let signals {
+            signals.daemon = self
+            services.register(signals)
         }
-        guard config.images.files.isEmpty else { return }
-        do {
-            let w = try FolderWatcher(folder: config.images.path, recursive: config.images.recursive)
-            try epoll.add(w.fileDescriptor, token: Token.watcher.rawValue)
-            if w.mountsDescriptor >= 0 {
-                // Without it a file system mounted on the folder later goes unseen; not fatal.
-                do {
-                    try epoll.add(w.mountsDescriptor, token: Token.mounts.rawValue, events: Epoll.priority)
-                } catch {
-                    log(.warning, "not watching mounts for \(config.images.path): \(error)")
-                }
-            }
-            watcher = w
-            if let failure = w.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
-        } catch {
-            log(.warning, "not watching \(config.images.path) for changes: \(error)")
+        if let watchdog = WatchdogService(notifier: notifier, now: startTime) { services.register(watchdog) }
+        services.register(DisplayFlipService(daemon: self))
+        if options.hotplug, backend.hotplugDevice != nil, let hotplug = DisplayHotplugService(daemon: self) {
+            services.register(hotplug)
         }
-    }
-
-    /// The album as the configuration says; problems are logged (once per
-    /// file for the life of the daemon), never fatal (an empty carousel shows
-    /// the empty-folder picture and waits).
-    func listAlbum() -> [AlbumEntry] { Self.listAlbum(config, noting: &album) }
-
-    static func listAlbum(_ config: Configuration, noting album: inout AlbumState) -> [AlbumEntry] {
-        do {
-            let listing = try config.albumListing()
-            for line in album.unreportedSkips(listing.skipped.map(\.description)) { log(.warning, "skipping \(line)") }
-            return listing.entries
-        } catch {
-            log(.warning, "\(error)")
-            return []
-        }
-    }
-
-    /// Input: a missing seat or a permission problem is logged, and the
-    /// carousel runs on (autoplay, commands) rather than not at all.
-    private func openInput() {
-        do {
-            let source = try InputSource(config: config.input, rotation: rotation, panel: backend.panelSize)
-            try epoll.add(source.context.fileDescriptor, token: Token.input.rawValue)
-            input = source
-        } catch {
-            log(.warning, "no input: \(error)")
-        }
-    }
-
-    /// Display hotplug (udev "drm" events): a monitor plugged in later, or
-    /// back after standby.
-    private func openHotplug() {
-        do {
-            let monitor = try HotplugMonitor()
-            try epoll.add(monitor.fileDescriptor, token: Token.hotplug.rawValue)
-            hotplug = monitor
-        } catch {
-            log(.warning, "no display hotplug: \(error)")
-        }
+        services.register(FolderWatchService(daemon: self))
+        if options.localClock == nil, let wallClock = WallClockService(daemon: self) { services.register(wallClock) }
+        if options.controlSocket, let control = ControlService(daemon: self) { services.register(control) }
+        clockOverlay.daemon = self
+        clockOverlay.reconfigure(layout.clockLook(config))
+        services.register(clockOverlay)
+        services.register(MQTTService(daemon: self))
+        // Input last: it opens once the first frame is handed to the display.
+        if options.input { services.register(InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds)) }
     }
 
     // MARK: - The loop
@@ -342,29 +260,26 @@ public final class Daemon {
         while running {
             let now = clock()
             step(now: now)
+            services.synchronize()
             do {
                 try timer.arm(at: nextWake(now: now))
                 try epoll.wait(into: &ready)
-                for (token, events) in ready {
-                    if token >= Self.controlTokenBase {
-                        control?.handle(readyDescriptor: Int32(token - Self.controlTokenBase), events: events)
-                        try synchronizeControl()
-                    } else if let mqttToken = Token(rawValue: token), mqttToken == .mqttSocket || mqttToken == .mqttWake {
-                        mqttReady(mqttToken, events: events)
-                    } else {
-                        handle(Token(rawValue: token))
-                    }
-                }
             } catch {
                 log(.error, "event loop: \(error)")
                 restoreBacklight()
                 backend.restore()
                 return 1
             }
+            for (token, events) in ready {
+                if token == LoopServices.loopToken {
+                    timer.acknowledge()
+                } else {
+                    _ = services.dispatch(token: token, events: events, now: clock())
+                }
+            }
         }
         notifier.stopping()
-        stopMQTT()
-        control?.close()
+        services.stopAll()
         restoreBacklight()
         backend.restore()
         log(.info, pacer.summary)
@@ -372,21 +287,11 @@ public final class Daemon {
         return 0
     }
 
-    /// One pass of the loop without waiting: keep-alive, the model's
-    /// deadlines up to `now`, and a frame if one is due.
+    /// One pass of the loop without waiting: the model's deadlines up to
+    /// `now`, the services' deadlines, the screen's power rules, and a frame
+    /// if one is due.
     public func step(now: Int64? = nil) {
         let now = now ?? clock()
-        if let due = nextWatchdog, now >= due, let interval = notifier.watchdogInterval {
-            // From the loop itself: a loop that hangs stops these, and systemd restarts us.
-            notifier.watchdog()
-            nextWatchdog = now + interval / 2
-        }
-        if let due = control?.nextDeadline, now >= due {
-            // Idle connections are closed; a listener paused for lack of
-            // descriptors takes clients again.
-            control?.tick(now: now)
-            try? synchronizeControl()
-        }
         // The model's events through a kept array: no allocation per frame.
         var batch = eventBatch
         eventBatch = []
@@ -397,106 +302,73 @@ public final class Daemon {
         applySchedule(now: now)
         applyIdleRule(now: now)
         applyDimRule(now: now)
-        tickClock(now: now)
-        serviceMQTT(now: now)
+        services.runDue(now: now)
         drawIfNeeded(now: now)
-        // Right after the first frame is handed to the display, while it
-        // flips: "first frame on screen" (and READY=1), logged when the flip
-        // is seen, then means touch works too.
-        if let due = inputDueAt, pacer.framesPresented > 0 || now >= due {
-            inputDueAt = nil
-            openInput()
-        }
     }
 
-    /// When the loop must wake up by itself: the model's next deadline, and
-    /// while something moves on a backend without flip events, the next frame.
+    /// When the loop must wake up by itself: the model's next deadline, the
+    /// services' and the screen's power rules', and while something moves
+    /// on a backend without flip events, the next frame.
     func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
-        // One by one, not through an array: this runs every pass of the loop.
         func consider(_ due: Int64?) { if let due { wake = min(wake ?? due, due) } }
-        consider(nextWatchdog)
-        consider(control?.nextDeadline)
+        consider(services.earliestDeadline)
         consider(idleOffDeadline)
         consider(dimDeadline)
         consider(power.nextScheduleChange)
-        consider(mqttDeadline)
-        consider(inputDueAt)
-        // The clock's next minute, while there is a screen to show it on
-        // (off, the first pass after waking draws the minute it is then).
-        if let due = clockOverlay.nextTick, !power.isOff, !displayIsAway { wake = min(wake ?? due, due) }
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
         }
         // No display, no frames: the model's own deadlines (autoplay) still run.
-        if moving || needsFrame, !displayIsAway, !power.isOff, let frame = pacer.nextFrame(after: now) {
+        if moving || needsFrame, screenIsShowing, let frame = pacer.nextFrame(after: now) {
             wake = min(wake ?? frame, frame)
         }
         return wake
     }
 
-    private func handle(_ token: Token?) {
-        switch token {
-        case .timer:
-            timer.acknowledge()
-        case .signals:
-            for signal in signals?.read() ?? [] {
-                switch signal {
-                case SIGTERM, SIGINT:
-                    log(.info, "received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), stopping")
-                    running = false
-                case SIGHUP:
-                    log(.info, "SIGHUP: reloading \(configPath)")
-                    _ = reload()
-                default:
-                    break
-                }
-            }
-        case .wakeup:
-            wakeup.acknowledge()
-            decodesFinished()
-        case .display:
-            do {
-                if try backend.dispatch() {
-                    pacer.flipCompleted()
-                    frameOnScreen()
-                }
-            } catch {
-                log(.error, "display: \(error)")
-            }
-        case .input:
-            for routed in input?.read() ?? [] { carryOut(routed) }
-        case .watcher:
-            folderChanged()
-        case .mounts:
-            if let change = watcher?.mountsChanged() { folderChanged(change) }
-        case .clockSet:
-            if clockChanges?.clockWasSet() == true {
-                log(.info, "the wall clock was set: [power] schedule and [overlay] clock looked at again")
-                wallClockWasSet(now: clock())
-            }
-        case .hotplug:
-            guard let events = hotplug?.drain() else { break }
-            if let drm = backend as? DRMBackend, events.removedCards.contains(drm.deviceNumber) {
-                displayWentAway("its card was removed: driver unbound or unloaded?")
-            }
-            if displayIsAway {
-                if events.count > 0 { displayMayBeBack() }
-            } else if events.hotplug, !power.isOff {
-                // Off, many monitors drop hotplug in standby: the mode is
-                // kept, and waking looks again.
-                displayChanged()
-            }
-        case .mqttSocket, .mqttWake, nil:
-            break  // MQTT's tokens go to mqttReady in the loop
+    /// Whether frames can be shown now: the display is there and on.
+    var screenIsShowing: Bool { !power.isOff && backend.isPresent }
+
+    /// The `STATUS=` text for systemd: what is on screen.
+    public var statusLine: String {
+        guard !album.isEmpty else { return "no pictures in \(config.albumSource)" }
+        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
+        return "showing \(index + 1) of \(album.count): \(album.paths[index])"
+    }
+
+    // MARK: - What services ask
+
+    /// Carries out what a service asks (the interpreter of `LoopAsk`).
+    func ask(_ ask: LoopAsk) {
+        switch ask {
+        case .frame:
+            needsFrame = true
+        case let .stop(reason):
+            log(.info, "\(reason), stopping")
+            running = false
+        case .reload:
+            _ = reload()
+        case .rescanAlbum:
+            rescanAlbum()
+        case .flipCompleted:
+            pacer.flipCompleted()
+            frameOnScreen()
+        case let .displayGone(why):
+            displayWentAway(why)
+        case .displayMayBeBack:
+            displayMayBeBack()
+        case .displayChanged:
+            displayChanged()
         }
     }
 
-    /// The decoder finished pictures (or failed on some): finished
-    /// screenshots reply, failed files leave the album, a frame is due.
+    /// Tells every service what happened.
+    func tell(_ happening: LoopHappening) { services.tell(happening, now: clock()) }
+
+    /// The decoder finished pictures (or failed on some): failed files leave
+    /// the album, a frame is due.
     func decodesFinished() {
-        finishScreenshots()
         let failures = cache.drainFailures()
         if !failures.isEmpty { skip(failures) }
         needsFrame = true
@@ -506,342 +378,14 @@ public final class Daemon {
     /// its results as the loop would on its wake-up (tests, `render`).
     public func settleDecodes() {
         cache.waitUntilIdle()
+        executor.collect()
         decodesFinished()
     }
 
-    // MARK: - Drawing
-
-    /// Draws a frame if the model's effects asked for one (or for every
-    /// frame while moving) and the panel can take one now. The last frame of
-    /// a motion is drawn where it came to rest: the model says `moving` is
-    /// over, with `needsFrame`, at the instant a settle ends on its page.
-    func drawIfNeeded(now: Int64) {
-        guard moving || needsFrame, !power.isOff, pacer.mayDraw(at: now) else { return }
-        if windowRoomDue, !displayIsAway { applyWindowRoom() }
-        let x = model.offset(at: Timestamp(microseconds: now))
-        noteTravel(to: x)
-        // A crossfade shows the pictures at both ends: those it fades out
-        // are asked for with the ones it fades in (the motion's heading).
-        let crossfade = model.crossfade(at: Timestamp(microseconds: now))
-        let placed = requestPictures(at: crossfade?.from ?? x)
-        if holding(now), !moving,
-           !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
-            return  // the old frame stays until the pictures are ready (or the hold ends)
-        }
-        guard let buffer = backend.acquire() else { return }
-        holdUntil = 0
-        lastDrawnOffset = x
-        let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
-        let zoom = zoomLayer(at: Timestamp(microseconds: now))
-        // While the content moves, what comes next along the way is laid out
-        // too where the buffers have room: the slide moves the window over it.
-        // (A crossfade moves nothing: its frames are written whole. Nor while
-        // a picture is zoomed: its pixels change with every frame.)
-        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * windowRoom : 0
-        compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: config.carousel.wrap,
-                          page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
-            self.album.path(i).flatMap(self.cache.image(for:))
-        }
-        writer.fade = crossfade?.fraction
-        if let crossfade {
-            compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: config.carousel.wrap,
-                              page: page, pageCount: model.numberOfPages) { i in
-                self.album.path(i).flatMap(self.cache.image(for:))
-            }
-        }
-        writer.scene.stamp = clockOverlay.stamp
-        let complete = !placed.isEmpty && writer.scene.complete
-        let window = writer.draw(into: buffer)
-        do {
-            try backend.present(buffer, window: window)
-        } catch where error.reason == .windowRefused {
-            // The driver will not show a window of a buffer: whole frames from now on.
-            log(.warning, "display: \(error); sliding by writing every frame instead")
-            windowRoom = 0
-            writer.invalidate()
-            return
-        } catch where error.reason == .gone {
-            displayWentAway("\(error)")
-            return
-        } catch {
-            // The frame stays due; try again a while later rather than on
-            // every pass of the loop (which would spin and flood the log).
-            presentFailures += 1
-            if presentFailures == 1 || presentFailures % 60 == 0 {
-                log(.error, "display: \(error)\(presentFailures > 1 ? " (\(presentFailures) times in a row)" : "")")
-            }
-            pacer.presentFailed(at: now)
-            return
-        }
-        if presentFailures > 0 {
-            log(.info, "display: presenting works again after \(presentFailures) failure\(presentFailures == 1 ? "" : "s")")
-            presentFailures = 0
-        }
-        needsFrame = false
-        shown = writer
-        pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
-        if complete, !pictureShown {
-            pictureShown = true
-            firstPictureInFlight = true
-            // Only now (taken once this frame is on screen): longer buffers
-            // cost a reallocation the first picture should not wait for.
-            reserveWindowRoom()
-        }
-        // Without flip events a presented frame is on screen at once.
-        if !backend.presentsAsynchronously { frameOnScreen() }
-    }
-
-    /// The zoomed picture at `time`, if one is: asks the cache for a decode
-    /// at the resolution the zoom is heading for (made off the loop; until
-    /// then the screen-size picture is scaled up), and lets it go after.
-    private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
-        guard let view = model.zoomView(at: time), let path = album.path(view.item) else {
-            cache.wantZoom(path: nil, scale: 1)
-            return nil
-        }
-        cache.wantZoom(path: path, scale: max(view.scale, model.zoomTarget))
-        return ZoomLayer(view: view, picture: cache.zoomImage(for: path))
-    }
-
-    /// Asks the decode cache for what the screen shows at offset `x`, then
-    /// where the motion in flight comes to rest, then the neighbours (see
-    /// `AlbumState.wanted`); returns the placements of the items on screen.
-    /// The wanted list is built only when what it is made of changed (the
-    /// items on screen, the target, the current item, the direction, the
-    /// album): while the content moves that is a few times a slide, not every frame.
-    @discardableResult
-    private func requestPictures(at x: Double) -> [Compositor.Placement] {
-        let wrap = config.carousel.wrap
-        compositor.placements(offset: x, count: album.count, wrap: wrap, into: &placements)
-        let placed = placements
-        // Placements are consecutive slots: the first index and the count name them all.
-        let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
-                            heading: prefetchTarget, current: model.lattice.itemIndex(at: x), direction: travel, wrap: wrap)
-        if key != wantedKey {
-            wantedKey = key
-            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                    current: key.current, direction: travel, wrap: wrap))
-        }
-        return placed
-    }
-
-    /// What the last wanted list was made of (see `requestPictures`).
-    private struct WantedKey: Equatable {
-        var album: Int
-        var firstOnScreen: Int
-        var onScreen: Int
-        var heading: [Int]
-        var current: Int
-        var direction: Int
-        var wrap: Bool
-    }
-    private var wantedKey: WantedKey?
-
-    /// Which way the content moves, from the offset of the last frame to
-    /// `x`: only while it moves or follows a finger (a carousel coming to
-    /// rest past the wrap seam folds its offset back, which is no motion),
-    /// and the shorter way round with wrap.
-    private func noteTravel(to x: Double) {
-        guard lastDrawnOffset.isFinite, moving || model.isDragging else { return }
-        var d = x - lastDrawnOffset
-        if config.carousel.wrap, album.count > 0 {
-            let n = Double(album.count)
-            d -= n * (d / n).rounded()
-        }
-        if d != 0 { travel = d > 0 ? 1 : -1 }
-    }
-
-    /// The display was set up anew (a hotplug, a new mode): a flip in flight
-    /// was completed or dropped by the backend, so no flip event will come
-    /// for it; draw a whole new frame.
-    func displayWasRemodeset() {
-        pacer.displayReset()
-        writer.invalidate()
-        reserveWindowRoom()
-        needsFrame = true
-    }
-
-    /// Asks the display for buffers one screen longer along the panel axis,
-    /// so that a slide moves the scan-out window rather than the pixels:
-    /// once the first picture is on screen (it must not wait for them), and
-    /// only when no flip is in flight: when a frame reached the screen, or
-    /// before the next one is drawn (a backend remaking its buffers must not
-    /// swallow the flip event the pacer waits for).
-    func reserveWindowRoom() {
-        guard pictureShown else { return }
-        windowRoomDue = true
-    }
-
-    private func applyWindowRoom() {
-        windowRoomDue = false
-        // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
-        let granted = backend.reserveWindowRoom(config.display.zeroCopy ? compositor.axisExtent : 0, along: writer.axis)
-        if granted != windowRoom {
-            log(.info, granted > 0
-                ? "display: slides move the scan-out window over buffers \(granted) px longer \(writer.axis == .horizontal ? "across" : "down") (zero copy)"
-                : "display: slides are written frame by frame (no room for a moving window)")
-        }
-        windowRoom = granted
-    }
-
-    private func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
-
-    /// A presented frame reached the screen.
-    private func frameOnScreen() {
-        defer {
-            // After the start lines: what they time is the screen, not this.
-            if windowRoomDue, !displayIsAway { applyWindowRoom() }
-        }
-        noteFrameAfterWake()
-        if !firstFrameShown {
-            firstFrameShown = true
-            log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
-            notifier.ready(status: statusLine)
-        }
-        if firstPictureInFlight {
-            firstPictureInFlight = false
-            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
-            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
-        }
-    }
-
-    /// The `STATUS=` text for systemd: what is on screen.
-    public var statusLine: String {
-        guard !album.isEmpty else { return "no pictures in \(config.albumSource)" }
-        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
-        return "showing \(index + 1) of \(album.count): \(album.paths[index])"
-    }
-
-    /// A display was plugged or unplugged: look again; a new mode of the same
-    /// size is simply drawn into, a different size is laid out again.
-    func displayChanged() {
-        let before = backend.panelSize
-        do {
-            guard try backend.reprobe() else { return }
-        } catch {
-            log(.warning, "display hotplug: \(error)")
-            return
-        }
-        log(.info, "display re-modeset: \(backend.summary)")
-        displayWasRemodeset()
-        if backend.panelSize != before {
-            log(.info, "display is now \(backend.panelSize) (was \(before)); laying out again")
-            relayout()
-        }
-    }
-
-    /// Whether the display's device is away (`AbsentDisplay` stands in).
-    public var displayIsAway: Bool { backend is AbsentDisplay }
-
-    /// The display's device went away under us (a `remove` event for its
-    /// card, or ENODEV from presenting): one line, the stand-in takes its
-    /// place, and the carousel runs on (autoplay, commands, input) without
-    /// drawing until `displayMayBeBack` finds a display again.
-    public func displayWentAway(_ why: String) {
-        guard !displayIsAway else { return }
-        if let fd = displayDescriptor {
-            epoll.remove(fd)
-            displayDescriptor = nil
-        }
-        let gone = backend
-        backend = AbsentDisplay(replacing: gone)
-        if let drm = gone as? DRMBackend { drm.abandon() } else { gone.restore() }
-        log(.warning, "display: \(gone.summary) went away (\(why)); "
-            + (reopenDisplay == nil ? "nothing will be drawn" : "the carousel runs on and draws again when it is back"))
-        pacer.displayReset()
-        needsFrame = true
-    }
-
-    /// A card appeared (or a connector changed) while the display was away:
-    /// open it again; once it opens, draw a whole frame there (laid out
-    /// anew if its size or orientation differs). Not there yet: wait for
-    /// the next event, quietly.
-    public func displayMayBeBack() {
-        guard displayIsAway, let reopen = reopenDisplay else { return }
-        let fresh: DisplayBackend
-        do {
-            fresh = try reopen(config)
-        } catch {
-            log(.debug, "display not back yet: \(error)")
-            return
-        }
-        if let fd = fresh.fileDescriptor {
-            do {
-                try epoll.add(fd, token: Token.display.rawValue)
-            } catch {
-                log(.error, "display: cannot watch \(fresh.summary): \(error)")
-                fresh.restore()
-                return
-            }
-            displayDescriptor = fd
-        }
-        let before = backend
-        backend = fresh
-        log(.info, "display is back: \(fresh.summary)")
-        if power.isOff {
-            // It came back lit; it was switched off.
-            do { try fresh.setPower(on: false) } catch { log(.error, "display: cannot switch \(fresh.summary) off again: \(error)") }
-        }
-        displayWasRemodeset()
-        if fresh.panelSize != before.panelSize || fresh.panelRotation != before.panelRotation
-            || fresh.physicalSize != before.physicalSize {
-            relayout()
-        }
-    }
-
-    // MARK: - The album changes
-
-    /// Files that cannot be decoded are skipped: one log line each, and the
-    /// carousel goes on without them.
-    private func skip(_ failures: [ItemCache.Failure]) {
-        for f in failures { log(.warning, "skipping \(f.message)") }
-        let now = Timestamp(microseconds: clock())
-        let change = album.remove(Set(failures.map(\.path)), current: model.currentItemIndex(at: now))
-        albumChanged(change)
-    }
-
-    /// The watched folder changed (its descriptor is readable): list it again.
-    public func folderChanged() {
-        guard let w = watcher else { return }
-        do {
-            folderChanged(try w.drain())
-        } catch {
-            log(.warning, "watching \(config.images.path): \(error)")
-        }
-    }
-
-    /// What the watcher saw (events, or a look after a mount or unmount).
-    func folderChanged(_ change: FolderWatcher.Change) {
-        if change.folderReplaced {
-            log(.info, "\(config.images.path) is another folder now (re-created, moved in, or a file system mounted"
-                + " or unmounted there); watching it")
-        } else if change.folderVanished {
-            log(.warning, "\(config.images.path) was removed or unmounted; showing nothing until it is back")
-        }
-        if let failure = watcher?.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
-        guard !change.isEmpty else { return }
-        rescanAlbum()
-    }
-
-    /// Lists the album again and shows the new list, keeping the picture on
-    /// screen where it still exists.
-    public func rescanAlbum() {
-        let now = Timestamp(microseconds: clock())
-        let listed = listAlbum()
-        let change = album.replace(with: listed, current: model.currentItemIndex(at: now),
-                                   keepingOrder: shuffles)
-        cache.forget(change.stale)
-        albumChanged(change)
-    }
-
-    private func albumChanged(_ change: AlbumState.Change) {
-        let now = Timestamp(microseconds: clock())
-        deliver(model.replaceItems(count: album.count, showing: change.index, at: now))
-        log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
-        notifier.status(statusLine)
-        needsFrame = true
-        keepPosition()
-        mqttStateMayHaveChanged()
+    /// The wall clock was set (NTP, by hand): the schedule and the clock look again.
+    func wallClockWasSet(now: Int64) {
+        applySchedule(now: now, recompute: true)
+        services.tell(.wallClockSet, now: now)
     }
 
     // MARK: - Into the model, and what comes back
@@ -864,7 +408,7 @@ public final class Daemon {
         apply(model.takeEffects())
     }
 
-    private func apply(_ effects: CarouselEffects) {
+    func apply(_ effects: CarouselEffects) {
         if effects.needsFrame { needsFrame = true }
         if let started = effects.moving {
             moving = started
@@ -880,43 +424,12 @@ public final class Daemon {
         reshuffleAtRest()
     }
 
-    // MARK: - The position across restarts
 
-    /// How the position file names item `index`: relative to the images
-    /// folder, or as the `[images] files` list gives it.
-    func positionName(_ index: Int) -> String? {
-        guard album.entries.indices.contains(index) else { return nil }
-        return config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
-    }
-
-    /// At start: shows the picture the position file names, if it is still
-    /// in the album; else start_index, with one line saying why.
-    private func resumePosition() {
-        guard var store = position else { return }
-        defer { position = store }
-        switch store.load() {
-        case .missing:
-            break
-        case let .unusable(why):
-            log(.warning, "position file \(store.path) unusable (\(why)); starting at start_index")
-        case let .name(name):
-            guard let index = album.entries.indices.first(where: { positionName($0) == name }) else {
-                log(.info, "position: \(name) is no longer in \(config.albumSource); starting at start_index")
-                return
-            }
-            _ = model.replaceItems(count: album.count, showing: index, at: Timestamp(microseconds: startTime))
-            log(.info, "position: resuming at \(name)")
-        }
-    }
-
-    /// Writes the picture on screen to the position file once it changed
-    /// and the carousel is at rest: a fling across ten pictures is one
-    /// write, not ten (each is an fsync on an SD card).
-    private func keepPosition() {
-        guard config.images.resume, position != nil, !moving, !model.isMoving else { return }
-        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
-        guard let name = positionName(index), name != position?.saved else { return }
-        position?.save(name)
+    /// Publishes an event line (`controlEventLine`) to every service that
+    /// takes events (the socket's subscribers, MQTT's event topic).
+    func publishEvent(_ name: String, _ fields: @autoclosure () -> [String: JSONValue], perFrame: Bool = false) {
+        if !perFrame { tell(.stateChanged) }
+        services.publish(perFrame: perFrame) { controlEventLine(name, fields()) }
     }
 
     /// Carries out one routed input event.

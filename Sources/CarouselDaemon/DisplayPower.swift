@@ -85,14 +85,7 @@ extension Daemon {
             log(.info, "display off (\(cause.rawValue))")
         }
         deliver(model.setDisplayOff(!on, at: Timestamp(microseconds: now)))
-        let line = controlEventLine(on ? "displayOn" : "displayOff",
-                                    ["t": .int(Int(uptimeMilliseconds(now))), "by": .string(cause.rawValue)])
-        if let control, control.subscriberCount > 0 {
-            control.broadcast(line: line)
-            try? synchronizeControl()
-        }
-        mqttStateMayHaveChanged()
-        publishMQTTEvent(line)
+        publishEvent(on ? "displayOn" : "displayOff", ["t": .int(Int(uptimeMilliseconds(now))), "by": .string(cause.rawValue)])
         return nil
     }
 

@@ -54,9 +54,6 @@ final class MQTTLink {
     static let firstBackoff: Int64 = 1_000_000
     static let longestBackoff: Int64 = 60_000_000
 
-    /// The descriptor now in the loop's epoll set, and whether for writing too.
-    var registered: Int32?
-    var registeredForWriting = false
 
     /// The handle and what the worker hands back, shared with the worker thread.
     private final class Handle: @unchecked Sendable {
@@ -188,6 +185,15 @@ final class MQTTLink {
     /// The socket libmosquitto has open, if any (not while a worker owns the handle).
     var socket: Int32? {
         guard phase == .connecting || phase == .connected else { return nil }
+        let fd = handle.lib.mosquitto_socket(handle.mosq)
+        return fd >= 0 ? fd : nil
+    }
+
+    /// The socket libmosquitto still holds open, whatever the phase (it
+    /// keeps a connection's socket after the connection ended, until the
+    /// next attempt or the end); nil while a worker owns the handle.
+    var openSocket: Int32? {
+        guard phase != .resolving else { return nil }
         let fd = handle.lib.mosquitto_socket(handle.mosq)
         return fd >= 0 ? fd : nil
     }

@@ -117,15 +117,10 @@ extension Daemon {
             openBacklight()
         }
         Log.threshold = new.logLevel
-        if let control {
-            control.allowUIDs = new.control.allowUIDs.isEmpty ? nil : Set(new.control.allowUIDs)
-            control.allowGIDs = new.control.allowGIDs.isEmpty ? nil : Set(new.control.allowGIDs)
-            control.maxClients = new.control.maxClients
-        }
         let rescan = new.images.path != old.images.path || new.images.files != old.images.files
             || new.images.order != old.images.order || new.images.recursive != old.images.recursive
         relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
-        mqttConfigurationApplied(old: old)
+        tell(.configured(old: old))
         return pending
     }
 
@@ -152,7 +147,6 @@ extension Daemon {
             let change = album.replace(with: listed, current: index, keepingOrder: shuffles)
             index = change.index
             cache.forget(change.stale)
-            watchAlbum()
             log(.info, "images: \(album.count) in \(config.albumSource), showing \(album.path(index) ?? "nothing")")
         }
         deliver(model.reconfigure(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
@@ -160,9 +154,7 @@ extension Daemon {
         if layout.settings.touchSlop != before.settings.touchSlop, let line = layout.slopLine(configured: config.carousel.touchSlop) {
             log(.info, line)
         }
-        input?.reconfigure(config: config.input, rotation: rotation, panel: backend.panelSize)
-        clockOverlay.reconfigure(clockLook)
-        tickClock(now: now)
+        tell(.laidOut)
         notifier.status(statusLine)
         needsFrame = true
     }
@@ -172,65 +164,6 @@ extension Daemon {
 
     /// How long the first frame waits for the start picture's decode.
     public static let startHoldMicroseconds: Int64 = 2_000_000
-
-    // MARK: - Screenshots, off the loop
-
-    /// Composes what is on screen once more (the scene of the last frame)
-    /// and writes it upright, in layout orientation, as a PNG on a background
-    /// thread; the reply follows when the file is complete. The loop only
-    /// composes: no frame is kept for this between requests.
-    func startScreenshot(to target: ScreenshotTarget, ticket: ControlTicket) {
-        let (panel, rotation) = composeScreenshot()
-        let jobs = screenshots
-        let wake = wakeup
-        Self.screenshotQueue.async {
-            let copy = panel.upright(from: rotation)
-            let reply: ControlReply
-            do {
-                switch target {
-                case let .path(path):
-                    try copy.writePNG(to: path)
-                    reply = .ok(["path": .string(path)])
-                case let .descriptor(file):
-                    do throws(PNGWriteError) {
-                        try copy.writePNG(toDescriptor: file.raw)
-                        reply = .ok(["bytes": .int(Int(lseek(file.raw, 0, SEEK_CUR)))])
-                    } catch {
-                        // The client knows the file's name; the daemon only says why.
-                        reply = .error("screenshot: \(error.reason)")
-                    }
-                }
-            } catch {
-                reply = .error("screenshot: \(error)")
-            }
-            jobs.finish(ticket, reply)
-            wake.signal()
-        }
-    }
-
-    /// What is on screen composed once more, with the panel's rotation (to
-    /// be turned upright off the loop): the scene of the last frame, unless
-    /// the layout turned or resized since: then the new layout (as laid out
-    /// so far), as a screenshot follows the layout.
-    func composeScreenshot() -> (Frame, Rotation) {
-        let source = shown.flatMap { old in
-            old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel
-                ? old : nil
-        } ?? writer
-        let panel = Frame(width: source.compositor.panel.width, height: source.compositor.panel.height)
-        source.render(source.scene, into: panel)
-        return (panel, source.compositor.rotation)
-    }
-
-    /// Gives the replies of finished screenshots (called on the loop).
-    func finishScreenshots() {
-        let done = screenshots.drain()
-        guard !done.isEmpty, let control else { return }
-        for (ticket, reply) in done { control.complete(ticket, with: reply) }
-        try? synchronizeControl()
-    }
-
-    static let screenshotQueue = DispatchQueue(label: "carouseld.screenshot", qos: .utility)
 }
 
 /// A key only a restart can change: how to tell it changed, and how to
@@ -251,45 +184,4 @@ public struct RestartKey {
 public struct ReloadError: Error, CustomStringConvertible {
     public let message: String
     public var description: String { message }
-}
-
-/// Where a screenshot goes: a path the daemon writes (atomically, under a
-/// fresh name then renamed), or a file a client opened with its own rights
-/// and sent over the socket.
-enum ScreenshotTarget: Sendable {
-    case path(String)
-    case descriptor(FileDescriptor)
-
-    /// Readies a passed descriptor for a PNG (emptied, at its start), or
-    /// says why it cannot take one: it must be a regular file open for
-    /// writing (a pipe or socket could block the writer for ever; a
-    /// terminal or device is no place for one).
-    static func prepare(_ file: FileDescriptor) -> String? {
-        var info = stat()
-        guard fstat(file.raw, &info) == 0 else { return "the file sent cannot be examined: \(String(cString: strerror(errno)))" }
-        guard info.st_mode & S_IFMT == S_IFREG else { return "the descriptor sent is not a regular file" }
-        let mode = fcntl(file.raw, F_GETFL) & O_ACCMODE
-        guard mode == O_WRONLY || mode == O_RDWR else { return "the file sent is not open for writing" }
-        // Start from an empty file, whatever it held.
-        if ftruncate(file.raw, 0) != 0 || lseek(file.raw, 0, SEEK_SET) != 0 {
-            return "the file sent cannot be emptied: \(String(cString: strerror(errno)))"
-        }
-        return nil
-    }
-}
-
-/// Screenshots written off the loop whose replies are due.
-final class ScreenshotJobs: Sendable {
-    private let done = Mutex<[(ControlTicket, ControlReply)]>([])
-
-    func finish(_ ticket: ControlTicket, _ reply: ControlReply) {
-        done.withLock { $0.append((ticket, reply)) }
-    }
-
-    func drain() -> [(ControlTicket, ControlReply)] {
-        done.withLock { all in
-            defer { all = [] }
-            return all
-        }
-    }
 }

@@ -19,6 +19,7 @@ public final class AbsentDisplay: DisplayBackend {
     public let pixelFormat = PixelFormat.xrgb8888
     public let presentsAsynchronously = false
     public let fileDescriptor: Int32? = nil
+    public let isPresent = false
     /// What went away ("drm /dev/dri/card0 Virtual-1 1280x800@60 (atomic)").
     public let was: String
     public var summary: String { "none: \(was) went away; waiting for it" }

@@ -129,9 +129,24 @@ public protocol DisplayBackend: AnyObject {
     /// Puts the display back as it was found (the saved CRTC, so the console
     /// returns), after waiting for a frame in flight. Safe to call twice.
     func restore()
+
+    /// Lets go of a device that went away under the daemon (unplugged, its
+    /// driver unbound): no waiting, no restoring, and its descriptors closed
+    /// now (the loop forgets them). Default: `restore()`.
+    func abandon()
+    /// The device number (`st_rdev`) udev's hotplug events name for this
+    /// display's device, if it follows them (DRM cards); nil: no hotplug.
+    var hotplugDevice: UInt64? { get }
+    /// Whether a display is there; false for the stand-in that keeps a
+    /// vanished display's place (`AbsentDisplay`).
+    var isPresent: Bool { get }
 }
 
 extension DisplayBackend {
+    public func abandon() { restore() }
+    public var hotplugDevice: UInt64? { nil }
+    public var isPresent: Bool { true }
+
     /// Shows `buffer` from its top-left corner.
     public func present(_ buffer: ScanoutBuffer) throws(DisplayError) { try present(buffer, window: .zero) }
 }

@@ -34,7 +34,11 @@ struct Run: ParsableCommand {
         options.stateDirectory = Daemon.Options.stateDirectory(environment: getenv("STATE_DIRECTORY").map { String(cString: $0) })
         // The panel's backlight goes with the panel: an offscreen run (a
         // test, a desktop) leaves the machine's own alone.
-        if display == "drm" { options.backlightRoot = "/sys/class/backlight" }
+        if display == "drm" {
+            options.backlightRoot = "/sys/class/backlight"
+            // A card that went away (driver unbound, module unloaded) is opened again when udev says one came.
+            options.reopenDisplay = { try openDRMBackend($0) }
+        }
         // "After start" counts from exec: loading the libraries and Swift's
         // runtime, and parsing arguments, are part of the wait for a picture.
         options.enteredMain = MonotonicClock.now()

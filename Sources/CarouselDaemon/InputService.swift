@@ -1,0 +1,101 @@
+import CarouselImaging
+import CarouselConfig
+import CarouselCore
+import CarouselInput
+import CarouselPlatform
+
+/// The seat's devices through libinput, and the router for what they say.
+/// A missing seat or a permission problem is logged by the daemon, which
+/// runs on without input (autoplay, commands) rather than not at all.
+final class InputSource {
+    let context: InputContext
+    var router: InputRouter
+    private var calibration: [Double]?
+
+    init(config: InputConfig, rotation: Rotation, panel: PixelSize) throws {
+        router = InputRouter(rotation: rotation, panelWidth: panel.width, panelHeight: panel.height, input: config)
+        context = try InputContext(seat: config.seat,
+                                   panelSize: InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height)),
+                                   log: InputLog.write)
+        if let matrix = config.calibration { try context.setCalibration(matrix.map { Float($0) }) }
+        calibration = config.calibration
+    }
+
+    /// The configuration or the panel changed: a new panel size for
+    /// libinput's transformed coordinates, a new calibration matrix if any.
+    func reconfigure(config: InputConfig, rotation: Rotation, panel: PixelSize) {
+        router.reconfigure(rotation: rotation, panelWidth: panel.width, panelHeight: panel.height, input: config)
+        context.panelSize = InputPanelSize(width: UInt32(panel.width), height: UInt32(panel.height))
+        guard config.calibration != calibration else { return }
+        do {
+            try context.setCalibration(config.calibration?.map { Float($0) })
+            calibration = config.calibration
+            log(.info, "input: calibration \(calibration.map { $0.map(\.formatted).joined(separator: " ") } ?? "none")")
+        } catch {
+            log(.warning, "input: cannot apply the calibration: \(error)")
+        }
+    }
+
+    /// Everything libinput has, routed; called when its descriptor is readable.
+    func read() -> [RoutedInput] {
+        let events: [InputEvent]
+        do {
+            events = try context.dispatch()
+        } catch {
+            log(.error, "input: \(error)")
+            return []
+        }
+        return events.compactMap { router.route($0) }
+    }
+}
+
+/// Input on the loop: the seat's devices opened once the first frame is
+/// handed to the display (or at `deadline`, if no frame comes: the display
+/// off by the schedule at start). Opening them (udev enumeration, libinput's
+/// quirks files) took a third of the CPU between main and the first picture
+/// on a one-core board, and on one core every bit of that delays the start
+/// picture's decode. A missing seat or a permission problem is one line,
+/// and the carousel runs on (autoplay, commands) rather than not at all.
+final class InputService: LoopService {
+    let name = "input"
+    private unowned let daemon: Daemon
+    private(set) var source: InputSource?
+    private(set) var deadline: Int64?
+
+    init(daemon: Daemon, openBy: Int64) {
+        self.daemon = daemon
+        deadline = openBy
+    }
+
+    private func open() {
+        deadline = nil
+        let config = daemon.config
+        do {
+            source = try InputSource(config: config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
+        } catch {
+            log(.warning, "no input: \(error)")
+        }
+    }
+
+    var interests: [EpollInterest] { source.map { [EpollInterest(fd: $0.context.fileDescriptor)] } ?? [] }
+
+    func due(now: Int64) { open() }
+
+    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+        for routed in source?.read() ?? [] { daemon.carryOut(routed) }
+    }
+
+    func observe(_ happening: LoopHappening, now: Int64) {
+        switch happening {
+        case .firstFramePresented:
+            // Right after the first frame is handed to the display, while it
+            // flips: "first frame on screen" (and READY=1), logged when the
+            // flip is seen, then means touch works too.
+            if deadline != nil { open() }
+        case .laidOut:
+            source?.reconfigure(config: daemon.config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,263 @@
+import CarouselConfig
+import CarouselControl
+import CarouselCore
+import CarouselMQTT
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's MQTT side on the loop, while `[mqtt] broker` is set: the
+/// link to the broker (`MQTTLink`), the protocol (`FrameProtocol`, no I/O),
+/// the state publisher, what discovery announced. Its descriptors are the
+/// broker's socket (readable always, writable while libmosquitto has
+/// something queued) and the wake-up of a connect resolved off the loop.
+final class MQTTService: LoopService {
+    let name = "mqtt"
+    private unowned let daemon: Daemon
+    private(set) var link: MQTTLink?
+    var frame: FrameProtocol? { link?.frame }
+    private var state = StatePublisher()
+    /// Discovery topics announced on this broker, to remove them when
+    /// discovery is turned off or the device renamed.
+    private var announced: [String] = []
+    /// The last failure logged at warning level: the same again goes to debug
+    /// (a broker away for an hour is one line, not one per attempt).
+    private var lastFailure: String?
+    /// Bumped whenever libmosquitto's socket may have been closed, so that a
+    /// new socket with the old number is registered anew.
+    private var socketSerial: UInt64 = 0
+
+    init(daemon: Daemon) {
+        self.daemon = daemon
+        start()
+    }
+
+    private var connected: Bool { link?.phase == .connected }
+
+    /// The identity `config` gives this frame on the broker, if a broker is set.
+    private func frameProtocol(_ settings: MQTTConfig) -> FrameProtocol? {
+        guard settings.broker != nil else { return nil }
+        return FrameProtocol(identity: FrameIdentity(
+            clientID: settings.effectiveClientID, topic: settings.effectiveTopic, discoveryPrefix: settings.discoveryPrefix,
+            version: CarouselVersion.string, hasBacklight: daemon.hasBacklight))
+    }
+
+    /// Starts the client for `[mqtt]`, if a broker is set. A client that
+    /// cannot be made is one error line; the carousel runs on without it.
+    /// `announced`: what a client before this one announced on the same
+    /// broker; what this one does not announce is removed once it is connected.
+    private func start(announced: [String] = []) {
+        let settings = daemon.config.mqtt
+        guard let frame = frameProtocol(settings) else { return }
+        let identity = frame.identity
+        do {
+            let password = try settings.readPassword()
+            link = try MQTTLink(settings: settings, frame: frame, password: password)
+            state = StatePublisher()
+            lastFailure = nil
+            socketSerial += 1
+            self.announced = announced
+            log(.info, "mqtt: \(settings.broker!) as \(identity.clientID), topic \(identity.topic)"
+                + (identity.discoveryPrefix.isEmpty ? ", no discovery" : ", discovery under \(identity.discoveryPrefix)"))
+        } catch {
+            log(.error, "mqtt: not started: \(error); the carousel runs without it")
+        }
+    }
+
+    /// Says goodbye (`offline`, DISCONNECT) and drops the client. On a
+    /// reconfiguration (`next`: what the next client is, nil for none), first
+    /// removes the discovery entities the next client will not announce;
+    /// when the daemon stops they stay (unavailable until it is back).
+    private func close(reconfiguredTo next: FrameProtocol?? = .none) {
+        guard let link else { return }
+        let remove: [String]
+        if case let .some(next) = next {
+            let keep = Set(next?.discoveryTopics ?? [])
+            remove = announced.filter { !keep.contains($0) }
+        } else {
+            remove = []
+        }
+        if !remove.isEmpty, link.phase == .connected {
+            for m in FrameProtocol.removal(of: remove) { link.publish(m) }
+            log(.info, "mqtt: removed \(remove.count) Home Assistant entities")
+        }
+        link.close()
+        self.link = nil
+    }
+
+    func stop() { close() }
+
+    var interests: [EpollInterest] {
+        guard let link else { return [] }
+        var wanted = [EpollInterest(fd: link.wakeup.fd.raw, serial: socketSerial)]
+        if let fd = link.socket {
+            wanted.append(EpollInterest(fd: fd, events: EpollInterest.readable | (link.wantsWrite ? EpollInterest.writable : 0),
+                                        serial: socketSerial))
+        }
+        return wanted
+    }
+
+    /// A connection's socket outlives the connection in libmosquitto: one it
+    /// no longer wants watched is taken out of the set by hand.
+    func keepsOpen(_ fd: Int32) -> Bool { link?.openSocket == fd }
+
+    /// When the loop must wake for MQTT (µs): the link's next step, the state's next look.
+    var deadline: Int64? {
+        guard let link else { return nil }
+        let due = connected ? state.deadline : nil
+        return [link.deadline, due].compactMap { $0 }.min()
+    }
+
+    /// The link's timers, then the state if it is due.
+    func due(now: Int64) {
+        guard let link else { return }
+        link.tick(now: now)
+        afterCall(link)
+        if self.link === link, link.phase == .connected,
+           let status = state.take(now: now, status: { self.daemon.status() }) {
+            link.publish(link.frame.state(status))
+        }
+    }
+
+    /// The broker's socket or the connect worker's wake-up is ready.
+    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+        guard let link else { return }
+        if fd == link.wakeup.fd.raw {
+            link.wakeup.acknowledge()
+        } else {
+            if events & ~EpollInterest.writable != 0 { link.readable() }
+            if events & EpollInterest.writable != 0, self.link === link { link.writable() }
+        }
+        if self.link === link { afterCall(link) }
+    }
+
+    /// Acts on what libmosquitto reported.
+    private func afterCall(_ link: MQTTLink) {
+        for happening in link.take() {
+            guard self.link === link else { return }  // a command reloaded [mqtt]: this client is gone
+            switch happening {
+            case .connected(0):
+                link.accepted()
+                lastFailure = nil
+                log(.info, "mqtt: connected to \(link.broker)")
+                for topic in link.frame.subscriptions { link.subscribe(topic) }
+                link.publish(link.frame.online)
+                let discovery = link.frame.discovery
+                for m in discovery { link.publish(m) }
+                let stale = announced.filter { !discovery.map(\.topic).contains($0) }
+                for m in FrameProtocol.removal(of: stale) { link.publish(m) }
+                if !stale.isEmpty { log(.info, "mqtt: removed \(stale.count) Home Assistant entities announced before") }
+                announced = discovery.map(\.topic)
+                state.connected()
+            case let .connected(code):
+                failure(link, "\(link.broker) refused the connection: \(MQTTLink.describeRefusal(code))")
+            case let .disconnected(code):
+                socketSerial += 1
+                let wasConnected = link.phase == .connected
+                link.lost()
+                // A refusal said why already; a clean end (code 0) is ours.
+                if code != 0, lastFailure == nil || wasConnected {
+                    failure(link, "connection to \(link.broker) \(wasConnected ? "lost" : "failed"): "
+                            + MQTTLink.describe(code, errno))
+                }
+            case let .attemptFailed(reason):
+                socketSerial += 1
+                failure(link, "cannot reach \(link.broker): \(reason)")
+            case let .message(topic, payload):
+                guard link.frame.isCommandTopic(topic) else { continue }
+                command(payload, link)
+            }
+        }
+    }
+
+    /// One line per new reason, with the retry; the same reason again only at debug level.
+    private func failure(_ link: MQTTLink, _ line: String) {
+        let retry = link.retryAt.map { " (trying again in \(max(($0 - daemon.clock()) / 1_000_000, 0) + 1) s; the carousel runs on)" } ?? ""
+        if line == lastFailure {
+            log(.debug, "mqtt: \(line)\(retry)")
+        } else {
+            log(.warning, "mqtt: \(line)\(retry)")
+            lastFailure = line
+        }
+    }
+
+    /// A message on a command topic: a request of the socket's language,
+    /// answered on the reply topic with the socket's JSON.
+    private func command(_ payload: [UInt8], _ link: MQTTLink) {
+        let reply: ControlReply
+        switch FrameProtocol.request(payload: payload) {
+        case let .failure(error):
+            reply = .error(error.message)
+        case .success(.screenshot):
+            screenshot()
+            return  // the reply follows the picture
+        case let .success(request):
+            reply = daemon.answer(request)
+        }
+        // `reload` may have replaced the client: the reply goes out on the one there is.
+        self.link?.publish((self.link ?? link).frame.reply(reply))
+    }
+
+    /// `screenshot` over MQTT: the screen as a PNG, encoded off the loop,
+    /// published on the screenshot topic (an image entity); the reply says
+    /// how many bytes.
+    private func screenshot() {
+        daemon.screenshot(to: .memory) { [weak self] result in
+            guard let self, let link = self.link else { return }
+            switch result {
+            case let .success(.png(png)):
+                link.publish(link.frame.screenshot(png: png))
+                link.publish(link.frame.reply(.ok(["bytes": .int(png.count), "topic": .string(link.frame.screenshotTopic)])))
+            case .success:
+                break
+            case let .failure(error):
+                link.publish(link.frame.reply(.error("screenshot: \(error.reason)")))
+            }
+        }
+    }
+
+    /// An event line of the control socket's stream, on the event topic:
+    /// all but the per-frame ones (`didScroll`, `didZoom`; `didEndZooming`
+    /// carries the scale a zoom came to rest at).
+    func wantsEvents(perFrame: Bool) -> Bool { !perFrame && connected }
+
+    func publish(eventLine line: String) {
+        guard let link, link.phase == .connected else { return }
+        link.publish(link.frame.event(line: line))
+    }
+
+    func observe(_ happening: LoopHappening, now: Int64) {
+        switch happening {
+        case .stateChanged:
+            state.noteChange()
+        case let .configured(old):
+            state.noteChange()
+            reconfigure(old: old.mqtt)
+        default:
+            break
+        }
+    }
+
+    /// After a reload or `set`: changed `[mqtt]` keys reconnect with the new ones.
+    private func reconfigure(old: MQTTConfig) {
+        let s = daemon.config.mqtt
+        guard s != old else { return }
+        let next = frameProtocol(s)
+        // Same broker: the next client removes, once connected, what it does
+        // not announce again (the old connection may be cut by the broker
+        // before it reads the removals: the new one takes over its client id);
+        // elsewhere, the old client removes all before it goes.
+        let sameBroker = s.broker == old.broker && next != nil
+        let announced = self.announced
+        close(reconfiguredTo: .some(sameBroker ? next : nil))
+        if s.broker == nil { log(.info, "mqtt: off") }
+        start(announced: sameBroker ? announced : [])
+    }
+}
+
+extension Daemon {
+    /// Whether the display has a backlight the daemon drives: discovery then
+    /// announces a brightness number (`brightness N`, state `display.brightness`).
+    var hasBacklight: Bool { backlight.device != nil }
+}
