@@ -1158,6 +1158,26 @@ public struct Carousel: Sendable {
         return events
     }
 
+    /// `[power] wake = next`: the display comes back after autoplay would
+    /// have moved on, so one picture `direction` (+1 forward, -1 back) is
+    /// shown at once (a jump, as a frame that had stayed on would have moved
+    /// on), when autoplay is paused by nothing but the display. Without
+    /// wrap the last picture stays.
+    public mutating func advanceAfterDark(direction: Int, at now: Timestamp) -> [CarouselEvent] {
+        let count = lattice.count
+        guard count > 1 else { return [] }
+        let snap = snapshot(at: now)
+        guard snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return [] }
+        var next = snap.index + direction
+        if settings.wrap {
+            next = (next % count + count) % count
+        } else if !(0..<count).contains(next) {
+            return []
+        }
+        guard case .success(let events) = perform(.goto(index: next, duration: 0), at: now) else { return [] }
+        return events
+    }
+
     /// Where the carousel is heading: the target of a settle or animation in
     /// flight, else where it is. "Next" counts from there, so two quick
     /// `next` commands move two pages.

@@ -6,16 +6,14 @@ import Glibc
 #endif
 
 /// The panel's backlight as the daemon drives it: lit at `lit` percent,
-/// dimmed to `[power] dim_level` after `dim_after` without use, powered
-/// down (`bl_power`) with the display.
+/// dimmed to `[power] dim_level` after `dim_after` without use (the
+/// screen power policy decides when), powered down (`bl_power`) with the display.
 struct BacklightState {
     /// The device driven; nil: none (none found, `backlight = none`, or it
     /// failed and was let go until a reload looks again).
     var device: Backlight?
     /// The lit level, percent of the device's range.
     var lit = 100
-    /// Dimmed by `[power] dim_after` (at `dim_level`).
-    var dimmed = false
 }
 
 extension Daemon {
@@ -69,40 +67,20 @@ extension Daemon {
             + (config.power.dimAfter > 0 ? ", dims to \(config.power.dimLevel) % after \(Schema.format(config.power.dimAfter)) min" : ""))
     }
 
-    /// When the backlight dims (µs), if it will: `[power] dim_after` after
-    /// the last touch, key or command, while lit, undimmed and the rules decide.
-    var dimDeadline: Int64? {
-        guard backlight.device != nil, !backlight.dimmed, config.power.dimAfter > 0, config.power.dimLevel < backlight.lit,
-              !power.isOff, power.mode == .auto else { return nil }
-        return power.lastActivity + Int64((config.power.dimAfter * 60_000_000).rounded())
-    }
-
-    /// The dim rule at `now`: dim once its deadline passed (not while a
-    /// finger rests on the screen), light again at the first use after.
-    func applyDimRule(now: Int64) {
-        guard backlight.device != nil else { return }
-        if backlight.dimmed {
-            // Use since it dimmed (lastActivity moved), a rule that no longer dims, or the display gone dark.
-            let dimmedAt = power.lastActivity + Int64((config.power.dimAfter * 60_000_000).rounded())
-            guard config.power.dimAfter == 0 || now < dimmedAt || power.mode != .auto || power.isOff
-                || config.power.dimLevel >= backlight.lit else { return }
-            backlight.dimmed = false
-            tell(.stateChanged)
-            if !power.isOff {
-                writeBacklight(percent: backlight.lit)
-                log(.info, "backlight: \(backlight.lit) % again")
-            }
-            return
-        }
-        guard let due = dimDeadline, now >= due else { return }
-        if !power.fingersDown.isEmpty {
-            power.lastActivity = now
-            return
-        }
-        backlight.dimmed = true
+    /// The policy dimmed the backlight (no use for `dim_after`).
+    func backlightDims() {
         tell(.stateChanged)
         writeBacklight(percent: config.power.dimLevel)
         log(.info, "backlight: dimmed to \(config.power.dimLevel) % (no use for \(Schema.format(config.power.dimAfter)) min)")
+    }
+
+    /// The policy lit it again (use since it dimmed, a rule that no longer
+    /// dims, or the display gone dark: then it stays dark).
+    func backlightUndims() {
+        tell(.stateChanged)
+        guard backlight.device != nil, !power.isOff else { return }
+        writeBacklight(percent: backlight.lit)
+        log(.info, "backlight: \(backlight.lit) % again")
     }
 
     /// The display went off or came on: the backlight powers down with it,
@@ -111,7 +89,6 @@ extension Daemon {
         guard let device = backlight.device else { return }
         do throws(BacklightError) {
             if on {
-                backlight.dimmed = false
                 try device.setPower(on: true)
                 try device.setBrightness(device.level(percent: backlight.lit))
             } else {
@@ -142,7 +119,6 @@ extension Daemon {
                 + " see /sys/class/backlight)"
         }
         backlight.lit = percent
-        backlight.dimmed = false
         if !power.isOff { writeBacklight(percent: percent) }
         guard backlight.device != nil else { return "the backlight failed (see the log)" }
         saveBrightness(percent)

@@ -64,7 +64,7 @@ extension Daemon {
             "schedule_change_ms": power.nextScheduleChange.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
             "backlight": backlight.device.map { .string($0.name) } ?? .null,
             "brightness": backlight.device == nil ? .null : .int(backlight.lit),
-            "dimmed": .bool(backlight.dimmed),
+            "dimmed": .bool(power.dimmed),
             "dim_ms": dimDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
         ]
         return [

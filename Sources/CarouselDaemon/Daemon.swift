@@ -134,10 +134,13 @@ public final class Daemon {
     let clockOverlay = ClockOverlay()
     /// The touchscreen's size, once one reported it (the slop follows it).
     var touchscreen: TouchDensitySource?
-    /// The display's power: off, nothing is drawn (see DisplayPower.swift).
-    var power = DisplayPowerState()
-    /// The panel's backlight, if there is one to drive (BacklightControl.swift).
-    var backlight = BacklightState()
+    /// The screen's power: the policy and its deadline (DisplayPower.swift).
+    private(set) var screenPower: ScreenPowerService!
+    /// The panel's backlight, if there is one to drive (BacklightControl.swift);
+    /// the power policy dims what it lights.
+    var backlight = BacklightState() {
+        didSet { power.backlight(litAt: backlight.device == nil ? nil : backlight.lit) }
+    }
     let backlightRoot: String?
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
@@ -177,7 +180,6 @@ public final class Daemon {
         self.notifier = notifier
         self.clock = clock
         startTime = clock()
-        power.lastActivity = startTime
         startedAt = options.startedAt ?? startTime
         enteredMain = options.enteredMain
         layout = Layout(config: config, backend: backend)
@@ -207,6 +209,7 @@ public final class Daemon {
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: LoopServices.loopToken)
+        screenPower = ScreenPowerService(daemon: self, at: startTime)
         if let directory = options.stateDirectory {
             position = PositionStore(directory: directory)
             if config.images.resume { resumePosition() }
@@ -238,6 +241,7 @@ public final class Daemon {
             services.register(signals)
         }
         if let watchdog = WatchdogService(notifier: notifier, now: startTime) { services.register(watchdog) }
+        services.register(screenPower)
         services.register(DisplayFlipService(daemon: self))
         if options.hotplug, backend.hotplugDevice != nil, let hotplug = DisplayHotplugService(daemon: self) {
             services.register(hotplug)
@@ -299,9 +303,6 @@ public final class Daemon {
         model.advance(to: Timestamp(microseconds: now), into: &batch)
         deliver(batch)
         eventBatch = batch
-        applySchedule(now: now)
-        applyIdleRule(now: now)
-        applyDimRule(now: now)
         services.runDue(now: now)
         drawIfNeeded(now: now)
     }
@@ -313,9 +314,6 @@ public final class Daemon {
         var wake = model.nextDeadline.map(\.microseconds)
         func consider(_ due: Int64?) { if let due { wake = min(wake ?? due, due) } }
         consider(services.earliestDeadline)
-        consider(idleOffDeadline)
-        consider(dimDeadline)
-        consider(power.nextScheduleChange)
         if holding(now), !moving {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
             return min(wake ?? holdUntil, holdUntil)
@@ -458,7 +456,7 @@ public final class Daemon {
 
     /// Feeds a touch (layout pixels) at its own time stamp (µs).
     public func feed(_ input: TouchInput, at time: Int64) {
-        noteFinger(input)
+        power.modelSaw(input)
         deliver(model.handle(input, at: Timestamp(microseconds: time), device: device(of: input)))
     }
 

@@ -40,38 +40,41 @@ public struct LocalClock: Sendable {
 }
 
 extension Daemon {
-    /// How long a display woken by a touch outside the schedule's on-times
-    /// stays on when `[power] idle_off` is 0 (never): without it the first
-    /// touch of the night would light the room until the morning.
-    static let nightWakeMinutes = 5.0
-
     /// The schedule at `now`: the display is switched off when an on-time
     /// ends and on when one begins (while `display auto` decides), and the
-    /// next change is the loop's deadline. `recompute` looks again before
-    /// the deadline (a reload, the wall clock set); `reassert` also makes the
-    /// display what the schedule says now (`display auto`). Only once the
-    /// first picture is on screen (or there is none to wait for): a daemon
-    /// started at night shows it, and tells systemd it is ready, before it
-    /// goes dark. A picture that never decodes holds this up 30 s at most.
+    /// next change is the screen power's deadline. `recompute` looks again
+    /// before the deadline (a reload, the wall clock set); `reassert` also
+    /// makes the display what the schedule says now (`display auto`). Only
+    /// once the first picture is on screen (or there is none to wait for): a
+    /// daemon started at night shows it, and tells systemd it is ready,
+    /// before it goes dark. A picture that never decodes holds this up 30 s at most.
     func applySchedule(now: Int64, recompute: Bool = false, reassert: Bool = false) {
-        guard firstFrameShown, pictureShown || album.isEmpty || now - startTime > 30_000_000 else { return }
+        guard scheduleMayApply(now: now) else { return }
         guard let schedule = config.power.schedule else {
-            if power.scheduledOff, power.mode == .auto, power.isOff { setDisplayPower(on: true, by: .schedule, at: now) }
-            power.scheduledOff = false
-            power.nextScheduleChange = nil
+            if let action = power.scheduleRemoved() { carryOut(action, at: now) }
             return
         }
-        let first = !power.scheduleApplied
         // Between changes (or with none to come) there is nothing to look at.
-        if !recompute, !reassert, !first, power.nextScheduleChange.map({ now < $0 }) ?? true { return }
+        guard power.scheduleDue(now: now, recompute: recompute || reassert) else { return }
         let minute = localClock.weekMinute(now)
-        let off = !schedule.isOn(weekMinute: minute)
-        power.nextScheduleChange = schedule.minutesToNextChange(after: minute).map { localClock.instant($0, now) }
-        let changed = off != power.scheduledOff || first
-        power.scheduledOff = off
-        power.scheduleApplied = true
-        guard changed || reassert, power.mode == .auto else { return }
-        if !off, power.isOff { power.lastActivity = now }   // the idle rule counts from the morning
-        setDisplayPower(on: !off, by: .schedule, at: now)
+        let next = schedule.minutesToNextChange(after: minute).map { localClock.instant($0, now) }
+        if let action = power.schedule(off: !schedule.isOn(weekMinute: minute), nextChange: next, now: now, reassert: reassert) {
+            carryOut(action, at: now)
+        }
+    }
+
+    private func scheduleMayApply(now: Int64) -> Bool {
+        firstFrameShown && (pictureShown || album.isEmpty || now - startTime > Self.scheduleWaitMicroseconds)
+    }
+
+    /// How long the schedule's first word waits for the start picture.
+    static let scheduleWaitMicroseconds: Int64 = 30_000_000
+
+    /// When the schedule is first to be applied (µs), while it has not been:
+    /// at once once the start picture is on screen, else when the wait for
+    /// it ends; nil before the first frame (each pass looks again).
+    func scheduleFirstDue(now: Int64) -> Int64? {
+        guard config.power.schedule != nil, !power.scheduleApplied, firstFrameShown else { return nil }
+        return scheduleMayApply(now: now) ? now : startTime + Self.scheduleWaitMicroseconds
     }
 }

@@ -112,7 +112,6 @@ extension Daemon {
         }
         let previousCache = layout.cacheSettings(old)
         config = new
-        if new.power.schedule != old.power.schedule { applySchedule(now: clock(), recompute: true) }
         if new.power.backlight != old.power.backlight || new.power.brightness != old.power.brightness || backlight.device == nil {
             openBacklight()
         }
