@@ -304,13 +304,16 @@ import CarouselCore
         return nil
     }
 
-    /// Replays one seed with a trace (set CAROUSEL_SEED to use it).
-    @Test func replay() {
-        guard let text = ProcessInfo.processInfo.environment["CAROUSEL_SEED"], let seed = UInt64(text) else { return }
+    /// Replays one seed with a trace, and fails if it breaks an invariant
+    /// (set CAROUSEL_SEED to run it; skipped otherwise, not counted as passed).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CAROUSEL_SEED"] != nil, "set CAROUSEL_SEED to replay a seed"))
+    func replay() throws {
+        let text = try #require(ProcessInfo.processInfo.environment["CAROUSEL_SEED"])
+        let seed = try #require(UInt64(text), "CAROUSEL_SEED must be a number, got '\(text)'")
         var rng = SplitMix64(seed: seed)
         print(Self.randomConfiguration(&rng))
         let v = Self.play(seed: seed, trace: { print($0) })
-        print(v.map(\.description) ?? "no violation")
+        #expect(v == nil, "seed \(seed): \(v.map(\.description) ?? "")")
     }
 
     @Test(arguments: 0..<4)

@@ -157,10 +157,14 @@ import CarouselCore
         return nil
     }
 
-    /// Replays one seed with a trace (set CAROUSEL_ZOOM_SEED to use it).
-    @Test func replay() {
-        guard let text = ProcessInfo.processInfo.environment["CAROUSEL_ZOOM_SEED"], let seed = UInt64(text) else { return }
-        print(Self.play(seed: seed, trace: { print($0) }) ?? "no violation")
+    /// Replays one seed with a trace, and fails if it breaks an invariant
+    /// (set CAROUSEL_ZOOM_SEED to run it; skipped otherwise, not counted as passed).
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CAROUSEL_ZOOM_SEED"] != nil, "set CAROUSEL_ZOOM_SEED to replay a seed"))
+    func replay() throws {
+        let text = try #require(ProcessInfo.processInfo.environment["CAROUSEL_ZOOM_SEED"])
+        let seed = try #require(UInt64(text), "CAROUSEL_ZOOM_SEED must be a number, got '\(text)'")
+        let v = Self.play(seed: seed, trace: { print($0) })
+        #expect(v == nil, "seed \(seed): \(v ?? "")")
     }
 
     @Test(arguments: 0..<2)

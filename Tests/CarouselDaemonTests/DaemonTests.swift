@@ -4,27 +4,6 @@
 import Foundation
 import Testing
 
-/// The executable `name` built next to this test bundle, or the one `$variable` names.
-func builtExecutable(_ name: String, variable: String) -> String? {
-    let fm = FileManager.default
-    if let env = ProcessInfo.processInfo.environment[variable], fm.isExecutableFile(atPath: env) { return env }
-    guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = dir.appendingPathComponent(name).path
-        if fm.isExecutableFile(atPath: candidate) { return candidate }
-        dir = dir.deletingLastPathComponent()
-    }
-    return nil
-}
-
-/// The `carouseld` executable built next to this test bundle, or `$CAROUSELD_BIN`.
-let daemonBinary: String? = builtExecutable("carouseld", variable: "CAROUSELD_BIN")
-
-/// The source pictures of the repository's demo, found from this file.
-let demoImages: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("scripts/demo/images")
-
 /// A running daemon whose stderr is collected in a file and read as it grows.
 final class RunningDaemon {
     let process = Process()

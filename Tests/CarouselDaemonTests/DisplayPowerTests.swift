@@ -11,54 +11,6 @@ import Foundation
 import Testing
 @testable import CarouselDaemon
 
-extension OffscreenDaemon {
-    /// Every pixel of the screen, folded into one number: the same picture
-    /// gives the same number.
-    var screenDigest: UInt64 {
-        var h: UInt64 = 14_695_981_039_346_656_037
-        let size = backend.panelSize
-        for y in 0..<size.height {
-            for x in 0..<size.width {
-                h = (h ^ UInt64(backend.pixel(x: x, y: y))) &* 1_099_511_628_211
-            }
-        }
-        return h
-    }
-
-    /// Runs the loop until the pictures are decoded and drawn.
-    func showFirstPicture() {
-        advance(ms: 0)
-        daemon.settleDecodes()
-        for _ in 0..<5 { advance(ms: 20) }
-    }
-
-    /// A quick swipe from right to left through the loop's input path (a
-    /// page forward when the display is on).
-    func swipe() {
-        var t = now
-        daemon.carryOut(.touch(.down(id: 0, at: .init(x: 250, y: 100)), time: t))
-        for k in 1...5 {
-            t += 16_000
-            daemon.carryOut(.touch(.move(id: 0, to: .init(x: 250 - Double(k) * 40, y: 100)), time: t))
-        }
-        daemon.carryOut(.touch(.up(id: 0), time: t))
-        now = t
-    }
-
-    /// A tap in the middle of the screen, through the loop's input path.
-    func tap() {
-        daemon.carryOut(.touch(.down(id: 3, at: .init(x: 160, y: 100)), time: now))
-        advance(ms: 50)
-        daemon.carryOut(.touch(.up(id: 3), time: now))
-    }
-
-    func answer(_ line: String) -> ControlReply {
-        guard case let .success(request) = ControlRequest.parse(line: line) else { return .error("unparsed: \(line)") }
-        return daemon.answer(request)
-    }
-
-    var index: JSONValue? { daemon.status()["index"] }
-}
 
 private func isOK(_ reply: ControlReply) -> Bool {
     if case .ok = reply { return true }

@@ -106,23 +106,3 @@ struct KeyEdgeTests {
     }
 }
 
-extension OffscreenDaemon {
-    /// A few frames, a swipe and a command under whatever is configured now.
-    func exercise() {
-        for _ in 0..<3 {
-            advance(ms: 20)
-            daemon.settleDecodes()
-        }
-        var t = now
-        daemon.feed(.down(id: 0, at: .init(x: 150, y: 100)), at: t)
-        for k in 1...4 {
-            t += 16_000
-            daemon.feed(.move(id: 0, to: .init(x: 150 - Double(k) * 40, y: 100)), at: t)
-        }
-        daemon.feed(.up(id: 0), at: t)
-        now = t
-        _ = daemon.answer(.next)
-        for _ in 0..<10 { advance(ms: 50) }
-        _ = daemon.status()
-    }
-}

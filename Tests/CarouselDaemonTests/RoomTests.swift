@@ -190,58 +190,6 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
     }
 }
 
-/// A daemon on an offscreen panel with a manual clock and its own image folder.
-final class OffscreenDaemon {
-    let folder: URL
-    var now: Int64 = 1_000_000_000
-    let backend: OffscreenBackend
-    let daemon: Daemon
-
-    init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
-         physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
-         reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
-         localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil) throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
-        for name in images {
-            // A name may put the demo picture in a subfolder: "trip/02-sunset.jpg".
-            let target = folder.appendingPathComponent("images/\(name)")
-            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: demoImages.appendingPathComponent(target.lastPathComponent), to: target)
-        }
-        let path = folder.appendingPathComponent("c.ini").path
-        let text = "[images]\npath = \(folder.appendingPathComponent("images").path)\n[autoplay]\nenabled = false\n" + ini
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        let config = try readConfiguration(path)
-        backend = OffscreenBackend(size: panel, physicalSize: physicalSize)
-        var options = Daemon.Options()
-        options.reopenDisplay = reopen
-        options.input = false
-        options.controlSocket = false
-        options.signals = false
-        options.hotplug = false
-        options.stateDirectory = stateDirectory
-        options.localClock = localClock
-        options.backlightRoot = backlightRoot
-        options.prepare = prepare
-        let clock = Clock()
-        clock.now = now
-        self.clock = clock
-        daemon = try Daemon(config: config, path: path, backend: given ?? backend, options: options, clock: { clock.now })
-    }
-
-    final class Clock: @unchecked Sendable { var now: Int64 = 0 }
-    private let clock: Clock
-
-    /// Moves the clock on and runs the loop's pass.
-    func advance(ms: Int64) {
-        now += ms * 1000
-        clock.now = now
-        daemon.step(now: now)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: folder) }
-}
 
 @Suite("The daemon on the offscreen display, manual clock") struct DaemonRoomTests {
     @Test func thePanelsPhysicalSizeReachesTheSlopThroughTheProtocol() throws {
@@ -477,14 +425,3 @@ final class OffscreenDaemon {
     }
 }
 
-extension ItemCache {
-    /// The real decode, each waiting until `gate` is signalled (once
-    /// signalled, every decode runs).
-    static func held(by gate: DispatchSemaphore) -> Prepare {
-        { path, settings in
-            gate.wait()
-            gate.signal()
-            return try ItemCache.prepare(path: path, settings: settings)
-        }
-    }
-}
