@@ -26,10 +26,11 @@ final class ControlService: LoopService {
         let gids = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)
         do {
             server = if let fd = ControlServer.socketActivationDescriptor() {
-                try ControlServer(adopting: fd, allowUIDs: uids, allowGIDs: gids, maxClients: c.maxClients, log: logLine)
+                try ControlServer(adopting: fd, allowUIDs: uids, allowGIDs: gids, maxClients: c.maxClients, log: logLine,
+                                  clock: daemon.clock)
             } else {
                 try ControlServer(path: c.socket, mode: mode_t(c.mode), group: c.group, allowUIDs: uids, allowGIDs: gids,
-                                  maxClients: c.maxClients, log: logLine)
+                                  maxClients: c.maxClients, log: logLine, clock: daemon.clock)
             }
         } catch {
             log(.warning, "no control socket: \(error)")
