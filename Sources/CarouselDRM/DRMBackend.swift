@@ -32,15 +32,15 @@ public final class DRMBackend: DisplayBackend {
     public let driverName: String
     public let connectorName: String
     /// The mode on screen (it changes when `reprobe` re-modesets).
-    public private(set) var mode: DRMMode
-    public private(set) var panelRotation: PanelOrientation
+    public internal(set) var mode: DRMMode
+    public internal(set) var panelRotation: PanelOrientation
     /// The panel's size in millimetres as the connector reports it (EDID);
     /// nil when it gives none.
-    public private(set) var physicalSize: PhysicalSize?
+    public internal(set) var physicalSize: PhysicalSize?
     /// Whether the connector had a display at the last look (`reprobe`).
-    public private(set) var isConnected = true
+    public internal(set) var isConnected = true
     /// Whether the CRTC is lit (`setPower`).
-    public private(set) var isPoweredOn = true
+    public internal(set) var isPoweredOn = true
     /// The card's device number (`st_rdev`), which udev's events name
     /// (`udev_device_get_devnum`): whether a removed card is this one.
     public var deviceNumber: UInt64 {
@@ -73,38 +73,38 @@ public final class DRMBackend: DisplayBackend {
     /// line has no priority prefix. Default: standard error with `<4>`.
     public var warn: (String) -> Void = { writeStandardError("<4>carouseld: \($0)") }
 
-    private let device: DRMDevice
-    private let pipe: Pipe
-    private var interface: KMSInterface
-    private var modeRequest: DRMModeRequest?
+    let device: DRMDevice
+    let pipe: Pipe
+    var interface: KMSInterface
+    var modeRequest: DRMModeRequest?
     /// The CRTC as we found it, put back by `restore`.
-    private let saved: DRMDevice.CRTCState
+    let saved: DRMDevice.CRTCState
     /// The two buffers of this generation.
-    private var buffers: [DumbBuffer]
+    var buffers: [DumbBuffer]
     /// The buffer on screen (`nil` while the screen still shows `retired`),
     /// and the one presented whose flip has not completed.
-    private var front: Int? = 0
-    private var pending: Int?
+    var front: Int? = 0
+    var pending: Int?
     /// The framebuffer on screen (a buffer's own or one of its windows), and
     /// the one the flip in flight shows: neither may be removed.
-    private var shownFramebuffer: UInt32
-    private var pendingFramebuffer: UInt32 = 0
+    var shownFramebuffer: UInt32
+    var pendingFramebuffer: UInt32 = 0
     /// Buffers of an earlier generation that may still be on screen: freed
     /// by the first flip that takes them off (removing a framebuffer being
     /// scanned out turns the CRTC off). One, or two after a flip that did
     /// not complete in time (either may be on screen).
-    private var retired: [DumbBuffer] = []
+    var retired: [DumbBuffer] = []
     /// Changes whenever the buffers are made anew (`ScanoutBuffer.generation`).
-    public private(set) var generation = 0
+    public internal(set) var generation = 0
     /// Set once the driver refused a window: no room is granted any more.
-    public private(set) var windowsRefused = false
+    public internal(set) var windowsRefused = false
     /// Whether `present` refuses windows outside the buffer itself (a bug in
     /// the caller) before the kernel sees them. `drm-test` turns it off to
     /// let the kernel's own check refuse one, as an unknown driver's would.
     public var checksWindowBounds = true
-    private var presented = 0
-    private let flips = FlipLog()
-    private var restored = false
+    var presented = 0
+    let flips = FlipLog()
+    var restored = false
 
     /// How long `restore` and a re-modeset wait for a flip in flight: a flip
     /// cannot be cancelled, and its buffer must not be freed before it is
@@ -193,7 +193,7 @@ public final class DRMBackend: DisplayBackend {
     // MARK: DisplayBackend
 
     /// The buffer `acquire` hands out: the one not on screen.
-    private var freeIndex: Int { front.map { 1 - $0 } ?? 0 }
+    var freeIndex: Int { front.map { 1 - $0 } ?? 0 }
 
     public func acquire() -> ScanoutBuffer? {
         guard !restored, isPoweredOn, pending == nil, buffers.count == 2, let pixels = buffers[freeIndex].pixels else { return nil }
@@ -234,7 +234,7 @@ public final class DRMBackend: DisplayBackend {
     /// memory refused them and panel-sized ones (or, failing that, the old
     /// ones again) were made instead. Everything not on screen is freed
     /// first so that the new buffers fit where the old ones were.
-    private func remake(extent: PixelSize) -> Bool {
+    func remake(extent: PixelSize) -> Bool {
         let settled = waitForPendingFlip()
         var onScreen: DumbBuffer?
         retired = (buffers + retired).filter { b in
@@ -278,7 +278,7 @@ public final class DRMBackend: DisplayBackend {
     /// Withdraws the room after the driver refused `window` (`error`): no
     /// room is granted any more, the buffers go back to the panel's size (a
     /// new generation), and the screen keeps the last frame.
-    private func refuseWindow(_ window: PixelPoint, _ error: DisplayError) -> DisplayError {
+    func refuseWindow(_ window: PixelPoint, _ error: DisplayError) -> DisplayError {
         windowsRefused = true
         if buffers.count != 2 || buffers[0].extent != panelSize { _ = remake(extent: panelSize) }
         return DisplayError("\(devicePath) (\(driverName)) cannot show a window at \(window) of a longer buffer: \(error.message)",
@@ -354,7 +354,7 @@ public final class DRMBackend: DisplayBackend {
     }
 
     /// Promotes the pending buffer to the screen once its event came.
-    private func completeFlip() -> Bool {
+    func completeFlip() -> Bool {
         guard let p = pending, flips.completed >= presented else { return false }
         front = p
         pending = nil
@@ -371,7 +371,7 @@ public final class DRMBackend: DisplayBackend {
 
     /// Waits (polling the descriptor) for the frame in flight, if any;
     /// `false` if it did not complete in time.
-    private func waitForPendingFlip() -> Bool {
+    func waitForPendingFlip() -> Bool {
         let deadline = MonotonicClock.now() + Int64(Self.flipTimeoutMilliseconds) * 1000
         while pending != nil {
             let left = Int((deadline - MonotonicClock.now()) / 1000)
@@ -445,249 +445,5 @@ public final class DRMBackend: DisplayBackend {
         for r in retired { r.release() }
         retired = []
         device.descriptor.close()
-    }
-
-    // MARK: hotplug
-
-    /// Looks at the connector again after a hotplug event (udev "drm"
-    /// change). Re-modesets when the display came back after being
-    /// unplugged, when the mode to use changed (another monitor, another
-    /// preferred mode) or when the link went bad; buffers are reallocated
-    /// at the new size.
-    ///
-    /// Returns `true` if it re-modeset: `panelSize` may have changed, a frame
-    /// in flight was completed or dropped, the screen is black (new size) or
-    /// shows the last frame, and a new frame should be drawn in full.
-    /// Returns `false` when nothing needs doing, including while the display
-    /// is unplugged (`isConnected` is then `false`).
-    public func reprobe() throws(DisplayError) -> Bool {
-        // Off, a re-modeset would light the display up: the mode is kept,
-        // and the caller looks again once it is on.
-        guard !restored, isPoweredOn else { return false }
-        let c = try device.connector(pipe.connector, probe: true)
-        guard c.status != .disconnected else {
-            isConnected = false
-            return false
-        }
-        let cameBack = !isConnected
-        isConnected = true
-        panelRotation = c.properties.panelOrientation ?? .normal
-        physicalSize = Self.physicalSize(c)
-        guard !c.modes.isEmpty else { return false }  // no EDID yet: keep what we have
-        var wanted = DRMMode.choose(modeRequest, from: c.modes)
-        if wanted == nil, let modeRequest {
-            wanted = DRMMode.choose(nil, from: c.modes)
-            warn("connector \(connectorName) has no mode \(modeRequest) any more; using \(wanted!.name)")
-        }
-        guard let wanted else { return false }
-        // DRM_MODE_LINK_STATUS_BAD: the kernel asks for a modeset to retrain the link.
-        let linkBad = c.properties["link-status"]?.value == 1
-        guard cameBack || wanted != mode || linkBad else { return false }
-        try remodeset(wanted)
-        return true
-    }
-
-    private static func physicalSize(_ c: DRMDevice.Connector) -> PhysicalSize? {
-        c.widthMM > 0 && c.heightMM > 0 ? PhysicalSize(widthMillimetres: c.widthMM, heightMillimetres: c.heightMM) : nil
-    }
-
-    /// Switches to the mode `request` names (`nil`: the preferred one), as a
-    /// configuration reload asks; it also becomes the mode `reprobe` keeps.
-    /// Returns `true` if it re-modeset (see `reprobe`), `false` if the mode
-    /// is already on screen. Throws, changing nothing, if the connector has
-    /// no such mode.
-    public func changeMode(to request: DRMModeRequest?) throws(DisplayError) -> Bool {
-        guard !restored else { return false }
-        let c = try device.connector(pipe.connector, probe: false)
-        guard let wanted = DRMMode.choose(request, from: c.modes) else {
-            throw DisplayError("connector \(connectorName) on \(devicePath) has no mode \(request.map { "\($0)" } ?? "at all")",
-                               hint: "modes: \(DRMMode.listing(c.modes).joined(separator: " "))")
-        }
-        modeRequest = request
-        // Off, it becomes the mode `reprobe` sets once the display is on again.
-        guard wanted != mode, isPoweredOn else { return false }
-        try remodeset(wanted)
-        return true
-    }
-
-    /// A mode of the same size keeps the buffers, their window room and
-    /// their generation (a refresh rate or a retrained link changes no
-    /// pixel); another size makes panel-sized buffers, a new generation with
-    /// no room (the renderer asks again for the new size).
-    private func remodeset(_ newMode: DRMMode) throws(DisplayError) {
-        _ = waitForPendingFlip()
-        let size = PixelSize(width: newMode.width, height: newMode.height)
-        if buffers.count == 2, size == buffers[0].size {
-            // What is on screen stays there: its window, or, when the buffers
-            // were just made anew (room for slides) and no frame went to
-            // them yet, the earlier buffer still showing. New buffers are not
-            // cleared: one nothing was written into must not be shown.
-            try interface.modeset(shownFramebuffer, mode: newMode)
-            // The modeset took every other framebuffer off the screen.
-            retired.removeAll { r in
-                if r.owns(shownFramebuffer) { return false }
-                r.release()
-                return true
-            }
-        } else {
-            var fresh: [DumbBuffer] = []
-            do {
-                for i in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size, cleared: i == 0)) }
-            } catch {
-                // Video memory may not hold both sizes: give the old buffers
-                // up first (the screen goes dark until the modeset).
-                fresh = []
-                for b in buffers { b.release() }
-                buffers = []
-                for r in retired { r.release() }
-                retired = []
-                generation += 1
-                for i in 0..<2 { fresh.append(try DumbBuffer(device: device, size: size, cleared: i == 0)) }
-            }
-            try interface.modeset(fresh[0].framebuffer, mode: newMode)
-            let old = buffers + retired
-            buffers = fresh
-            front = 0
-            retired = []
-            shownFramebuffer = fresh[0].framebuffer
-            generation += 1
-            for b in old { b.release() }  // no longer shown
-        }
-        mode = newMode
-    }
-
-    // MARK: choosing the card, connector and CRTC
-
-    /// Opens `path`, or else the first card with a connected display (named
-    /// `connector`, if given), and picks the connector.
-    private static func openCard(_ path: String?, connector name: String?) throws(DisplayError) -> (DRMDevice, DRMDevice.Connector) {
-        let paths: [String]
-        if let path {
-            paths = [path]
-        } else {
-            paths = DRMDevice.cardPaths()
-            guard !paths.isEmpty else { throw DRMErrors.noDevice(DRMDevice.directory) }
-        }
-        var seen: [String] = []  // "card0 HDMI-A-1 (disconnected)" for the error
-        var namedButDisconnected = false
-        for p in paths {
-            let device = try DRMDevice(path: p)
-            guard let resources = try? device.resources() else {
-                if path != nil {
-                    throw DisplayError("\(p) (\(device.driver.name)) has no display outputs",
-                                       hint: "a render-only device: 'carouseld probe' lists the cards with outputs")
-                }
-                continue
-            }
-            let card = String(p.split(separator: "/").last ?? Substring(p))
-            var connectors: [DRMDevice.Connector] = []
-            for id in resources.connectors {
-                if let c = try? device.connector(id) { connectors.append(c) }
-            }
-            for c in connectors { seen.append("\(card) \(c.name) (\(c.status.rawValue))") }
-            if let name {
-                if let c = connectors.first(where: { DRMConnectorName.matches(name, $0.name) }) {
-                    // A connector named in the configuration is taken unless
-                    // known to be unplugged (some panels report "unknown").
-                    if c.status != .disconnected { return (device, c) }
-                    namedButDisconnected = true
-                }
-            } else if let c = connectors.first(where: { $0.status == .connected }) {
-                return (device, c)
-            }
-        }
-        let place = path ?? DRMDevice.directory
-        if let name, !namedButDisconnected {
-            throw DisplayError("no connector named \(name) on \(place)",
-                               hint: seen.isEmpty ? "no connectors at all" : "connectors: \(seen.joined(separator: ", "))")
-        }
-        throw DRMErrors.noDisplayConnected(name.map { "\($0) on \(place)" } ?? place, connectors: seen)
-    }
-
-    /// The CRTC to drive `connector`: the one driving it now (fbcon's, so
-    /// that restoring is exact), else the first its encoders can use.
-    private static func findCRTC(_ device: DRMDevice, _ resources: DRMDevice.Resources,
-                                 _ connector: DRMDevice.Connector) -> (UInt32, Int)? {
-        if connector.encoder != 0, let e = device.encoder(connector.encoder), e.crtc != 0,
-           let i = resources.crtcs.firstIndex(of: e.crtc) {
-            return (e.crtc, i)
-        }
-        for id in connector.possibleEncoders {
-            guard let e = device.encoder(id) else { continue }
-            for (i, crtc) in resources.crtcs.enumerated() where i < 32 && e.possibleCRTCs & (1 << UInt32(i)) != 0 {
-                return (crtc, i)
-            }
-        }
-        return nil
-    }
-
-    private static func makeInterface(_ requested: DRMAPI, device: DRMDevice, pipe: Pipe,
-                                      warnings: inout [String]) throws(DisplayError) -> KMSInterface {
-        if requested == .legacy { return LegacyInterface(device: device, pipe: pipe) }
-        // Atomic needs universal planes (the primary plane as an object) first.
-        let atomic = device.setClientCapability(DRM_CLIENT_CAP_UNIVERSAL_PLANES)
-            && device.setClientCapability(DRM_CLIENT_CAP_ATOMIC)
-        if requested == .atomic {
-            guard atomic else {
-                throw DisplayError("\(device.path) (\(device.driver.name)) does not support atomic modesetting",
-                                   hint: "use [display] api = legacy or auto")
-            }
-            return try AtomicInterface(device: device, pipe: pipe)
-        }
-        guard atomic else { return LegacyInterface(device: device, pipe: pipe) }
-        do {
-            return try AtomicInterface(device: device, pipe: pipe)
-        } catch {
-            warnings.append("\(error); using the legacy interface")
-            return LegacyInterface(device: device, pipe: pipe)
-        }
-    }
-
-    // MARK: waiting for a display
-
-    /// Whether waiting can cure `error` from `init`: no DRM device yet (the
-    /// driver loads after carouseld at boot) or no display connected. The
-    /// daemon then logs once and retries on the next udev "drm" event (or
-    /// with `waitForConnector`) instead of exiting into a restart loop.
-    public static func isWorthWaiting(_ error: DisplayError) -> Bool {
-        switch error.reason {
-        case .noDevice, .notConnected: return true
-        case .permission, .busy, .gone, .windowRefused, .other: return false
-        }
-    }
-
-    /// Blocks until a display is connected (to `device`/`connector` if
-    /// given), checking every `interval` seconds: for startup, before the
-    /// event loop runs. Returns the card and connector found ("/dev/dri/card0
-    /// HDMI-A-1"), or `nil` once `shouldStop` returns `true` (checked each
-    /// round, e.g. a signalfd with a pending SIGTERM).
-    public static func waitForConnector(device: String? = nil, connector: String? = nil, interval: Double = 2,
-                                        shouldStop: () -> Bool = { false }) -> String? {
-        while !shouldStop() {
-            if let found = DRMProbe.connectedDisplay(device: device, connector: connector) { return found }
-            // A signal restarts the pause (the helper retries EINTR): harmless here.
-            _ = try? systemCall("poll") { poll(nil, 0, Int32(clamping: Int(interval * 1000))) }
-        }
-        return nil
-    }
-
-    /// Waits (blocking, for tools) for the frame in flight as the daemon's
-    /// loop would: poll the descriptor, then `dispatch` until it reports the flip.
-    public func waitForFlip(timeoutMilliseconds: Int32) throws(DisplayError) {
-        guard let fd = fileDescriptor else { return }
-        while true {
-            var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready: Int32
-            do {
-                ready = try systemCall("poll") { poll(&request, 1, timeoutMilliseconds) }
-            } catch {
-                throw DisplayError("waiting for a page flip on \(devicePath): \(error)")
-            }
-            guard ready > 0 else {
-                throw DisplayError("no page-flip event within \(timeoutMilliseconds) ms on \(devicePath)",
-                                   hint: "the driver did not complete the flip; try --api legacy")
-            }
-            if try dispatch() { return }
-        }
     }
 }
