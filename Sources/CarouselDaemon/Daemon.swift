@@ -22,50 +22,6 @@ import Glibc
 /// that take events, status), and frames are drawn when the picture
 /// changed, paced by `FramePacer` (Frames.swift).
 public final class Daemon {
-    /// What the daemon opens besides the display. Tests on the offscreen
-    /// display turn off what needs a seat, a socket path or signals.
-    public struct Options: Sendable {
-        /// libinput on `[input] seat`.
-        public var input = true
-        /// The control socket at `[control] socket` (or systemd's).
-        public var controlSocket = true
-        /// SIGTERM, SIGINT and SIGHUP through a signalfd (blocked for the
-        /// calling thread and the threads it starts).
-        public var signals = true
-        /// udev's display hotplug events, for a display that names its
-        /// device (`DisplayBackend.hotplugDevice`).
-        public var hotplug = true
-        /// Opens the display again after its device went away and a card
-        /// appeared (`displayMayBeBack`); nil: a display that went away
-        /// stays away (`carouseld run` passes the DRM display the
-        /// configuration names).
-        public var reopenDisplay: (@Sendable (Configuration) throws -> DisplayBackend)?
-        /// Local time for `[power] schedule`; nil: the system's.
-        public var localClock: LocalClock?
-        /// CLOCK_MONOTONIC when the process started (µs), for the
-        /// "first frame ... ms after start" lines.
-        public var startedAt: Int64?
-        /// CLOCK_MONOTONIC when `run` began (µs): how much of the start
-        /// went before it is said once, with the first picture.
-        public var enteredMain: Int64?
-        /// Where the picture on screen is kept across restarts (`[images]
-        /// resume`); nil keeps none. `carouseld run` passes systemd's
-        /// `$STATE_DIRECTORY` or /var/lib/carouseld (`stateDirectory(environment:)`).
-        public var stateDirectory: String?
-        /// Reads, decodes and scales a picture for the cache; nil: the real
-        /// one (`ItemCache.prepare`). A seam for tests that hold a decode in flight.
-        public var prepare: ItemCache.Prepare?
-        /// Where the kernel lists backlights (`carouseld run`:
-        /// /sys/class/backlight); nil drives none.
-        public var backlightRoot: String?
-        public init() {}
-
-        /// `$STATE_DIRECTORY`'s first path, else /var/lib/carouseld.
-        public static func stateDirectory(environment value: String?) -> String {
-            PositionStore.directory(environment: value)
-        }
-    }
-
     /// The configuration running now (after reloads and `set` requests).
     public internal(set) var config: Configuration
     /// The file `reload` and SIGHUP read again.
@@ -428,60 +384,5 @@ public final class Daemon {
     func publishEvent(_ name: String, _ fields: @autoclosure () -> [String: JSONValue], perFrame: Bool = false) {
         if !perFrame { tell(.stateChanged) }
         services.publish(perFrame: perFrame) { controlEventLine(name, fields()) }
-    }
-
-    /// Carries out one routed input event.
-    public func carryOut(_ routed: RoutedInput) {
-        if takenByDisplayPower(routed) { return }
-        switch routed {
-        case let .touch(input, time):
-            feed(input, at: time)
-        case let .command(command):
-            if let error = perform(command) { log(.info, "key ignored: \(error)") }
-        case let .touchscreenAdded(info, size):
-            log(.info, InputRouter.added(info))
-            touchscreen = .touchscreen(id: info.id, name: info.name, size: size)
-            relayout()
-        case let .touchscreenRemoved(info):
-            log(.info, InputRouter.removed(info))
-            model.forget(device: info.id)
-            if case .touchscreen(info.id, _, _)? = touchscreen {
-                touchscreen = nil
-                relayout()
-            }
-        case let .note(line):
-            log(.info, line)
-        }
-    }
-
-    /// Feeds a touch (layout pixels) at its own time stamp (µs).
-    public func feed(_ input: TouchInput, at time: Int64) {
-        power.modelSaw(input)
-        deliver(model.handle(input, at: Timestamp(microseconds: time), device: device(of: input)))
-    }
-
-    /// The key under which the gesture stage learns a panel's sample rate and
-    /// noise: the pointer apart from the touchscreen (its input ids are the
-    /// seat's slots, which do not say which device; the layout follows one
-    /// touchscreen, the latest added).
-    private func device(of input: TouchInput) -> Int {
-        if input.touchID == InputRouter.pointerID { return -1 }
-        if case .touchscreen(let device, _, _)? = touchscreen { return device }
-        return 0
-    }
-
-    /// Carries out a command now; the model's refusal, if it refused.
-    public func perform(_ command: CarouselCommand) -> CommandError? {
-        let now = Timestamp(microseconds: clock())
-        // What happened up to now is delivered first, also when the command
-        // is refused (a refusal returns no events).
-        deliver(model.advance(to: now))
-        switch model.perform(command, at: now) {
-        case .success(let events):
-            deliver(events)
-            return nil
-        case .failure(let error):
-            return error
-        }
     }
 }
