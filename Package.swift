@@ -34,7 +34,7 @@ let package = Package(
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquittoLoader",
+                "CarouselMQTT", "CMosquittoLoader", "CarouselCalibration",
             ]
         ),
         .executableTarget(

@@ -49,58 +49,17 @@ struct InputTest: ParsableCommand {
 
     func run() throws {
         if verbose { Log.threshold = .debug }
-        let context: InputContext
-        do {
-            context = try InputContext(seat: seat, panelSize: InputPanelSize(parsing: size)!,
-                                       logPriority: verbose ? .debug : .error, log: InputLog.write)
-            if let calibration {
-                let numbers = calibration.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
-                guard numbers.allSatisfy({ $0 != nil }) else {
-                    throw ValidationError("--calibration: expected six numbers, not '\(calibration)'")
-                }
-                try context.setCalibration(numbers.map { $0! })
+        var dump = InputEventDump(panel: InputPanelSize(parsing: size)!, microseconds: UInt64(seconds * 1_000_000))
+        dump.seat = seat
+        dump.verbose = verbose
+        if let calibration {
+            let numbers = calibration.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
+            guard numbers.allSatisfy({ $0 != nil }) else {
+                throw ValidationError("--calibration: expected six numbers, not '\(calibration)'")
             }
-        } catch let error as InputError {
-            printError("carouseld: \(error)")
-            throw ExitCode(1)
+            dump.calibration = numbers.map { $0! }
         }
-
-        let deadline = InputEvent.now() + UInt64(seconds * 1_000_000)
-        var ready = false
-        while true {
-            let events: [InputEvent]
-            do {
-                events = try context.dispatch()
-            } catch {
-                printError("carouseld: \(error)")
-                throw ExitCode(1)
-            }
-            let now = InputEvent.now()
-            var out = ""
-            for event in events { out += event.jsonLine(now: now) + "\n" }
-            if !ready {
-                ready = true
-                let count = context.currentDevices.count
-                if count == 0 { log(.warning, InputProbe.emptySeatHint(seat: seat)) }
-                out += JSONValue.fields([JSONField("t", .int(Int(now))), JSONField("type", "ready"), JSONField("seat", .string(seat)),
-                                         JSONField("devices", .int(count))]).encoded + "\n"
-            }
-            if !out.isEmpty { writeAll(1, out) }
-            guard now < deadline else { break }
-            try waitReadable(context.fileDescriptor, microseconds: deadline - now)
-        }
-    }
-}
-
-/// Waits until `fd` is readable or the time is up (poll(2)).
-private func waitReadable(_ fd: Int32, microseconds: UInt64) throws {
-    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    let ms = Int32(min((microseconds + 999) / 1000, 60_000))
-    do {
-        _ = try attemptSystemCall("poll") { poll(&entry, 1, ms) }
-    } catch {
-        printError("carouseld: input-test: \(error)")
-        throw ExitCode(1)
+        guard dump.run() else { throw ExitCode(1) }
     }
 }
 
