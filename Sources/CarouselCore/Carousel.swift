@@ -128,6 +128,10 @@ public struct Carousel: Sendable {
         var reportedMoving = false
         var reportedIndex: Int
         var reportedZoom: ZoomView?
+        /// Which way the content moved last since the last take (see `CarouselEffects.heading`).
+        var heading: Int?
+        /// The heading the last take reported.
+        var reportedHeading: Int?
     }
 
     /// What brought the carousel to rest, for the autoplay deadline.
@@ -337,8 +341,9 @@ public struct Carousel: Sendable {
         effects.selected = outbox.selected
         effects.longPressed = outbox.longPressed
         effects.prefetch = outbox.prefetch
+        if let heading = outbox.heading, heading != outbox.reportedHeading { effects.heading = heading }
         outbox = Outbox(reportedShownOffset: shown, reportedMoving: moving, reportedIndex: reportedIndex,
-                        reportedZoom: zoomed)
+                        reportedZoom: zoomed, reportedHeading: outbox.heading ?? outbox.reportedHeading)
         outbox.layoutChanged = false
         return effects
     }

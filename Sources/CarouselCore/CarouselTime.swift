@@ -177,6 +177,7 @@ extension Carousel {
     /// differs from the last one reported.
     mutating func reportScroll(at time: Timestamp, into events: inout [CarouselEvent]) {
         let x = offset(at: time)
+        noteHeading(from: reportedOffset, to: x)
         let shown = displayOffset(x)
         if shown != displayOffset(reportedOffset) {
             events.append(CarouselEvent(time: time, kind: .didScroll(offset: shown)))
@@ -187,5 +188,17 @@ extension Carousel {
             reportedIndex = index
             events.append(CarouselEvent(time: time, kind: .currentItemIndexDidChange(index: index)))
         }
+    }
+
+    /// Which way the content moved from `a` to `b` (unwrapped offsets): only
+    /// while it moves or follows a finger, and with wrap the shorter way round.
+    mutating func noteHeading(from a: Double, to b: Double) {
+        guard isMoving || isDragging else { return }
+        var d = b - a
+        if settings.wrap, lattice.count > 0 {
+            let n = Double(lattice.count)
+            d -= n * (d / n).rounded()
+        }
+        if d != 0 { outbox.heading = d > 0 ? 1 : -1 }
     }
 }

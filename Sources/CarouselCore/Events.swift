@@ -202,15 +202,22 @@ public struct CarouselEffects: Equatable, Sendable {
     /// page of a settle or an animation, where momentum or a bounce comes to
     /// rest), leading first: decode them ahead. Empty when no motion started.
     public var prefetch: [Int] = []
+    /// Which way the content last moved, when that changed since the last
+    /// take: +1 forward (towards higher offsets), -1 back; with wrap the
+    /// shorter way round. Only motion and dragging count (a carousel coming
+    /// to rest past the wrap seam folds its offset back, which is no
+    /// motion). Decoding ahead looks that way.
+    public var heading: Int?
 
     public init(needsFrame: Bool = false, moving: Bool? = nil, indexChanged: Int? = nil, selected: Int? = nil,
-                longPressed: Int? = nil, prefetch: [Int] = []) {
+                longPressed: Int? = nil, prefetch: [Int] = [], heading: Int? = nil) {
         self.needsFrame = needsFrame
         self.moving = moving
         self.indexChanged = indexChanged
         self.selected = selected
         self.longPressed = longPressed
         self.prefetch = prefetch
+        self.heading = heading
     }
 }
 

@@ -97,7 +97,7 @@ extension Daemon {
     /// and the carousel is at rest: a fling across ten pictures is one
     /// write, not ten (each is an fsync on an SD card).
     func keepPosition() {
-        guard config.images.resume, position != nil, !moving, !model.isMoving else { return }
+        guard config.images.resume, position != nil, !moving else { return }
         let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
         guard let name = positionName(index), name != position?.saved else { return }
         position?.save(name)

@@ -109,10 +109,9 @@ public final class Daemon {
     var prefetchTarget: [Int] = []
     /// Presenting failed this many times in a row (logged once, then now and then).
     var presentFailures = 0
-    /// The offset of the frame on screen (NaN before the first).
-    var lastDrawnOffset = Double.nan
-    /// Which way the content last moved: +1 forward, -1 back (prefetch
-    /// looks ahead that way); the autoplay direction until something moved.
+    /// Which way the content last moved, as the model's effects say: +1
+    /// forward, -1 back (prefetch looks ahead that way); the autoplay
+    /// direction until something moved.
     public internal(set) var travel = 1
     private var running = true
     /// Sees every model event the daemon carries out, after the log and the
@@ -364,6 +363,7 @@ public final class Daemon {
 
     func apply(_ effects: CarouselEffects) {
         if effects.needsFrame { needsFrame = true }
+        if let heading = effects.heading { travel = heading }
         if let started = effects.moving {
             moving = started
             if !started { prefetchTarget = [] }

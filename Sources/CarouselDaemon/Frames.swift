@@ -18,7 +18,6 @@ extension Daemon {
         guard moving || needsFrame, !power.isOff, pacer.mayDraw(at: now) else { return }
         if windowRoomDue, !displayIsAway { applyWindowRoom() }
         let x = model.offset(at: Timestamp(microseconds: now))
-        noteTravel(to: x)
         // A crossfade shows the pictures at both ends: those it fades out
         // are asked for with the ones it fades in (the motion's heading).
         let crossfade = model.crossfade(at: Timestamp(microseconds: now))
@@ -29,7 +28,6 @@ extension Daemon {
         }
         guard let buffer = backend.acquire() else { return }
         holdUntil = 0
-        lastDrawnOffset = x
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         let zoom = zoomLayer(at: Timestamp(microseconds: now))
         // While the content moves, what comes next along the way is laid out
@@ -136,19 +134,6 @@ extension Daemon {
         var wrap: Bool
     }
 
-    /// Which way the content moves, from the offset of the last frame to
-    /// `x`: only while it moves or follows a finger (a carousel coming to
-    /// rest past the wrap seam folds its offset back, which is no motion),
-    /// and the shorter way round with wrap.
-    func noteTravel(to x: Double) {
-        guard lastDrawnOffset.isFinite, moving || model.isDragging else { return }
-        var d = x - lastDrawnOffset
-        if config.carousel.wrap, album.count > 0 {
-            let n = Double(album.count)
-            d -= n * (d / n).rounded()
-        }
-        if d != 0 { travel = d > 0 ? 1 : -1 }
-    }
 
     /// Asks the display for buffers one screen longer along the panel axis,
     /// so that a slide moves the scan-out window rather than the pixels:

@@ -189,4 +189,28 @@ import CarouselCore
         rig.down(500, 300)                      // a finger stops the drift
         #expect(rig.model.takeEffects().moving == false)
     }
+
+    @Test func theHeadingIsReportedWhenTheWayTheContentMovesChanges() {
+        var rig = idleRig()
+        rig.down(500, 300)
+        rig.at(10); rig.move(480, 300)
+        rig.at(20); rig.move(400, 300)          // finger left: the content goes forward
+        #expect(rig.model.takeEffects().heading == 1)
+        rig.at(30); rig.move(350, 300)
+        #expect(rig.model.takeEffects().heading == nil, "still forward: nothing new to say")
+        rig.at(40); rig.move(450, 300)          // back the other way
+        #expect(rig.model.takeEffects().heading == -1)
+        rig.up()
+        rig.settle()
+        _ = rig.model.takeEffects()
+        // Backwards across the wrap seam (0 to the last item) is still backwards, and coming to rest
+        // there (the offset folded back into 0..<count) is no motion.
+        var back = idleRig()
+        back.swipe(from: 300, to: 400, ms: 40)
+        #expect(back.model.takeEffects().heading == -1)
+        var reports: [CarouselEffects] = []
+        back.run(for: 2000) { r in reports.append(r.model.takeEffects()) }
+        #expect(back.offset == 4)
+        #expect(reports.allSatisfy { $0.heading == nil }, "\(reports.compactMap(\.heading))")
+    }
 }
