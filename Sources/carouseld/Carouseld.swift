@@ -105,13 +105,8 @@ struct Simulate: ParsableCommand {
             // The script's size is the layout; the PNG is what the panel shows.
             let panel = rotation == .clockwise90 || rotation == .clockwise270
                 ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
-            if painter == nil {
-                painter = FramePainter(panel: panel, rotation: rotation, settings: effective.carousel,
-                                       style: effective.renderStyle, paths: paths,
-                                       maxPixels: effective.images.maxPixels, budgetBytes: effective.cacheBytes(screen: PixelSize(width: w, height: h)),
-                                       // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
-                                       caption: Layout(config: effective, backend: OffscreenBackend(size: panel)).captioning(effective))
-            }
+            // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
+            if painter == nil { painter = Layout.stillPainter(effective, panel: panel, paths: paths) }
             let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
                                                    page: request.snapshot.page, pageCount: request.model.numberOfPages,
                                                    crossfade: request.model.crossfade(at: request.time),

@@ -88,43 +88,13 @@ struct Render: ParsableCommand {
         } catch {
             log(.warning, "\(error)")
         }
-        let logical = configuration.rotation.logicalSize(panelWidth: mode.width, panelHeight: mode.height)
-        let layout = Layout(config: configuration, backend: OffscreenBackend(size: PixelSize(width: mode.width, height: mode.height)))
-        let painter = FramePainter(panel: PixelSize(width: mode.width, height: mode.height),
-                                   rotation: configuration.rotation, settings: configuration.carousel,
-                                   style: configuration.renderStyle, paths: paths,
-                                   maxPixels: configuration.images.maxPixels, budgetBytes: configuration.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
-                                   caption: layout.captioning(configuration))
-        painter.stamp = layout.clockStamp(configuration, hour: time.hour, minute: time.minute)
-        if paths.isEmpty { log(.info, "no images to show in \(configuration.images.path)") }
-        // Every file is tried first: the offset counts pictures that show,
-        // and every broken file is named once, whether on screen or not.
-        for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
-        // A file that changed since (or fails only at the frame's size) is
-        // skipped as met: paint again until every item on screen decoded.
-        while true {
-            let count = painter.paths.count
-            let lattice = PageLattice(count: count, settings: configuration.carousel)
-            let page = lattice.cyclePage(lattice.nearestPage(to: offset))
-            let zoomed = zoomView.map { view -> ZoomView in
-                var v = view
-                v.item = lattice.itemIndex(at: offset)
-                return v
-            }
-            let fade = crossfade.map { Crossfade(from: offset, to: offset + 1, fraction: $0) }
-            let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount,
-                                                  crossfade: fade, zoom: zoomed)
-            if failures.isEmpty {
-                do {
-                    try frame.writePNG(to: out)
-                } catch {
-                    printError("carouseld: \(error)")
-                    throw ExitCode(1)
-                }
-                return
-            }
-            for failure in failures { log(.warning, "skipping \(failure.message)") }
-            painter.remove(failures.map(\.path))
+        let frame = Layout.still(configuration, panel: PixelSize(width: mode.width, height: mode.height), paths: paths,
+                                 offset: offset, clock: time, zoom: zoomView, crossfade: crossfade)
+        do {
+            try frame.writePNG(to: out)
+        } catch {
+            printError("carouseld: \(error)")
+            throw ExitCode(1)
         }
     }
 }

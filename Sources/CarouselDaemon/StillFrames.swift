@@ -1,0 +1,54 @@
+import CarouselConfig
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+
+/// Frames painted without a display or a loop, as the daemon would show
+/// them: `carouseld render` (one frame at an offset) and `carouseld
+/// simulate`'s `frame` steps.
+extension Layout {
+    /// A painter of `config`'s pictures on a panel of `panel` pixels, with
+    /// its layout, style, cache budget and captions.
+    public static func stillPainter(_ config: Configuration, panel: PixelSize, paths: [String]) -> FramePainter {
+        let logical = config.rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
+        let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
+        return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
+                            paths: paths, maxPixels: config.images.maxPixels,
+                            budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
+                            caption: layout.captioning(config))
+    }
+
+    /// The frame `config` shows on a `panel` at `offset` (items), with the
+    /// clock at `time`, a zoom (its item is the one at the offset) or a
+    /// crossfade to the next picture. Every file is tried first: the offset
+    /// counts pictures that show, and every broken file is named once (one
+    /// warning line each), whether on screen or not.
+    public static func still(_ config: Configuration, panel: PixelSize, paths: [String], offset: Double,
+                             clock time: (hour: Int, minute: Int), zoom: ZoomView?, crossfade: Double?) -> Frame {
+        let painter = stillPainter(config, panel: panel, paths: paths)
+        let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
+        painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
+        if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
+        for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
+        // A file that changed since (or fails only at the frame's size) is
+        // skipped as met: paint again until every item on screen decoded.
+        while true {
+            let count = painter.paths.count
+            let lattice = PageLattice(count: count, settings: config.carousel)
+            let page = lattice.cyclePage(lattice.nearestPage(to: offset))
+            let zoomed = zoom.map { view -> ZoomView in
+                var v = view
+                v.item = lattice.itemIndex(at: offset)
+                return v
+            }
+            let fade = crossfade.map { Crossfade(from: offset, to: offset + 1, fraction: $0) }
+            let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount,
+                                                  crossfade: fade, zoom: zoomed)
+            if failures.isEmpty { return frame }
+            for failure in failures { log(.warning, "skipping \(failure.message)") }
+            painter.remove(failures.map(\.path))
+        }
+    }
+}
