@@ -125,6 +125,16 @@ public enum Rotation: Int, Sendable, CaseIterable {
         }
     }
 
+    /// The logical pixel shown at panel pixel (x, y): `panel` undone.
+    public func logical(x: Int, y: Int, panelWidth: Int, panelHeight: Int) -> (x: Int, y: Int) {
+        switch self {
+        case .none: (x, y)
+        case .clockwise90: (y, panelWidth - 1 - x)
+        case .upsideDown: (panelWidth - 1 - x, panelHeight - 1 - y)
+        case .clockwise270: (panelHeight - 1 - y, x)
+        }
+    }
+
     /// The logical point under panel point (x, y) (continuous coordinates, for touch).
     public func logical(_ p: Point, panelWidth: Double, panelHeight: Double) -> Point {
         switch self {

@@ -110,10 +110,8 @@ extension ScreenWriter {
                             if strip.zoom >= 0 {
                                 drawZoomed(zooms[strip.zoom], into: row + strip.x0, stride: n * 4, x: strip.x0, y: y,
                                            width: n, height: 1, window: s)
-                            } else if let source = strip.source {
-                                memcpy(row + strip.x0, source + y * strip.stride, n * 4)
                             } else {
-                                (row + strip.x0).update(repeating: background, count: n)
+                                Self.copy(strip, line: y, into: row + strip.x0, count: n, background: background)
                             }
                         }
                     } else {
@@ -123,10 +121,9 @@ extension ScreenWriter {
                         if strip.zoom >= 0 {
                             drawZoomed(zooms[strip.zoom], into: row + rect.x0, stride: width * 4, x: rect.x0, y: y,
                                        width: width, height: 1, window: s)
-                        } else if let source = strip.source {
-                            memcpy(row + rect.x0, source + (y - strip.x0) * strip.stride + rect.x0 * 4, width * 4)
                         } else {
-                            (row + rect.x0).update(repeating: background, count: width)
+                            Self.copy(strip, line: y - strip.x0, offset: rect.x0, into: row + rect.x0, count: width,
+                                      background: background)
                         }
                     }
                     blend(overlay, into: row, y: y, from: rect.x0, to: rect.x1)
@@ -212,15 +209,9 @@ extension ScreenWriter {
         }
     }
 
-    /// The logical pixel shown at panel pixel (x, y): `Rotation.panel` undone.
+    /// The logical pixel shown at panel pixel (x, y).
     func logicalPixel(x: Int, y: Int) -> (x: Int, y: Int) {
-        let w = compositor.panel.width, h = compositor.panel.height
-        switch compositor.rotation {
-        case .none: return (x, y)
-        case .clockwise90: return (y, w - 1 - x)
-        case .upsideDown: return (w - 1 - x, h - 1 - y)
-        case .clockwise270: return (h - 1 - y, x)
-        }
+        compositor.rotation.logical(x: x, y: y, panelWidth: compositor.panel.width, panelHeight: compositor.panel.height)
     }
 
     /// The dots for a page, in panel pixels (computed when the page changes, not every frame).

@@ -28,17 +28,13 @@ extension ScreenWriter {
                     for y in 0..<cross {
                         let row = target.row(y)
                         for strip in strips where strip.zoom < 0 {
-                            if let source = strip.source {
-                                // Each row's stretch is a new stream for the
-                                // hardware prefetcher: ask for the one two rows on.
-                                if y + Self.prefetchRows < cross {
-                                    PixelMemory.prefetch(source + (y + Self.prefetchRows) * strip.stride,
-                                                         bytes: (strip.x1 - strip.x0) * 4)
-                                }
-                                memcpy(row + strip.x0, source + y * strip.stride, (strip.x1 - strip.x0) * 4)
-                            } else {
-                                (row + strip.x0).update(repeating: background, count: strip.x1 - strip.x0)
+                            // Each row's stretch is a new stream for the
+                            // hardware prefetcher: ask for the one two rows on.
+                            if let source = strip.source, y + Self.prefetchRows < cross {
+                                PixelMemory.prefetch(source + (y + Self.prefetchRows) * strip.stride,
+                                                     bytes: (strip.x1 - strip.x0) * 4)
                             }
+                            Self.copy(strip, line: y, into: row + strip.x0, count: strip.x1 - strip.x0, background: background)
                         }
                     }
                 }
@@ -54,17 +50,29 @@ extension ScreenWriter {
                     if strip.zoom >= 0 {
                         drawZoomed(zooms[strip.zoom], into: target.row(strip.x0), stride: target.stride, x: 0,
                                    y: strip.x0, width: cross, height: strip.x1 - strip.x0, window: s)
-                    } else if let source = strip.source {
-                        for row in strip.x0..<strip.x1 {
-                            memcpy(target.row(row), source + (row - strip.x0) * strip.stride, cross * 4)
-                        }
                     } else {
-                        for row in strip.x0..<strip.x1 { target.row(row).update(repeating: background, count: cross) }
+                        for row in strip.x0..<strip.x1 {
+                            Self.copy(strip, line: row - strip.x0, into: target.row(row), count: cross, background: background)
+                        }
                     }
                 }
             }
         }
         pixelsWritten += cross * Self.total(repaint)
+    }
+
+    /// Writes `count` pixels of `strip`'s line `line` (a row of its source,
+    /// `stride` bytes apart; from its first pixel, or `offset` pixels in) to
+    /// `destination`, or background where it has no source: the one copy
+    /// every stretch of every row goes through.
+    @inline(__always)
+    static func copy(_ strip: Strip, line: Int, offset: Int = 0, into destination: UnsafeMutablePointer<UInt32>,
+                     count: Int, background: UInt32) {
+        if let source = strip.source {
+            memcpy(destination, source + line * strip.stride + offset * 4, count * 4)
+        } else {
+            destination.update(repeating: background, count: count)
+        }
     }
 
     /// Appends to `list` where the stretch `x0..<x1` along the panel axis

@@ -40,4 +40,18 @@ import CarouselCore
         #expect(Rotation.clockwise90.combined(with: .clockwise270) == Rotation.none)
         #expect(Rotation.upsideDown.combined(with: .clockwise90) == .clockwise270)
     }
+
+    @Test func theLogicalPixelUndoesThePanelPixelForEveryTurn() {
+        for rotation in Rotation.allCases {
+            let (w, h) = (5, 3)  // the panel
+            let logical = rotation.logicalSize(panelWidth: w, panelHeight: h)
+            for y in 0..<logical.height {
+                for x in 0..<logical.width {
+                    let p = rotation.panel(x: x, y: y, panelWidth: w, panelHeight: h)
+                    #expect((0..<w).contains(p.x) && (0..<h).contains(p.y))
+                    #expect(rotation.logical(x: p.x, y: p.y, panelWidth: w, panelHeight: h) == (x, y), "\(rotation) at \(x),\(y)")
+                }
+            }
+        }
+    }
 }
