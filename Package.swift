@@ -41,8 +41,8 @@ let package = Package(
             name: "carouseld",
             dependencies: [
                 "CarouselDaemon", "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselImaging", "CarouselCalibration",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselImaging",
+                "CarouselCalibration", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -79,6 +79,10 @@ let package = Package(
         // The kernel's DRM/KMS display (libdrm).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM", "CUdev"]),
+        // The Linux framebuffer device (SPI panels, kernels without KMS): ioctls and the RGB565 row kernel in C.
+        .target(name: "CFBDev"),
+        .target(name: "CarouselFBDev", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CFBDev"]),
+        .testTarget(name: "CarouselFBDevTests", dependencies: ["CarouselFBDev", "CFBDev"]),
         .testTarget(name: "CarouselDRMTests", dependencies: ["CarouselDRM", "CarouselDisplay"]),
         // Touch, pointer and keyboard through libinput's udev backend.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),

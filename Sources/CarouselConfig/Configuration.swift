@@ -2,6 +2,8 @@ import CarouselCore
 import CarouselPlatform
 
 public enum DisplayAPI: String, Sendable, CaseIterable { case auto, atomic, legacy }
+/// `[display] backend`: the kernel's interface to the panel.
+public enum DisplayBackendKind: String, Sendable, CaseIterable { case drm, fbdev }
 /// `[images] order`. `random` is one fixed shuffle (the same after a restart);
 /// `shuffle` a new order on every pass (`Shuffle` in the album room).
 public enum ImageOrder: String, Sendable, CaseIterable { case name, mtime, random, shuffle }
@@ -33,7 +35,9 @@ public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
 }
 
 public struct DisplayConfig: Equatable, Sendable {
-    /// `nil`: the first card with a connected connector.
+    /// DRM/KMS, or the framebuffer device (SPI panels, kernels without KMS).
+    public var backend = DisplayBackendKind.drm
+    /// `nil`: the first card with a connected connector (fbdev: /dev/fb0).
     public var device: String? = nil
     /// `nil`: the first connected connector.
     public var connector: String? = nil

@@ -206,6 +206,7 @@ public enum Schema {
     // MARK: - Sections
 
     static let display: [KeySpec] = [
+        choice("display", "backend", DisplayBackendKind.self) { $0.display.backend = $1 },
         key("display", "device", "auto or a DRM device path such as /dev/dri/card0") { c, v throws(ValueError) in
             let d = autoOrValue(v)
             if let d, !d.hasPrefix("/") { throw ValueError("expected auto or an absolute path such as /dev/dri/card0") }

@@ -20,6 +20,7 @@ extension Daemon {
     /// rest and says these wait.
     public static var restartKeys: [RestartKey] {
         [
+            RestartKey("display.backend", \.display.backend),
             RestartKey("display.device", \.display.device),
             RestartKey("display.connector", \.display.connector),
             RestartKey("display.api", \.display.api),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarouselDRM
+import CarouselFBDev
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,6 +17,7 @@ struct Probe: ParsableCommand {
 
     func run() throws {
         printDisplays()
+        printFramebuffers()
         printInputDevices(seat: seat)
     }
 }
@@ -70,4 +72,12 @@ private func wrapped(_ words: [String], lead: String, indent: String) -> String 
         line += (line == lead || line == indent ? "" : " ") + w
     }
     return out + line + "\n"
+}
+
+/// The framebuffer devices, for `[display] backend = fbdev`.
+func printFramebuffers() {
+    let framebuffers = FBDevBackend.probe()
+    print("Framebuffers (fbdev):")
+    if framebuffers.isEmpty { print("  none (an SPI panel's fbtft driver, or vfb, makes one)") }
+    for line in framebuffers { print("  \(line)") }
 }

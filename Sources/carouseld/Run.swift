@@ -2,6 +2,7 @@ import ArgumentParser
 import CarouselConfig
 import CarouselDaemon
 import CarouselDisplay
+import CarouselFBDev
 import CarouselImaging
 import CarouselPlatform
 #if canImport(Glibc)
@@ -34,11 +35,7 @@ struct Run: ParsableCommand {
         options.stateDirectory = Daemon.Options.stateDirectory(environment: getenv("STATE_DIRECTORY").map { String(cString: $0) })
         // The panel's backlight goes with the panel: an offscreen run (a
         // test, a desktop) leaves the machine's own alone.
-        if display == "drm" {
-            options.backlightRoot = "/sys/class/backlight"
-            // A card that went away (driver unbound, module unloaded) is opened again when udev says one came.
-            options.reopenDisplay = { try openDRMBackend($0) }
-        }
+        if display == "drm" { options.backlightRoot = "/sys/class/backlight" }
         // "After start" counts from exec: loading the libraries and Swift's
         // runtime, and parsing arguments, are part of the wait for a picture.
         options.enteredMain = MonotonicClock.now()
@@ -53,6 +50,10 @@ struct Run: ParsableCommand {
             throw ExitCode(2)
         }
         Log.threshold = configuration.logLevel
+        if display == "drm", configuration.display.backend == .drm {
+            // A card that went away (driver unbound, module unloaded) is opened again when udev says one came.
+            options.reopenDisplay = { try openDRMBackend($0) }
+        }
         // Block the termination signals now: the wait for a display checks
         // them, and the loop reads them from a signalfd later.
         var blocked = sigset_t()
@@ -88,6 +89,16 @@ struct Run: ParsableCommand {
             return OffscreenBackend(size: PixelSize(width: mode.width, height: mode.height))
         }
         guard display == "drm" else { throw ValidationError("--display must be drm or offscreen:WIDTHxHEIGHT") }
-        return try makeDRMBackend(configuration, notifier: notifier)
+        switch configuration.display.backend {
+        case .drm:
+            return try makeDRMBackend(configuration, notifier: notifier)
+        case .fbdev:
+            do {
+                return try FBDevBackend(device: configuration.display.device)
+            } catch {
+                log(.error, "display: \(error)")
+                throw StartupExit.failure
+            }
+        }
     }
 }

@@ -92,6 +92,7 @@ GUEST_MODULES=(
   9p 9pnet_virtio                  # shared host folder
   virtio_input                     # virtio-tablet-pci pointer
   xhci_pci usbhid hid_generic      # qemu-xhci + usb-tablet pointer
+  vfb                              # a virtual framebuffer at any depth ([display] backend = fbdev at 16 bits)
   virtio_pci virtio_blk ext4 virtio_rng   # also in the initramfs (depmod-consistent set)
 )
 # Modules the initramfs insmods: what it takes to reach the root filesystem,

@@ -873,6 +873,133 @@ def zoom_pinch_and_double_tap(s, touch):
     s.stop(d)
 
 
+# Sets a framebuffer's depth through FBIOPUT_VSCREENINFO (linux/fb.h), in
+# the guest's python: 16 bits gives RGB565 on vfb (what SPI panels use).
+FB_DEPTH = ("import fcntl, struct, sys\n"
+            "f = open(sys.argv[1], 'r+b', buffering=0)\n"
+            "var = bytearray(160); fcntl.ioctl(f, 0x4600, var)\n"
+            "v = list(struct.unpack('40I', var))\n"
+            "v[0], v[1], v[2], v[3], v[6] = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])\n"
+            "var = bytearray(struct.pack('40I', *v)); fcntl.ioctl(f, 0x4601, var)\n"
+            "v = struct.unpack('40I', var)\n"
+            "print(v[0], v[1], v[6], v[8], v[9], v[11], v[12], v[14], v[15])\n")
+
+
+# The console's mode (KDGETMODE on /dev/tty0): 0 text, 1 graphics.
+KD_MODE = ("import array, fcntl\n"
+           "m = array.array('i', [0]); fcntl.ioctl(open('/dev/tty0', 'rb'), 0x4B3B, m)\n"
+           "print(m[0])\n")
+
+
+def rgb565_to_rgb(data, width, height, line, red_low=False):
+    """RGB bytes of a little-endian RGB565 framebuffer (BGR565 with
+    `red_low`), each channel widened to 8 bits as a panel shows it."""
+    out = bytearray(width * height * 3)
+    k = 0
+    for y in range(height):
+        row = data[y * line:y * line + width * 2]
+        for x in range(width):
+            v = row[2 * x] | (row[2 * x + 1] << 8)
+            r, g, b = (v >> 11) & 31, (v >> 5) & 63, v & 31
+            if red_low:
+                r, b = b, r
+            out[k] = (r * 255 + 15) // 31
+            out[k + 1] = (g * 255 + 31) // 63
+            out[k + 2] = (b * 255 + 15) // 31
+            k += 3
+    return bytes(out)
+
+
+def fbdev_backend(s, touch):
+    """[display] backend = fbdev: on bochs' own /dev/fb0 (32 bits, the DRM
+    driver's fbdev emulation, no DRM master) the captured screen matches
+    `carouseld render`, before and after a swipe; then on vfb set to 16 bits
+    (RGB565), the frames read back from the device match too. The frame's
+    cost beside a memcpy of it is taken from the daemon's last line."""
+    vm = s.vm
+    r = vm.run([s.binary, "probe"], timeout=120)
+    if r.rc != 0 or "Framebuffers (fbdev):" not in r.out or "/dev/fb0" not in r.out:
+        raise Failure(f"probe lists no framebuffer: rc {r.rc}: {r.out[-1500:]}")
+    extra = {"display": {"backend": "fbdev", "device": "/dev/fb0"}}
+    d = s.start(extra)
+    if not re.search(r"display: fbdev /dev/fb0 \d+x\d+ 32 bpp", d.err):
+        raise Failure(f"the display line does not say fbdev at 32 bits: {d.err[-1500:]}")
+    s.wait_log(d, r"first picture on screen")
+    vm.put("/tmp/kdmode.py", KD_MODE)
+    mode = vm.run(["python3", "/tmp/kdmode.py"], timeout=60).out.strip()
+    if mode != "1":
+        raise Failure(f"the console is not in graphics mode while the carousel draws (KDGETMODE {mode!r})")
+    s.screen_matches(0, "40-fbdev-32", extra)
+    touch.swipe(1000, 400, 300, 400, ms=250)
+    s.wait_log(d, r"event didEndDecelerating")
+    s.screen_matches(1, "41-fbdev-32-after-swipe", extra)
+    s.stop(d)
+    mode = vm.run(["python3", "/tmp/kdmode.py"], timeout=60).out.strip()
+    if mode != "0":
+        raise Failure(f"the console's text mode was not given back on exit (KDGETMODE {mode!r})")
+    m = re.search(r"fbdev: (\d+) frames written at 32 bpp, median (\d+) us each; a memcpy of the frame (\d+) us \(ratio ([\d.]+)\)", d.err)
+    if not m:
+        raise Failure("no frame cost line at 32 bits")
+    s.figures["fbdev 32 bpp: frame write / memcpy of the frame"] = float(m.group(4))
+
+    # 16 bits: vfb, read back from the device (it is not on QEMU's screen).
+    r = vm.run("modprobe vfb vfb_enable=1 videomemorysize=4194304", timeout=120)
+    if r.rc != 0:
+        raise Failure(f"modprobe vfb: {r.err[-500:]}")
+    try:
+        fb = vm.run("grep -l 'Virtual FB' /sys/class/graphics/fb*/name", timeout=30).out.split()
+        if not fb:
+            raise Failure("vfb made no framebuffer")
+        dev = "/dev/" + fb[0].split("/")[-2]
+        fw, fh = 640, 400
+        vm.put("/tmp/fbdepth.py", FB_DEPTH)
+        r = vm.run(["python3", "/tmp/fbdepth.py", dev, str(fw), str(fh), "16"], timeout=60)
+        got = r.out.split()
+        # vfb lays 16 bits out as BGR565 (red in the low bits); panels mostly as RGB565.
+        if r.rc != 0 or got[:3] != [str(fw), str(fh), "16"] or got[3:] not in (["11", "5", "5", "6", "0", "5"], ["0", "5", "5", "6", "11", "5"]):
+            raise Failure(f"{dev} is not {fw}x{fh} at 5-6-5: {r.out} {r.err[-500:]}")
+        red_low = got[3] == "0"
+        extra16 = {"display": {"backend": "fbdev", "device": dev}}
+        d = s.start(extra16)
+        if not re.search(rf"display: fbdev {dev} {fw}x{fh} 16 bpp {'BGR' if red_low else 'RGB'}565", d.err):
+            raise Failure(f"the display line does not say fbdev at 16 bits: {d.err[-1500:]}")
+        s.wait_log(d, r"first picture on screen")
+        line = int(vm.run(f"cat /sys/class/graphics/{dev.split('/')[-1]}/stride", timeout=30).out.strip() or fw * 2)
+
+        def device_matches(offset, name):
+            # Until two reads agree (a frame may be written meanwhile).
+            previous = None
+            for _ in range(40):
+                vm.run(f"dd if={dev} of=/tmp/fb.raw bs={line * fh} count=1 2>/dev/null", timeout=60)
+                data = vm.get("/tmp/fb.raw")
+                if data == previous:
+                    break
+                previous = data
+                time.sleep(0.3)
+            rgb = rgb565_to_rgb(data, fw, fh, line, red_low)
+            write_png(os.path.join(s.out, f"{name}.png"), fw, fh, rgb)
+            _, _, ref = s.reference(offset, extra16, (fw, fh))
+            value = psnr(rgb, ref)
+            s.figures[f"psnr {name}"] = round(value, 1)
+            if value < 30:
+                raise Failure(f"{dev} differs from render --offset {offset} at {fw}x{fh}: PSNR {value:.1f} dB")
+
+        device_matches(0, "42-fbdev-16")
+        touch.swipe(1000, 400, 300, 400, ms=250)
+        s.wait_log(d, r"event didEndDecelerating")
+        device_matches(1, "43-fbdev-16-after-swipe")
+        s.stop(d)
+        m = re.search(r"fbdev: (\d+) frames written at 16 bpp, median (\d+) us each; a memcpy of the frame (\d+) us \(ratio ([\d.]+)\)", d.err)
+        if not m:
+            raise Failure("no frame cost line at 16 bits")
+        s.figures["fbdev 16 bpp: frame write / memcpy of the frame"] = float(m.group(4))
+    finally:
+        vm.run("rmmod vfb", timeout=60)
+
+
+FBDEV_NAME = "fbdev: bochs' /dev/fb0 at 32 bits and vfb at 16 (5-6-5), a swipe paging on both, the console's mode given back"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
@@ -887,7 +1014,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
-                 "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps"] + [name for name, _ in WALL]
+                 "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME] + [name for name, _ in WALL]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
@@ -1146,7 +1273,8 @@ def main():
                          ("reload: new mode while frames are in flight", reload_while_moving),
                          ("a 24 Hz touchscreen flings", slow_touchscreen_flings),
                          ("album: a folder swapped by mv is seen", album_folder_swapped_by_mv),
-                         ("zoom: a two-finger pinch and double taps", lambda: zoom_pinch_and_double_tap(s, touch))]
+                         ("zoom: a two-finger pinch and double taps", lambda: zoom_pinch_and_double_tap(s, touch)),
+                         (FBDEV_NAME, lambda: fbdev_backend(s, touch))]
                          + [(name, lambda fn=fn: fn(s, touch)) for name, fn in WALL]):
             if name not in scenarios or (args.only and args.only not in name):
                 continue

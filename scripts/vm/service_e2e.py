@@ -574,6 +574,38 @@ def main():
             s.wait_active(90)
             return f"closed without the drop-in ({closed.group(0)[:90]}); exposure {m.group(1)} with it; goto over MQTT"
 
+        def fbdev_through_the_sandbox():
+            # [display] backend = fbdev: the unit's device list holds DRM and
+            # input only; systemd/carouseld-fbdev.conf adds the framebuffer.
+            dropin = "/etc/systemd/system/carouseld.service.d/fbdev.conf"
+            s.restore.append(f"sed -i 's|^backend = fbdev$|backend = drm|' {INI}; rm -f {dropin}; "
+                             "systemctl daemon-reload; systemctl reset-failed carouseld; systemctl restart carouseld")
+            s.ok(f"sed -i 's|^backend = drm$|backend = fbdev|' {INI} && grep -q '^backend = fbdev$' {INI}")
+            cur = s.cursor()
+            s.sh("systemctl restart carouseld", timeout=120)
+            refused = s.wait_journal(r"display: cannot open /dev/fb0: .*", cur, timeout=60)
+            s.ok(f"mkdir -p {os.path.dirname(dropin)} && cp /root/board/{name}/systemd/carouseld-fbdev.conf {dropin}"
+                 " && systemctl daemon-reload && systemctl reset-failed carouseld")
+            cur = s.cursor()
+            s.ok("systemctl restart carouseld", timeout=120)
+            s.wait_active(90)
+            s.wait_journal(r"^display: fbdev /dev/fb0 .*32 bpp", cur, timeout=60)
+            s.ctl("pause")
+            s.ctl("goto 0 0")
+            s.wait_index("index 0 on the framebuffer", 0)
+            _, _, rgb = vm.wait_screen_stable(interval=0.3, stable_for=1.0, timeout=90)
+            vm.screendump(os.path.join(s.out, "30-fbdev-service.png"))
+            value = psnr(rgb, s.reference(0))
+            s.figures["PSNR fbdev under systemd vs render dB"] = round(value, 1)
+            if value < 30:
+                raise Failure(f"the framebuffer does not show the first picture: PSNR {value:.1f} dB")
+            s.ctl("resume")
+            for undo in reversed(s.restore):
+                s.ok(undo, timeout=120)
+            s.restore.clear()
+            s.wait_active(90)
+            return f"without the drop-in: {refused.group(0)[:80]}; with it PSNR {value:.1f} dB"
+
         def ctl_group_member():
             s.ok("useradd -M alice && useradd -M bob")
             s.ok(readme("sudo usermod -aG carouseld alice"))
@@ -745,6 +777,7 @@ def main():
             ("HEIC through the sandbox: decoded by the helper, libheif's crash in it one line", heic_through_the_sandbox),
             ("the backlight through the sandbox: brightness, display off/on", backlight_through_the_sandbox),
             ("MQTT: closed to IP without install.sh --mqtt, a command through a broker with it", mqtt_through_the_sandbox),
+            ("fbdev through the sandbox: refused without systemd/carouseld-fbdev.conf, the picture with it", fbdev_through_the_sandbox),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
             ("systemctl reload with a good edit", reload_good),
