@@ -229,13 +229,7 @@ public final class Daemon {
                 backend.restore()
                 return 1
             }
-            for (token, events) in ready {
-                if token == LoopServices.loopToken {
-                    timer.acknowledge()
-                } else {
-                    _ = services.dispatch(token: token, events: events, now: clock())
-                }
-            }
+            dispatchReady()
         }
         notifier.stopping()
         services.stopAll()
@@ -244,6 +238,27 @@ public final class Daemon {
         log(.info, pacer.summary)
         log(.info, "stopped; display restored")
         return 0
+    }
+
+    /// Hands what epoll found ready to the services (the loop's timer is the loop's own).
+    private func dispatchReady() {
+        for (token, events) in ready {
+            if token == LoopServices.loopToken {
+                timer.acknowledge()
+            } else {
+                _ = services.dispatch(token: token, events: events, now: clock())
+            }
+        }
+    }
+
+    /// Waits up to `timeoutMilliseconds` for the services' descriptors and
+    /// hands them over, without arming the loop's timer: tests on a manual
+    /// clock run the deadlines themselves with `step`, and the descriptors
+    /// (a real control socket) with this.
+    public func dispatchDescriptors(timeoutMilliseconds: Int32) throws(SystemCallError) {
+        services.synchronize()
+        try epoll.wait(timeoutMilliseconds: timeoutMilliseconds, into: &ready)
+        dispatchReady()
     }
 
     /// One pass of the loop without waiting: the model's deadlines up to

@@ -45,7 +45,8 @@ final class OffscreenDaemon {
     init(images: [String] = ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png"], panel: PixelSize = PixelSize(width: 320, height: 200),
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
-         localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil) throws {
+         localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil,
+         controlSocket: Bool = false) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -62,7 +63,7 @@ final class OffscreenDaemon {
         var options = Daemon.Options()
         options.reopenDisplay = reopen
         options.input = false
-        options.controlSocket = false
+        options.controlSocket = controlSocket
         options.signals = false
         options.hotplug = false
         options.stateDirectory = stateDirectory
