@@ -19,8 +19,9 @@ import Glibc
 /// `getaddrinfo` before its non-blocking connect: a numeric address is
 /// connected from the loop at once; a name is connected from a worker
 /// thread that owns the handle until it returns (the loop leaves the handle
-/// alone meanwhile and learns the outcome from `wakeup`), so that a name
-/// that takes 30 s not to resolve never holds a frame.
+/// alone meanwhile; the outcome comes back on the loop through the daemon's
+/// `LoopExecutor`, then `onHandBack`), so that a name that takes 30 s not to
+/// resolve never holds a frame.
 ///
 /// Callbacks only record what happened (`take()`); the daemon acts on it
 /// after the libmosquitto call returned, never from inside one.
@@ -43,8 +44,11 @@ final class MQTTLink {
     /// The handle; owned by the worker while `phase == .resolving`.
     private let handle: Handle
     private(set) var phase = Phase.waiting
-    /// Readable when a worker's connect returned.
-    let wakeup: Wakeup
+    /// Where a name is resolved (and connected) off the loop, the outcome handed back on it.
+    private let executor: LoopExecutor
+    /// Called on the loop once a worker's connect was handed back: what it
+    /// did is in `take()` now.
+    var onHandBack: (() -> Void)?
     private var happenings: [Happening] = []
     /// When to try again (µs), while waiting.
     private(set) var retryAt: Int64?
@@ -60,9 +64,9 @@ final class MQTTLink {
         let mosq: OpaquePointer
         /// libmosquitto's functions.
         let lib: cmosq_library
-        /// The worker's `mosquitto_connect_async` result; `retired`: nobody
-        /// waits for it any more, the worker destroys the handle.
-        let handoff = Mutex<(result: Int32?, errno: Int32, retired: Bool, busy: Bool)>((nil, 0, false, false))
+        /// `busy`: a worker owns the handle; `retired`: nobody waits for its
+        /// outcome any more (the link is gone), the worker destroys the handle.
+        let handoff = Mutex<(retired: Bool, busy: Bool)>((false, false))
         init(_ mosq: OpaquePointer, lib: cmosq_library) {
             self.mosq = mosq
             self.lib = lib
@@ -77,7 +81,7 @@ final class MQTTLink {
     /// Creates the client with its will, credentials and TLS set; it
     /// connects at the first `tick`. Throws the reason (no memory, a CA file
     /// libmosquitto refuses).
-    init(settings: MQTTConfig, frame: FrameProtocol, password: String?) throws(MQTTLinkError) {
+    init(settings: MQTTConfig, frame: FrameProtocol, password: String?, executor: LoopExecutor) throws(MQTTLinkError) {
         guard let broker = settings.broker else { throw MQTTLinkError("no broker") }
         let lib: cmosq_library
         switch Self.library {
@@ -87,11 +91,7 @@ final class MQTTLink {
         self.settings = settings
         self.broker = broker
         self.frame = frame
-        do {
-            wakeup = try Wakeup()
-        } catch {
-            throw MQTTLinkError("\(error)")
-        }
+        self.executor = executor
         guard let mosq = lib.mosquitto_new(frame.identity.clientID, true, nil) else {
             throw MQTTLinkError("mosquitto_new failed: \(errnoDescription(errno))")
         }
@@ -167,17 +167,6 @@ final class MQTTLink {
 
     /// What callbacks and workers recorded since the last call.
     func take() -> [Happening] {
-        if phase == .resolving {
-            let done = handle.handoff.withLock { state -> (Int32, Int32)? in
-                guard let result = state.result else { return nil }
-                state.result = nil
-                return (result, state.errno)
-            }
-            if let (rc, savedErrno) = done {
-                log(.debug, "mqtt: the worker's connect returned \(rc)")
-                connectReturned(rc, savedErrno)
-            }
-        }
         defer { happenings = [] }
         return happenings
     }
@@ -241,19 +230,30 @@ final class MQTTLink {
         }
         phase = .resolving
         log(.debug, "mqtt: connecting to \(host):\(port) from a worker (the name is resolved there)")
-        let handle = self.handle, wake = wakeup
+        let handle = self.handle
         handle.handoff.withLock { $0.busy = true }
-        Self.resolver.async {
+        executor.run(on: Self.resolver, { () -> ConnectOutcome in
             let rc = handle.lib.mosquitto_connect_async(handle.mosq, host, port, keepalive)
             let saved = errno
             let retired = handle.handoff.withLock { state -> Bool in
                 state.busy = false
-                state.result = rc
-                state.errno = saved
                 return state.retired
             }
-            if retired { handle.lib.mosquitto_destroy(handle.mosq) } else { wake.signal() }
-        }
+            if retired { handle.lib.mosquitto_destroy(handle.mosq) }
+            return ConnectOutcome(rc: rc, errno: saved, retired: retired)
+        }, then: { [weak self] outcome in
+            guard let self, !outcome.retired, self.phase == .resolving else { return }
+            log(.debug, "mqtt: the worker's connect returned \(outcome.rc)")
+            self.connectReturned(outcome.rc, outcome.errno)
+            self.onHandBack?()
+        })
+    }
+
+    /// What a worker's connect came to.
+    private struct ConnectOutcome: Sendable {
+        let rc: Int32
+        let errno: Int32
+        let retired: Bool
     }
 
     /// Names are resolved one at a time, off the loop.

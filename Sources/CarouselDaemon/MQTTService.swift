@@ -11,7 +11,8 @@ import Glibc
 /// link to the broker (`MQTTLink`), the protocol (`FrameProtocol`, no I/O),
 /// the state publisher, what discovery announced. Its descriptors are the
 /// broker's socket (readable always, writable while libmosquitto has
-/// something queued) and the wake-up of a connect resolved off the loop.
+/// something queued); a connect resolved off the loop comes back through
+/// the daemon's executor.
 final class MQTTService: LoopService {
     let name = "mqtt"
     private unowned let daemon: Daemon
@@ -53,7 +54,12 @@ final class MQTTService: LoopService {
         let identity = frame.identity
         do {
             let password = try settings.readPassword()
-            link = try MQTTLink(settings: settings, frame: frame, password: password)
+            let link = try MQTTLink(settings: settings, frame: frame, password: password, executor: daemon.executor)
+            link.onHandBack = { [weak self, unowned link] in
+                guard let self, self.link === link else { return }
+                self.afterCall(link)
+            }
+            self.link = link
             state = StatePublisher()
             lastFailure = nil
             socketSerial += 1
@@ -90,7 +96,7 @@ final class MQTTService: LoopService {
 
     var interests: [EpollInterest] {
         guard let link else { return [] }
-        var wanted = [EpollInterest(fd: link.wakeup.fd.raw, serial: socketSerial)]
+        var wanted: [EpollInterest] = []
         if let fd = link.socket {
             wanted.append(EpollInterest(fd: fd, events: EpollInterest.readable | (link.wantsWrite ? EpollInterest.writable : 0),
                                         serial: socketSerial))
@@ -120,15 +126,11 @@ final class MQTTService: LoopService {
         }
     }
 
-    /// The broker's socket or the connect worker's wake-up is ready.
+    /// The broker's socket is ready.
     func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard let link else { return }
-        if fd == link.wakeup.fd.raw {
-            link.wakeup.acknowledge()
-        } else {
-            if events & ~EpollInterest.writable != 0 { link.readable() }
-            if events & EpollInterest.writable != 0, self.link === link { link.writable() }
-        }
+        if events & ~EpollInterest.writable != 0 { link.readable() }
+        if events & EpollInterest.writable != 0, self.link === link { link.writable() }
         if self.link === link { afterCall(link) }
     }
 

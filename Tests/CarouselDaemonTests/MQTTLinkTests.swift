@@ -91,16 +91,19 @@ private final class Broker {
 /// with its descriptors and deadline, without the daemon.
 private final class Driver {
     let link: MQTTLink
+    /// Where a connect to a name would be handed back (the daemon's executor in the daemon).
+    let executor: LoopExecutor
     var seen: [MQTTLink.Happening] = []
 
-    init(port: Int, keepalive: Int = 5) throws {
+    init(port: Int, keepalive: Int = 5, host: String = "127.0.0.1") throws {
         var settings = MQTTConfig()
-        settings.broker = MQTTBroker(host: "127.0.0.1", port: port, tls: false)
+        settings.broker = MQTTBroker(host: host, port: port, tls: false)
         settings.clientID = "link-test-\(port)"
         settings.keepalive = keepalive
         let identity = FrameIdentity(clientID: settings.effectiveClientID, topic: "carouseld/link-test",
                                      discoveryPrefix: "", version: "test")
-        link = try MQTTLink(settings: settings, frame: FrameProtocol(identity: identity), password: nil)
+        executor = try LoopExecutor()
+        link = try MQTTLink(settings: settings, frame: FrameProtocol(identity: identity), password: nil, executor: executor)
     }
 
     /// Runs the link until `done` says so or `seconds` pass; true if done.
@@ -111,13 +114,13 @@ private final class Driver {
             if let due = link.deadline, now >= due { link.tick(now: now) }
             take()
             if done(self) { return true }
-            var fds = [pollfd(fd: link.wakeup.fd.raw, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: executor.interests[0].fd, events: Int16(POLLIN), revents: 0)]
             if let fd = link.socket {
                 fds.append(pollfd(fd: fd, events: Int16(POLLIN) | (link.wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
             }
             let wait = link.deadline.map { max(0, min(($0 - now) / 1000, 50)) } ?? 50
             _ = poll(&fds, nfds_t(fds.count), Int32(wait))
-            if fds[0].revents != 0 { link.wakeup.acknowledge() }
+            if fds[0].revents != 0 { executor.collect() }
             if fds.count > 1 {
                 if fds[1].revents & ~Int16(POLLOUT) != 0 { link.readable() }
                 if fds[1].revents & Int16(POLLOUT) != 0 { link.writable() }
@@ -199,5 +202,14 @@ struct MQTTLinkTests {
         let again = try Broker(port: broker.port).start()
         #expect(d.run(seconds: 30) { $0.connectedCount == 2 }, "\(d.seen)")
         again.kill()
+    }
+
+    @Test func aNameIsResolvedAndConnectedOffTheLoopAndHandedBackOnIt() throws {
+        let broker = try Broker().start()
+        let d = try Driver(port: broker.port, host: "localhost")
+        var handedBack = 0
+        d.link.onHandBack = { handedBack += 1 }
+        #expect(d.run(seconds: 20) { $0.connectedCount == 1 }, "\(d.seen)")
+        #expect(handedBack == 1, "the worker's connect came back through the executor once")
     }
 }
