@@ -28,11 +28,14 @@ final class ScreenPowerService: LoopService {
                                 dimLevel: config.power.dimLevel)
     }
 
+    /// What is due at once is due at `.min`, not at the clock's reading now:
+    /// the loop compares deadlines with the instant its pass began, which a
+    /// running clock has already left behind.
     var deadline: Int64? {
         let now = daemon.clock()
         var due = policy.deadline(now: now)
         if let first = daemon.scheduleFirstDue(now: now) { due = min(due ?? first, first) }
-        return due
+        return due.map { $0 <= now ? .min : $0 }
     }
 
     func due(now: Int64) {

@@ -194,4 +194,18 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
         for _ in 0..<5 { d.advance(ms: 20) }
         #expect(d.index == .int(0))
     }
+
+    /// A pass compares deadlines with the instant it began; a schedule due at
+    /// once must not be put at the clock's reading when asked, which a real
+    /// clock has already passed (the VM caught this: the schedule was never
+    /// applied at start outside its on-time).
+    @Test func aScheduleDueAtOnceIsAppliedOnAClockThatRunsBetweenReadings() throws {
+        let week = ManualWeek(start: ManualWeek.minute(0, 23))   // Monday 23:00: off-time
+        let d = try OffscreenDaemon(ini: "[power]\nschedule = mon-fri 07:00-22:00, sat,sun 09:00-23:00\n",
+                                    localClock: week.clock, runningClock: true)
+        d.showFirstPicture()
+        for _ in 0..<5 { d.advance(ms: 20) }
+        #expect(d.daemon.displayIsOff, "the schedule's first word was never taken")
+        #expect(field(d, "schedule") == .string("off"))
+    }
 }

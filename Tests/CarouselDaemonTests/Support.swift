@@ -46,7 +46,7 @@ final class OffscreenDaemon {
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
          localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil,
-         controlSocket: Bool = false) throws {
+         controlSocket: Bool = false, runningClock: Bool = false) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -73,7 +73,12 @@ final class OffscreenDaemon {
         let clock = Clock()
         clock.now = now
         self.clock = clock
-        daemon = try Daemon(config: config, path: path, backend: given ?? backend, options: options, clock: { clock.now })
+        // A running clock moves on a microsecond at every reading, as a real
+        // one does between the start of a pass and a service asked for its deadline.
+        daemon = try Daemon(config: config, path: path, backend: given ?? backend, options: options, clock: {
+            if runningClock { clock.now += 1 }
+            return clock.now
+        })
     }
 
     final class Clock: @unchecked Sendable { var now: Int64 = 0 }
