@@ -7,7 +7,7 @@ import CarouselPlatform
 import CarouselRender
 
 /// The album changing under the carousel (files that fail to decode, the
-/// folder's changes), and the picture on screen kept across restarts.
+/// folder's changes).
 extension Daemon {
     /// Files that cannot be decoded are skipped: one log line each, and the
     /// carousel goes on without them.
@@ -44,7 +44,7 @@ extension Daemon {
         log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
         notifier.status(statusLine)
         needsFrame = true
-        keepPosition()
+        tell(.modelChanged)
         tell(.stateChanged)
     }
 
@@ -64,42 +64,8 @@ extension Daemon {
         }
     }
 
-    // MARK: - The position across restarts
-
-    /// How the position file names item `index`: relative to the images
-    /// folder, or as the `[images] files` list gives it.
-    func positionName(_ index: Int) -> String? {
-        guard album.entries.indices.contains(index) else { return nil }
-        return config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
-    }
-
-    /// At start: shows the picture the position file names, if it is still
-    /// in the album; else start_index, with one line saying why.
-    func resumePosition() {
-        guard var store = position else { return }
-        defer { position = store }
-        switch store.load() {
-        case .missing:
-            break
-        case let .unusable(why):
-            log(.warning, "position file \(store.path) unusable (\(why)); starting at start_index")
-        case let .name(name):
-            guard let index = album.entries.indices.first(where: { positionName($0) == name }) else {
-                log(.info, "position: \(name) is no longer in \(config.albumSource); starting at start_index")
-                return
-            }
-            _ = model.replaceItems(count: album.count, showing: index, at: Timestamp(microseconds: startTime))
-            log(.info, "position: resuming at \(name)")
-        }
-    }
-
-    /// Writes the picture on screen to the position file once it changed
-    /// and the carousel is at rest: a fling across ten pictures is one
-    /// write, not ten (each is an fsync on an SD card).
-    func keepPosition() {
-        guard config.images.resume, position != nil, !moving else { return }
-        let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
-        guard let name = positionName(index), name != position?.saved else { return }
-        position?.save(name)
+    /// Shows item `index` from the start (a kept position), before the first frame.
+    func startOn(_ index: Int) {
+        _ = model.replaceItems(count: album.count, showing: index, at: Timestamp(microseconds: startTime))
     }
 }

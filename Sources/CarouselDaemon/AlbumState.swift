@@ -17,6 +17,10 @@ public struct AlbumState: Sendable {
     /// Bumped whenever `paths` changes: the loop asks for pictures again
     /// only when this or what is on screen changed.
     public private(set) var generation = 0
+    /// order = shuffle: the generator (seeded at random once per start), and
+    /// the item the album was last reshuffled at (once per rest).
+    var shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
+    var shuffledAt: Int?
 
     public init(_ entries: [AlbumEntry] = []) {
         self.entries = entries
@@ -81,6 +85,23 @@ public struct AlbumState: Sendable {
     }
 
     /// order = shuffle, before anything is shown: a random order throughout.
+    /// Every entry in a new order, from the album's own generator.
+    mutating func shuffleAll() {
+        var generator = shuffleGenerator
+        shuffleAll(using: &generator)
+        shuffleGenerator = generator
+    }
+
+    /// Reshuffled around `current` (see `reshuffle(current:fixed:using:)`) from
+    /// the album's own generator, once per item it comes to rest at.
+    mutating func reshuffleAtRest(current: Int, fixed: Set<Int>) {
+        guard current != shuffledAt else { return }
+        shuffledAt = current
+        var generator = shuffleGenerator
+        reshuffle(current: current, fixed: fixed, using: &generator)
+        shuffleGenerator = generator
+    }
+
     public mutating func shuffleAll<G: RandomNumberGenerator>(using generator: inout G) {
         entries.shuffle(using: &generator)
         paths = entries.map(\.path)

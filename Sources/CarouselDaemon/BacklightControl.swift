@@ -142,7 +142,7 @@ extension Daemon {
     }
 
     private var brightnessPath: String? {
-        position.map { $0.directory + "/" + Self.brightnessFileName }
+        stateDirectory.map { $0 + "/" + Self.brightnessFileName }
     }
 
     /// The level a `brightness N` kept, if there is a readable one.

@@ -37,12 +37,8 @@ public final class Daemon {
     public var rotation: Rotation { layout.rotation }
     public internal(set) var model: Carousel
     public internal(set) var album: AlbumState
-    /// The picture on screen, kept for the next start (`Options.stateDirectory`).
-    var position: PositionStore?
-    /// order = shuffle: the generator, and the item the album was last
-    /// reshuffled at (once per rest; see `reshuffleAtRest`).
-    var shuffleGenerator: SeededGenerator
-    var shuffledAt: Int?
+    /// Where the daemon keeps what outlives a restart (`Options.stateDirectory`).
+    let stateDirectory: String?
     public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
@@ -92,11 +88,6 @@ public final class Daemon {
     var touchscreen: TouchDensitySource?
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
-    /// The panel's backlight, if there is one to drive (BacklightControl.swift);
-    /// the power policy dims what it lights.
-    var backlight = BacklightState() {
-        didSet { power.backlight(litAt: backlight.device == nil ? nil : backlight.lit) }
-    }
     let backlightRoot: String?
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
@@ -158,17 +149,13 @@ public final class Daemon {
         var initial = AlbumState()
         let listed = Self.listAlbum(config, noting: &initial)
         _ = initial.replace(with: listed, current: 0)
-        shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
-        if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll(using: &shuffleGenerator) }
+        if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll() }
         album = initial
         model = Carousel(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                          count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: LoopServices.loopToken)
+        stateDirectory = options.stateDirectory
         screenPower = ScreenPowerService(daemon: self, at: startTime)
-        if let directory = options.stateDirectory {
-            position = PositionStore(directory: directory)
-            if config.images.resume { resumePosition() }
-        }
         openBacklight()
         executor.answer(decoded) { [unowned self] in self.decodesFinished() }
         registerServices(options, signals: signals)
@@ -191,6 +178,8 @@ public final class Daemon {
     /// A new source is one line here.
     private func registerServices(_ options: Options, signals: SignalService?) {
         services.register(executor)
+        // First: it may start the carousel on another picture, which the start decodes.
+        if let directory = stateDirectory { services.register(PositionService(daemon: self, directory: directory)) }
         if let signals {
             signals.daemon = self
             services.register(signals)
@@ -389,7 +378,7 @@ public final class Daemon {
             requestPictures(at: model.offset(at: Timestamp(microseconds: clock())))
         }
         if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
-        keepPosition()
+        tell(.modelChanged)
         reshuffleAtRest()
     }
 

@@ -13,6 +13,11 @@ final class ScreenPowerService: LoopService {
     let name = "screen power"
     unowned let daemon: Daemon
     var policy: ScreenPowerPolicy
+    /// The panel's backlight, if there is one to drive (BacklightControl.swift):
+    /// the policy dims what it lights.
+    var backlight = BacklightState() {
+        didSet { policy.backlight(litAt: backlight.device == nil ? nil : backlight.lit) }
+    }
     /// When the display was woken (µs, the waking input's own time stamp),
     /// and by what, until the first frame after it is on screen.
     var wokeAt: Int64?
@@ -55,6 +60,12 @@ extension Daemon {
     var power: ScreenPowerPolicy {
         get { screenPower.policy }
         set { screenPower.policy = newValue }
+    }
+
+    /// The panel's backlight (its state lives in the screen power's service).
+    var backlight: BacklightState {
+        get { screenPower.backlight }
+        set { screenPower.backlight = newValue }
     }
 
     /// Whether the display is switched off (`display off`).

@@ -91,6 +91,9 @@ enum LoopHappening {
     case displayPower(on: Bool)
     /// Something that may show in `status` changed (an event, a request).
     case stateChanged
+    /// The model's effects were carried out, or the album changed: the
+    /// picture on screen may be another one, or the carousel at rest.
+    case modelChanged
 }
 
 /// The services on one loop: each has a slot, and its descriptors' epoll

@@ -16,12 +16,17 @@ extension Daemon {
         guard shuffles, !moving, album.count > 1 else { return }
         let now = Timestamp(microseconds: clock())
         let current = model.currentItemIndex(at: now)
-        guard current != shuffledAt else { return }
-        shuffledAt = current
+        guard current != album.shuffledAt else { return }
         let wrap = config.carousel.wrap
         var onScreen: [Compositor.Placement] = []
         layout.compositor.placements(offset: model.offset(at: now), count: album.count, wrap: wrap, into: &onScreen)
         let fixed = Shuffle.neighbourhood(of: onScreen.map(\.index) + [current], count: album.count, wrap: wrap)
-        album.reshuffle(current: current, fixed: fixed, using: &shuffleGenerator)
+        album.reshuffleAtRest(current: current, fixed: fixed)
+    }
+
+    /// The item the album was last reshuffled at (its state is the album's).
+    var shuffledAt: Int? {
+        get { album.shuffledAt }
+        set { album.shuffledAt = newValue }
     }
 }
