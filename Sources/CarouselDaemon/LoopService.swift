@@ -10,7 +10,7 @@ import CarouselPlatform
 ///
 /// What a service asks of the daemon (a frame, a command for the model, an
 /// input, a change of the display's power, an event to publish, a reload,
-/// to stop) it asks through `Daemon`'s interpreter (`Daemon+Asks.swift`),
+/// to stop) it asks through `Daemon`'s interpreter (`Daemon.ask`, in Daemon.swift),
 /// from inside one of these calls: they all run on the loop's thread.
 ///
 /// A new source is one file: a type conforming to this, and one line in
