@@ -929,10 +929,10 @@ def fbdev_backend(s, touch):
     mode = vm.run(["python3", "/tmp/kdmode.py"], timeout=60).out.strip()
     if mode != "1":
         raise Failure(f"the console is not in graphics mode while the carousel draws (KDGETMODE {mode!r})")
-    s.screen_matches(0, "40-fbdev-32", extra)
+    s.screen_matches(0, "50-fbdev-32", extra)
     touch.swipe(1000, 400, 300, 400, ms=250)
     s.wait_log(d, r"event didEndDecelerating")
-    s.screen_matches(1, "41-fbdev-32-after-swipe", extra)
+    s.screen_matches(1, "51-fbdev-32-after-swipe", extra)
     s.stop(d)
     mode = vm.run(["python3", "/tmp/kdmode.py"], timeout=60).out.strip()
     if mode != "0":
@@ -984,10 +984,10 @@ def fbdev_backend(s, touch):
             if value < 30:
                 raise Failure(f"{dev} differs from render --offset {offset} at {fw}x{fh}: PSNR {value:.1f} dB")
 
-        device_matches(0, "42-fbdev-16")
+        device_matches(0, "52-fbdev-16")
         touch.swipe(1000, 400, 300, 400, ms=250)
         s.wait_log(d, r"event didEndDecelerating")
-        device_matches(1, "43-fbdev-16-after-swipe")
+        device_matches(1, "53-fbdev-16-after-swipe")
         s.stop(d)
         m = re.search(r"fbdev: (\d+) frames written at 16 bpp, median (\d+) us each; a memcpy of the frame (\d+) us \(ratio ([\d.]+)\)", d.err)
         if not m:
