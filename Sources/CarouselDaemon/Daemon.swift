@@ -335,7 +335,6 @@ public final class Daemon {
     /// its results as the loop would on its wake-up (tests, `render`).
     public func settleDecodes() {
         cache.waitUntilIdle()
-        executor.collect()
         decodesFinished()
     }
 

@@ -87,8 +87,6 @@ enum LoopHappening {
     case firstFramePresented
     /// The wall clock was set (NTP, by hand).
     case wallClockSet
-    /// The display was switched on or off.
-    case displayPower(on: Bool)
     /// Something that may show in `status` changed (an event, a request).
     case stateChanged
     /// The model's effects were carried out, or the album changed: the
@@ -117,8 +115,6 @@ final class LoopServices {
     func register(_ service: LoopService) {
         slots.append(Slot(service: service))
     }
-
-    var all: [LoopService] { slots.map(\.service) }
 
     /// The first service of type `T`, if one is registered.
     func first<T: LoopService>(_ type: T.Type) -> T? {

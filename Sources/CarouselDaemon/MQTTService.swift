@@ -17,7 +17,6 @@ final class MQTTService: LoopService {
     let name = "mqtt"
     private unowned let daemon: Daemon
     private(set) var link: MQTTLink?
-    var frame: FrameProtocol? { link?.frame }
     private var state = StatePublisher()
     /// Discovery topics announced on this broker, to remove them when
     /// discovery is turned off or the device renamed.

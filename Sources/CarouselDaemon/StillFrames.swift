@@ -12,8 +12,12 @@ extension Layout {
     /// A painter of `config`'s pictures on a panel of `panel` pixels, with
     /// its layout, style, cache budget and captions.
     public static func stillPainter(_ config: Configuration, panel: PixelSize, paths: [String]) -> FramePainter {
+        stillPainter(config, layout: Layout(config: config, backend: OffscreenBackend(size: panel)), paths: paths)
+    }
+
+    private static func stillPainter(_ config: Configuration, layout: Layout, paths: [String]) -> FramePainter {
+        let panel = layout.compositor.panel
         let logical = config.rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
-        let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
         return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
                             paths: paths, maxPixels: config.images.maxPixels,
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
@@ -27,8 +31,8 @@ extension Layout {
     /// warning line each), whether on screen or not.
     public static func still(_ config: Configuration, panel: PixelSize, paths: [String], offset: Double,
                              clock time: (hour: Int, minute: Int), zoom: ZoomView?, crossfade: Double?) -> Frame {
-        let painter = stillPainter(config, panel: panel, paths: paths)
         let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
+        let painter = stillPainter(config, layout: layout, paths: paths)
         painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
         if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
         for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
