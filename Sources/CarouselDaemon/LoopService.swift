@@ -26,7 +26,10 @@ protocol LoopService: AnyObject {
     /// be taken out of the epoll set by hand). Default: no, a descriptor a
     /// service stops listing was closed.
     func keepsOpen(_ fd: Int32) -> Bool
-    /// When it must run by itself (µs of the loop's clock), if it must.
+    /// When it must run by itself (µs of the loop's clock), if it must: an
+    /// instant, never the clock's reading when asked (a pass compares with
+    /// the instant it began, which a running clock has already left); what
+    /// is due at once is due at `.min`.
     var deadline: Int64? { get }
     /// A descriptor from `interests` is ready (`events`: epoll's bits).
     func ready(_ fd: Int32, events: UInt32, now: Int64)
