@@ -43,7 +43,7 @@ extension Daemon {
         deliver(model.replaceItems(count: album.count, showing: change.index, at: now))
         log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
         notifier.status(statusLine)
-        needsFrame = true
+        frames.needsFrame = true
         tell(.modelChanged)
         tell(.stateChanged)
     }

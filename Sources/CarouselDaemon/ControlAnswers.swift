@@ -71,7 +71,7 @@ extension Daemon {
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),
             "page": .int(snap.page), "state": .string(snap.state.rawValue), "autoplay": .object(autoplay),
             "display": .object(display), "image": album.path(snap.index).map { .string($0) } ?? .null,
-            "frames": .int(pacer.framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
+            "frames": .int(frames.pacer.framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
             "version": .string(CarouselVersion.string),
             // The zoomed picture's scale now, and where a zoom in flight is heading.
             "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),

@@ -39,24 +39,8 @@ public final class Daemon {
     public internal(set) var album: AlbumState
     /// Where the daemon keeps what outlives a restart (`Options.stateDirectory`).
     let stateDirectory: String?
-    public internal(set) var pacer: FramePacer
     let cache: ItemCache
     var compositor: Compositor { layout.compositor }
-    /// Writes frames into the display's buffers (only what changed) and
-    /// keeps the scene on screen, which `screenshot` composes again.
-    var writer: ScreenWriter
-    /// The items on screen at the last frame (storage reused: a frame allocates nothing).
-    var placements: [Compositor.Placement] = []
-    /// The writer whose scene is on screen (until a frame after a relayout
-    /// is presented, the one from before it): what `screenshot` composes.
-    var shown: ScreenWriter?
-    /// How far the display lets the scan-out window move along the panel
-    /// axis (pixels of room in its buffers; 0: every frame is written).
-    var windowRoom = 0
-    /// The room is to be asked for at the next frame.
-    var windowRoomDue = false
-    /// What the last list of wanted pictures was made of (`requestPictures`).
-    var wantedKey: WantedKey?
     let epoll: Epoll
     /// Every source on the loop.
     let services: LoopServices
@@ -70,10 +54,6 @@ public final class Daemon {
     let startTime: Int64
     let startedAt: Int64
     let enteredMain: Int64?
-    /// Until then (µs), a frame whose pictures are not decoded yet is not
-    /// presented: after a reload that changed how pictures are scaled, the
-    /// old frame stays on screen rather than empty slots.
-    var holdUntil: Int64 = 0
     /// Kept between passes of the loop (their storage, not their contents):
     /// the model's events of a pass, and the descriptors epoll found ready.
     private var eventBatch: [CarouselEvent] = []
@@ -89,30 +69,12 @@ public final class Daemon {
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
     let backlightRoot: String?
-    /// What is on screen is stale (the model said so, a decode finished,
-    /// the album or the layout changed): draw one frame.
-    var needsFrame = true
-    /// The content moves with time (a settle, momentum, an animation, a
-    /// drift), as the model's effects said: draw every frame until it stops.
-    var moving = false
-    /// The items where the motion in flight comes to rest (the model's
-    /// prefetch effect): decoded ahead of the frames that will show them.
-    var prefetchTarget: [Int] = []
-    /// Presenting failed this many times in a row (logged once, then now and then).
-    var presentFailures = 0
-    /// Which way the content last moved, as the model's effects say: +1
-    /// forward, -1 back (prefetch looks ahead that way); the autoplay
-    /// direction until something moved.
-    public internal(set) var travel = 1
     private var running = true
+    /// Frames: what the screen shows, written and presented when due (Frames.swift).
+    public private(set) var frames: FramePath!
     /// Sees every model event the daemon carries out, after the log and the
     /// subscribers (tests observe taps and selections through it).
     public var onEvent: ((CarouselEvent) -> Void)?
-    public internal(set) var firstFrameShown = false
-    var pictureShown = false
-    /// The first complete picture was presented; its line is logged when
-    /// the display took it (`frameOnScreen`), after the first frame's.
-    var firstPictureInFlight = false
 
     public init(config: Configuration, path: String, backend: DisplayBackend,
                 notifier: ServiceNotifier = ServiceNotifier(), options: Options = Options(),
@@ -129,9 +91,6 @@ public final class Daemon {
         startedAt = options.startedAt ?? startTime
         enteredMain = options.enteredMain
         layout = Layout(config: config, backend: backend)
-        writer = ScreenWriter(compositor: layout.compositor)
-        pacer = FramePacer(period: backend.framePeriodMicroseconds)
-        travel = config.autoplay.direction == .forward ? 1 : -1
         localClock = options.localClock ?? .system
         backlightRoot = options.backlightRoot
         reopenDisplay = options.reopenDisplay
@@ -155,6 +114,7 @@ public final class Daemon {
                          count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: LoopServices.loopToken)
         stateDirectory = options.stateDirectory
+        frames = FramePath(daemon: self)
         screenPower = ScreenPowerService(daemon: self, at: startTime)
         openBacklight()
         executor.answer(decoded) { [unowned self] in self.decodesFinished() }
@@ -162,12 +122,12 @@ public final class Daemon {
         // The start picture is decoded (on the decoder thread) from here on,
         // while the rest of the start runs (input devices wait for the first
         // frame): the first frame would ask for it only once all that is done.
-        requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
+        frames.requestPictures(at: model.offset(at: Timestamp(microseconds: startTime)))
         // The first frame waits for the start picture (the modeset already
         // shows a black buffer): a black frame drawn meanwhile costs a full
         // frame's writing the decode needs, and shows nothing new. A picture
         // that takes longer gets the placeholder frame after this hold.
-        if !album.isEmpty { holdUntil = startTime + Self.startHoldMicroseconds }
+        if !album.isEmpty { frames.holdUntil = startTime + Self.startHoldMicroseconds }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
         log(.info, "images: \(album.count) in \(config.albumSource)")
@@ -224,7 +184,7 @@ public final class Daemon {
         services.stopAll()
         restoreBacklight()
         backend.restore()
-        log(.info, pacer.summary)
+        log(.info, frames.pacer.summary)
         log(.info, "stopped; display restored")
         return 0
     }
@@ -263,7 +223,7 @@ public final class Daemon {
         deliver(batch)
         eventBatch = batch
         services.runDue(now: now)
-        drawIfNeeded(now: now)
+        frames.drawIfNeeded(now: now)
     }
 
     /// When the loop must wake up by itself: the model's next deadline, the
@@ -273,14 +233,12 @@ public final class Daemon {
         var wake = model.nextDeadline.map(\.microseconds)
         func consider(_ due: Int64?) { if let due { wake = min(wake ?? due, due) } }
         consider(services.earliestDeadline)
-        if holding(now), !moving {
+        if let holdEnd = frames.holdEnd(now: now) {
             // Waiting for pictures: the decoder's wake-up or the end of the hold.
-            return min(wake ?? holdUntil, holdUntil)
+            return min(wake ?? holdEnd, holdEnd)
         }
         // No display, no frames: the model's own deadlines (autoplay) still run.
-        if moving || needsFrame, screenIsShowing, let frame = pacer.nextFrame(after: now) {
-            wake = min(wake ?? frame, frame)
-        }
+        consider(frames.nextFrame(now: now))
         return wake
     }
 
@@ -300,7 +258,7 @@ public final class Daemon {
     func ask(_ ask: LoopAsk) {
         switch ask {
         case .frame:
-            needsFrame = true
+            frames.needsFrame = true
         case let .stop(reason):
             log(.info, "\(reason), stopping")
             running = false
@@ -309,8 +267,7 @@ public final class Daemon {
         case .rescanAlbum:
             rescanAlbum()
         case .flipCompleted:
-            pacer.flipCompleted()
-            frameOnScreen()
+            frames.flipCompleted()
         case let .displayGone(why):
             displayWentAway(why)
         case .displayMayBeBack:
@@ -328,7 +285,7 @@ public final class Daemon {
     func decodesFinished() {
         let failures = cache.drainFailures()
         if !failures.isEmpty { skip(failures) }
-        needsFrame = true
+        frames.needsFrame = true
     }
 
     /// Waits for the decoder to finish what it was asked for, then takes
@@ -365,18 +322,8 @@ public final class Daemon {
     }
 
     func apply(_ effects: CarouselEffects) {
-        if effects.needsFrame { needsFrame = true }
-        if let heading = effects.heading { travel = heading }
-        if let started = effects.moving {
-            moving = started
-            if !started { prefetchTarget = [] }
-        }
-        if !effects.prefetch.isEmpty {
-            prefetchTarget = effects.prefetch
-            // Ask now: the frame that would ask may wait for the panel.
-            requestPictures(at: model.offset(at: Timestamp(microseconds: clock())))
-        }
-        if effects.indexChanged != nil, firstFrameShown { notifier.status(statusLine) }
+        frames.apply(effects, now: clock())
+        if effects.indexChanged != nil, frames.firstFrameShown { notifier.status(statusLine) }
         tell(.modelChanged)
         reshuffleAtRest()
     }

@@ -138,7 +138,7 @@ extension Daemon {
     private func wakeOnTheNextPicture(offSince: Int64?, now: Int64) {
         guard config.power.wake == .next, config.autoplay.enabled, let since = offSince,
               now - since >= Int64(config.autoplay.interval * 1_000_000) else { return }
-        deliver(model.advanceAfterDark(direction: travel, at: Timestamp(microseconds: now)))
+        deliver(model.advanceAfterDark(direction: frames.travel, at: Timestamp(microseconds: now)))
     }
 
     /// `display on|off|auto` from the socket. `on` and `off` hold until

@@ -8,10 +8,7 @@ extension Daemon {
     /// was completed or dropped by the backend, so no flip event will come
     /// for it; draw a whole new frame.
     func displayWasRemodeset() {
-        pacer.displayReset()
-        writer.invalidate()
-        reserveWindowRoom()
-        needsFrame = true
+        frames.displayReset(remodeset: true)
     }
 
     /// A display was plugged or unplugged: look again; a new mode of the same
@@ -46,8 +43,7 @@ extension Daemon {
         gone.abandon()
         log(.warning, "display: \(gone.summary) went away (\(why)); "
             + (reopenDisplay == nil ? "nothing will be drawn" : "the carousel runs on and draws again when it is back"))
-        pacer.displayReset()
-        needsFrame = true
+        frames.displayReset(remodeset: false)
     }
 
     /// A card appeared (or a connector changed) while the display was away:

@@ -8,15 +8,123 @@ import CarouselRender
 
 /// The frame path: what the screen shows at an instant, asked of the
 /// decode cache, laid out, written into the display's buffer (only what
-/// changed) and presented, paced by `FramePacer`.
-extension Daemon {
+/// changed) and presented, paced by `FramePacer`. It owns everything a
+/// frame needs between frames (the writer and its scene, the pacing, the
+/// window room, the hold); what it shows it reads from the daemon (the
+/// model, the album, the cache, the layout, the display).
+public final class FramePath {
+    private unowned let daemon: Daemon
+    /// Paces frames to the display (flip events, or the timer without them).
+    public private(set) var pacer: FramePacer
+    /// Writes frames into the display's buffers (only what changed) and
+    /// keeps the scene on screen, which `screenshot` composes again.
+    private(set) var writer: ScreenWriter
+    /// The items on screen at the last frame (storage reused: a frame allocates nothing).
+    private var placements: [Compositor.Placement] = []
+    /// The writer whose scene is on screen (until a frame after a relayout
+    /// is presented, the one from before it): what `screenshot` composes.
+    private(set) var shown: ScreenWriter?
+    /// How far the display lets the scan-out window move along the panel
+    /// axis (pixels of room in its buffers; 0: every frame is written).
+    private(set) var windowRoom = 0
+    /// The room is to be asked for at the next frame.
+    private var windowRoomDue = false
+    /// What the last list of wanted pictures was made of (`requestPictures`).
+    private var wantedKey: WantedKey?
+    /// Until then (µs), a frame whose pictures are not decoded yet is not
+    /// presented: after a reload that changed how pictures are scaled, the
+    /// old frame stays on screen rather than empty slots.
+    var holdUntil: Int64 = 0
+    /// What is on screen is stale (the model said so, a decode finished,
+    /// the album or the layout changed): draw one frame.
+    var needsFrame = true
+    /// The content moves with time (a settle, momentum, an animation, a
+    /// drift), as the model's effects said: draw every frame until it stops.
+    private(set) var moving = false
+    /// The items where the motion in flight comes to rest (the model's
+    /// prefetch effect): decoded ahead of the frames that will show them.
+    private var prefetchTarget: [Int] = []
+    /// Presenting failed this many times in a row (logged once, then now and then).
+    private var presentFailures = 0
+    /// Which way the content last moved, as the model's effects say: +1
+    /// forward, -1 back (prefetch looks ahead that way); the autoplay
+    /// direction until something moved.
+    public private(set) var travel: Int
+    public private(set) var firstFrameShown = false
+    /// The first complete picture was presented.
+    private(set) var pictureShown = false
+    /// The first complete picture was presented; its line is logged when
+    /// the display took it (`frameOnScreen`), after the first frame's.
+    private var firstPictureInFlight = false
+
+    init(daemon: Daemon) {
+        self.daemon = daemon
+        writer = ScreenWriter(compositor: daemon.layout.compositor)
+        pacer = FramePacer(period: daemon.backend.framePeriodMicroseconds)
+        travel = daemon.config.autoplay.direction == .forward ? 1 : -1
+    }
+
+    /// What the model's effects say of frames: one is due, the content
+    /// moves (or stopped), which way, and where a motion comes to rest.
+    func apply(_ effects: CarouselEffects, now: Int64) {
+        if effects.needsFrame { needsFrame = true }
+        if let heading = effects.heading { travel = heading }
+        if let started = effects.moving {
+            moving = started
+            if !started { prefetchTarget = [] }
+        }
+        if !effects.prefetch.isEmpty {
+            prefetchTarget = effects.prefetch
+            // Ask now: the frame that would ask may wait for the panel.
+            requestPictures(at: daemon.model.offset(at: Timestamp(microseconds: now)))
+        }
+    }
+
+    /// When the frame path wants the loop awake: the end of a hold while
+    /// waiting for pictures (`nil` from `holdEnd` otherwise), and while
+    /// something moves or a frame is due on a display that shows, the
+    /// pacer's next frame.
+    func holdEnd(now: Int64) -> Int64? { holding(now) && !moving ? holdUntil : nil }
+
+    func nextFrame(now: Int64) -> Int64? {
+        guard moving || needsFrame, daemon.screenIsShowing else { return nil }
+        return pacer.nextFrame(after: now)
+    }
+
+    /// The layout changed (a reload, a new panel): a writer for it; the
+    /// window room is asked for again.
+    func laidOut() {
+        writer = ScreenWriter(compositor: daemon.layout.compositor)
+        reserveWindowRoom()
+        needsFrame = true
+    }
+
+    /// The display was set up anew or is a new one: no flip is in flight,
+    /// and what its buffers hold is unknown: a whole new frame.
+    func displayReset(remodeset: Bool) {
+        pacer.displayReset()
+        if remodeset {
+            writer.invalidate()
+            reserveWindowRoom()
+        }
+        needsFrame = true
+    }
+
+    /// The display took the frame presented last (its flip event).
+    func flipCompleted() {
+        pacer.flipCompleted()
+        frameOnScreen()
+    }
+
     /// Draws a frame if the model's effects asked for one (or for every
     /// frame while moving) and the panel can take one now. The last frame of
     /// a motion is drawn where it came to rest: the model says `moving` is
     /// over, with `needsFrame`, at the instant a settle ends on its page.
     func drawIfNeeded(now: Int64) {
-        guard moving || needsFrame, !power.isOff, pacer.mayDraw(at: now) else { return }
-        if windowRoomDue, !displayIsAway { applyWindowRoom() }
+        let d = daemon
+        guard moving || needsFrame, !d.power.isOff, pacer.mayDraw(at: now) else { return }
+        if windowRoomDue, !d.displayIsAway { applyWindowRoom() }
+        let model = d.model, album = d.album, cache = d.cache, compositor = d.compositor
         let x = model.offset(at: Timestamp(microseconds: now))
         // A crossfade shows the pictures at both ends: those it fades out
         // are asked for with the ones it fades in (the motion's heading).
@@ -26,7 +134,7 @@ extension Daemon {
            !placed.allSatisfy({ album.path($0.index).flatMap(cache.image(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
         }
-        guard let buffer = backend.acquire() else { return }
+        guard let buffer = d.backend.acquire() else { return }
         holdUntil = 0
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         let zoom = zoomLayer(at: Timestamp(microseconds: now))
@@ -35,22 +143,23 @@ extension Daemon {
         // (A crossfade moves nothing: its frames are written whole. Nor while
         // a picture is zoomed: its pixels change with every frame.)
         let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * windowRoom : 0
-        compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: config.carousel.wrap,
+        let wrap = d.config.carousel.wrap
+        compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: wrap,
                           page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
-            self.album.path(i).flatMap(self.cache.image(for:))
+            album.path(i).flatMap(cache.image(for:))
         }
         writer.fade = crossfade?.fraction
         if let crossfade {
-            compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: config.carousel.wrap,
+            compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: wrap,
                               page: page, pageCount: model.numberOfPages) { i in
-                self.album.path(i).flatMap(self.cache.image(for:))
+                album.path(i).flatMap(cache.image(for:))
             }
         }
-        writer.scene.stamp = clockOverlay.stamp
+        writer.scene.stamp = d.clockOverlay.stamp
         let complete = !placed.isEmpty && writer.scene.complete
         let window = writer.draw(into: buffer)
         do {
-            try backend.present(buffer, window: window)
+            try d.backend.present(buffer, window: window)
         } catch where error.reason == .windowRefused {
             // The driver will not show a window of a buffer: whole frames from now on.
             log(.warning, "display: \(error); sliding by writing every frame instead")
@@ -58,7 +167,7 @@ extension Daemon {
             writer.invalidate()
             return
         } catch where error.reason == .gone {
-            displayWentAway("\(error)")
+            d.displayWentAway("\(error)")
             return
         } catch {
             // The frame stays due; try again a while later rather than on
@@ -76,7 +185,7 @@ extension Daemon {
         }
         needsFrame = false
         shown = writer
-        pacer.presented(at: now, onScreenLater: backend.presentsAsynchronously)
+        pacer.presented(at: now, onScreenLater: d.backend.presentsAsynchronously)
         if complete, !pictureShown {
             pictureShown = true
             firstPictureInFlight = true
@@ -85,15 +194,16 @@ extension Daemon {
             reserveWindowRoom()
         }
         // Without flip events a presented frame is on screen at once.
-        if !backend.presentsAsynchronously { frameOnScreen() }
-        if pacer.framesPresented == 1 { tell(.firstFramePresented) }
+        if !d.backend.presentsAsynchronously { frameOnScreen() }
+        if pacer.framesPresented == 1 { d.tell(.firstFramePresented) }
     }
 
     /// The zoomed picture at `time`, if one is: asks the cache for a decode
     /// at the resolution the zoom is heading for (made off the loop; until
     /// then the screen-size picture is scaled up), and lets it go after.
-    func zoomLayer(at time: Timestamp) -> ZoomLayer? {
-        guard let view = model.zoomView(at: time), let path = album.path(view.item) else {
+    private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
+        let model = daemon.model, cache = daemon.cache
+        guard let view = model.zoomView(at: time), let path = daemon.album.path(view.item) else {
             cache.wantZoom(path: nil, scale: 1)
             return nil
         }
@@ -109,22 +219,24 @@ extension Daemon {
     /// album): while the content moves that is a few times a slide, not every frame.
     @discardableResult
     func requestPictures(at x: Double) -> [Compositor.Placement] {
-        let wrap = config.carousel.wrap
-        compositor.placements(offset: x, count: album.count, wrap: wrap, into: &placements)
+        let album = daemon.album
+        let wrap = daemon.config.carousel.wrap
+        daemon.compositor.placements(offset: x, count: album.count, wrap: wrap, into: &placements)
         let placed = placements
         // Placements are consecutive slots: the first index and the count name them all.
         let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
-                            heading: prefetchTarget, current: model.lattice.itemIndex(at: x), direction: travel, wrap: wrap)
+                            heading: prefetchTarget, current: daemon.model.lattice.itemIndex(at: x), direction: travel,
+                            wrap: wrap)
         if key != wantedKey {
             wantedKey = key
-            cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                    current: key.current, direction: travel, wrap: wrap))
+            daemon.cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
+                                           current: key.current, direction: travel, wrap: wrap))
         }
         return placed
     }
 
     /// What the last wanted list was made of (see `requestPictures`).
-    struct WantedKey: Equatable {
+    private struct WantedKey: Equatable {
         var album: Int
         var firstOnScreen: Int
         var onScreen: Int
@@ -134,22 +246,22 @@ extension Daemon {
         var wrap: Bool
     }
 
-
     /// Asks the display for buffers one screen longer along the panel axis,
     /// so that a slide moves the scan-out window rather than the pixels:
     /// once the first picture is on screen (it must not wait for them), and
     /// only when no flip is in flight: when a frame reached the screen, or
     /// before the next one is drawn (a backend remaking its buffers must not
     /// swallow the flip event the pacer waits for).
-    func reserveWindowRoom() {
+    private func reserveWindowRoom() {
         guard pictureShown else { return }
         windowRoomDue = true
     }
 
-    func applyWindowRoom() {
+    private func applyWindowRoom() {
         windowRoomDue = false
         // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
-        let granted = backend.reserveWindowRoom(config.display.zeroCopy ? compositor.axisExtent : 0, along: writer.axis)
+        let extent = daemon.config.display.zeroCopy ? daemon.compositor.axisExtent : 0
+        let granted = daemon.backend.reserveWindowRoom(extent, along: writer.axis)
         if granted != windowRoom {
             log(.info, granted > 0
                 ? "display: slides move the scan-out window over buffers \(granted) px longer \(writer.axis == .horizontal ? "across" : "down") (zero copy)"
@@ -161,21 +273,22 @@ extension Daemon {
     func holding(_ now: Int64) -> Bool { now < holdUntil && needsFrame }
 
     /// A presented frame reached the screen.
-    func frameOnScreen() {
+    private func frameOnScreen() {
+        let d = daemon
         defer {
             // After the start lines: what they time is the screen, not this.
-            if windowRoomDue, backend.isPresent { applyWindowRoom() }
+            if windowRoomDue, d.backend.isPresent { applyWindowRoom() }
         }
-        noteFrameAfterWake()
+        d.noteFrameAfterWake()
         if !firstFrameShown {
             firstFrameShown = true
-            log(.info, "first frame on screen \((clock() - startedAt) / 1000) ms after start")
-            notifier.ready(status: statusLine)
+            log(.info, "first frame on screen \((d.clock() - d.startedAt) / 1000) ms after start")
+            d.notifier.ready(status: d.statusLine)
         }
         if firstPictureInFlight {
             firstPictureInFlight = false
-            let beforeMain = enteredMain.map { "; \(($0 - startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
-            log(.info, "first picture on screen \((clock() - startedAt) / 1000) ms after start\(beforeMain)")
+            let beforeMain = d.enteredMain.map { "; \(($0 - d.startedAt) / 1000) ms of it before main (exec, libraries, runtime)" } ?? ""
+            log(.info, "first picture on screen \((d.clock() - d.startedAt) / 1000) ms after start\(beforeMain)")
         }
     }
 }

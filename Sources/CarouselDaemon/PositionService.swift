@@ -47,7 +47,7 @@ final class PositionService: LoopService {
     /// and the carousel is at rest: a fling across ten pictures is one
     /// write, not ten (each is an fsync on an SD card).
     func observe(_ happening: LoopHappening, now: Int64) {
-        guard case .modelChanged = happening, daemon.config.images.resume, !daemon.moving else { return }
+        guard case .modelChanged = happening, daemon.config.images.resume, !daemon.frames.moving else { return }
         let index = daemon.model.currentItemIndex(at: Timestamp(microseconds: now))
         guard let kept = name(index), kept != store.saved else { return }
         store.save(kept)

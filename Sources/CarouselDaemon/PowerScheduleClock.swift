@@ -64,7 +64,7 @@ extension Daemon {
     }
 
     private func scheduleMayApply(now: Int64) -> Bool {
-        firstFrameShown && (pictureShown || album.isEmpty || now - startTime > Self.scheduleWaitMicroseconds)
+        frames.firstFrameShown && (frames.pictureShown || album.isEmpty || now - startTime > Self.scheduleWaitMicroseconds)
     }
 
     /// How long the schedule's first word waits for the start picture.
@@ -74,7 +74,7 @@ extension Daemon {
     /// at once once the start picture is on screen, else when the wait for
     /// it ends; nil before the first frame (each pass looks again).
     func scheduleFirstDue(now: Int64) -> Int64? {
-        guard config.power.schedule != nil, !power.scheduleApplied, firstFrameShown else { return nil }
+        guard config.power.schedule != nil, !power.scheduleApplied, frames.firstFrameShown else { return nil }
         return scheduleMayApply(now: now) ? now : startTime + Self.scheduleWaitMicroseconds
     }
 }

@@ -38,7 +38,7 @@ extension Daemon {
         notifier.reloading()
         // READY=1 again, whatever the outcome (systemd waits for it); before
         // the first frame, that first frame will say it.
-        defer { if firstFrameShown { notifier.ready(status: statusLine) } }
+        defer { if frames.firstFrameShown { notifier.ready(status: statusLine) } }
         let fresh: Configuration
         do {
             fresh = try readConfiguration(configPath)
@@ -132,14 +132,13 @@ extension Daemon {
         let previous = previousCache ?? layout.cacheSettings(config)
         let before = layout
         layout = Layout(config: config, backend: backend, touchscreen: touchscreen)
-        writer = ScreenWriter(compositor: layout.compositor)
-        reserveWindowRoom()
+        frames.laidOut()
         let cacheSettings = layout.cacheSettings(config)
         if cacheSettings != previous {
             cache.reset(settings: cacheSettings)
             // Keep the old frame until the pictures are scaled anew (not on a
             // new panel: its buffers hold nothing worth keeping).
-            if !panelChanged { holdUntil = now + Self.reloadHoldMicroseconds }
+            if !panelChanged { frames.holdUntil = now + Self.reloadHoldMicroseconds }
         }
         var index = model.currentItemIndex(at: t)
         if rescan {
@@ -156,7 +155,6 @@ extension Daemon {
         }
         tell(.laidOut)
         notifier.status(statusLine)
-        needsFrame = true
     }
 
     /// How long a reload keeps the old frame while new pictures are scaled.

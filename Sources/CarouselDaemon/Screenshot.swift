@@ -104,7 +104,8 @@ extension Daemon {
     /// the layout turned or resized since: then the new layout (as laid out
     /// so far), as a screenshot follows the layout.
     func composeScreenshot() -> (Frame, Rotation) {
-        let source = shown.flatMap { old in
+        let writer = frames.writer
+        let source = frames.shown.flatMap { old in
             old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel
                 ? old : nil
         } ?? writer

@@ -13,7 +13,7 @@ extension Daemon {
     /// pictures on screen and next to them keep their places, so nothing the
     /// viewer sees (or the decoder has ready) changes; the rest get a new order.
     func reshuffleAtRest() {
-        guard shuffles, !moving, album.count > 1 else { return }
+        guard shuffles, !frames.moving, album.count > 1 else { return }
         let now = Timestamp(microseconds: clock())
         let current = model.currentItemIndex(at: now)
         guard current != album.shuffledAt else { return }

@@ -62,13 +62,13 @@ import Testing
             // Only the clock's rectangle was written: its pixels (and no others) changed.
             let s = try #require(d.daemon.clockOverlay.stamp)
             let area = s.image.width * s.image.height
-            #expect(d.daemon.writer.pixelsWritten > 0)
+            #expect(d.daemon.frames.writer.pixelsWritten > 0)
             // The first minute into each buffer of the pair may write it whole:
             // the buffers are made anew, longer, once the first picture is on
             // screen (window room for slides), and when that happens depends
             // on when the decode finished.
             if wakes > 2 {
-                #expect(d.daemon.writer.pixelsWritten <= 2 * area, "the clock's rectangle, old and new, no more")
+                #expect(d.daemon.frames.writer.pixelsWritten <= 2 * area, "the clock's rectangle, old and new, no more")
             }
             let after = screen(d)
             let left = min(s.x, stamp.x) - 40, top = min(s.y, stamp.y) - 4
@@ -110,7 +110,7 @@ import Testing
         #expect(d.daemon.clockOverlay.text == "15:00")
         #expect(d.daemon.nextWake(now: d.now) == d.now, "the new time is drawn at once")
         d.advance(ms: 0)
-        #expect(d.daemon.writer.pixelsWritten > 0)
+        #expect(d.daemon.frames.writer.pixelsWritten > 0)
         #expect(d.daemon.nextWake(now: d.now) == d.now + 30_000_000, "the next minute of the clock as it is now")
     }
 

@@ -23,7 +23,7 @@ struct FramePathTests {
     /// What the screen should show now: the daemon's scene written whole.
     static func expected(_ d: Daemon) -> Frame {
         let f = Frame(width: d.compositor.panel.width, height: d.compositor.panel.height, color: 0xFF12_3456)
-        ScreenWriter(compositor: d.compositor).render(d.writer.scene, into: f)
+        ScreenWriter(compositor: d.compositor).render(d.frames.writer.scene, into: f)
         return f
     }
 
@@ -31,13 +31,13 @@ struct FramePathTests {
     static func slide(_ d: OffscreenDaemon, display: OffscreenBackend) -> (windows: Set<PixelPoint>, written: [Int], wrong: Int) {
         _ = d.daemon.answer(.next)
         var windows = Set<PixelPoint>(), written: [Int] = [], wrong = 0
-        var last = d.daemon.pacer.framesPresented
+        var last = d.daemon.frames.pacer.framesPresented
         for _ in 0..<120 {
             d.advance(ms: 10)
-            guard d.daemon.pacer.framesPresented != last else { continue }
-            last = d.daemon.pacer.framesPresented
+            guard d.daemon.frames.pacer.framesPresented != last else { continue }
+            last = d.daemon.frames.pacer.framesPresented
             windows.insert(display.window)
-            written.append(d.daemon.writer.pixelsWritten)
+            written.append(d.daemon.frames.writer.pixelsWritten)
             wrong += differences(display, expected(d.daemon))
         }
         return (windows, written, wrong)
@@ -51,7 +51,7 @@ struct FramePathTests {
         d.daemon.settleDecodes()
         d.advance(ms: 20)
         d.advance(ms: 20)
-        #expect(d.daemon.windowRoom == d.daemon.compositor.axisExtent)
+        #expect(d.daemon.frames.windowRoom == d.daemon.compositor.axisExtent)
         let result = Self.slide(d, display: d.backend)
         #expect(result.wrong == 0)
         #expect(result.windows.count > 10, "the window moved: \(result.windows.count) positions")
@@ -70,7 +70,7 @@ struct FramePathTests {
         d.daemon.settleDecodes()
         d.advance(ms: 20)
         d.advance(ms: 20)
-        #expect(d.daemon.windowRoom == d.daemon.compositor.axisExtent)
+        #expect(d.daemon.frames.windowRoom == d.daemon.compositor.axisExtent)
         #expect(d.daemon.perform(.zoom(scale: 2)) == nil)
         for _ in 0..<100 { d.advance(ms: 10) }
         d.daemon.settleDecodes()
@@ -81,20 +81,20 @@ struct FramePathTests {
         var x = 300.0
         d.daemon.feed(.down(id: 0, at: Point(x: x, y: 100)), at: d.now)
         var windows = Set<PixelPoint>(), wrong = 0, frames = 0
-        var last = d.daemon.pacer.framesPresented
+        var last = d.daemon.frames.pacer.framesPresented
         for _ in 0..<30 {
             d.advance(ms: 10)
             x -= 8
             d.daemon.feed(.move(id: 0, to: Point(x: x, y: 100)), at: d.now)
             d.advance(ms: 1)
-            guard d.daemon.pacer.framesPresented != last else { continue }
-            last = d.daemon.pacer.framesPresented
+            guard d.daemon.frames.pacer.framesPresented != last else { continue }
+            last = d.daemon.frames.pacer.framesPresented
             frames += 1
             windows.insert(d.backend.window)
             wrong += Self.differences(d.backend, Self.expected(d.daemon))
         }
         #expect(d.daemon.model.isDragging, "the pan handed over to paging")
-        #expect(d.daemon.writer.scene.spans.contains { $0.zoom != nil })
+        #expect(d.daemon.frames.writer.scene.spans.contains { $0.zoom != nil })
         #expect(frames > 5)
         #expect(wrong == 0)
         #expect(windows == [PixelPoint(x: 0, y: 0)], "no window slide while zoomed: \(windows)")
@@ -108,14 +108,14 @@ struct FramePathTests {
         var settleFrames = 0
         for _ in 0..<150 {
             d.advance(ms: 10)
-            guard d.daemon.pacer.framesPresented != last else { continue }
-            last = d.daemon.pacer.framesPresented
-            if d.daemon.writer.scene.spans.contains(where: { $0.zoom != nil }) {
+            guard d.daemon.frames.pacer.framesPresented != last else { continue }
+            last = d.daemon.frames.pacer.framesPresented
+            if d.daemon.frames.writer.scene.spans.contains(where: { $0.zoom != nil }) {
                 settleFrames += 1
                 windows.insert(d.backend.window)
                 // Nothing laid out ahead: at most the panel (and the dots) a frame.
-                #expect(d.daemon.writer.pixelsWritten <= 320 * 200 * 12 / 10, "\(d.daemon.writer.pixelsWritten) pixels")
-                #expect(d.daemon.writer.scene.low == 0 && d.daemon.writer.scene.high == 320)
+                #expect(d.daemon.frames.writer.pixelsWritten <= 320 * 200 * 12 / 10, "\(d.daemon.frames.writer.pixelsWritten) pixels")
+                #expect(d.daemon.frames.writer.scene.low == 0 && d.daemon.frames.writer.scene.high == 320)
             }
             wrong += Self.differences(d.backend, Self.expected(d.daemon))
         }
@@ -138,13 +138,13 @@ struct FramePathTests {
         d.daemon.settleDecodes()
         d.advance(ms: 20)
         d.advance(ms: 20)
-        #expect(d.daemon.windowRoom > 0)
+        #expect(d.daemon.frames.windowRoom > 0)
         guard case .ok = d.daemon.set("display.zero_copy", "false") else {
             Issue.record("set display.zero_copy false was refused")
             return
         }
         d.advance(ms: 20)  // taken before the next frame is drawn
-        #expect(d.daemon.windowRoom == 0)
+        #expect(d.daemon.frames.windowRoom == 0)
         #expect(d.backend.acquire()?.extent == PixelSize(width: 320, height: 200))
         let off = Self.slide(d, display: d.backend)
         #expect(off.wrong == 0 && off.windows == [.zero])
@@ -200,7 +200,7 @@ struct FramePathTests {
         d.advance(ms: 20)
         let result = Self.slide(d, display: display)
         #expect(refusing.refusals == 1)
-        #expect(d.daemon.windowRoom == 0)
+        #expect(d.daemon.frames.windowRoom == 0)
         #expect(result.wrong == 0)
         #expect(result.windows == [.zero])
         #expect(result.written.count > 10)

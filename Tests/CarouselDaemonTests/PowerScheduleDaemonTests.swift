@@ -116,7 +116,7 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
         #expect(d.backend.isPoweredOn, "not dark before the first picture")
         d.showFirstPicture()
         d.advance(ms: 20)
-        #expect(d.daemon.firstFrameShown)
+        #expect(d.daemon.frames.firstFrameShown)
         #expect(!d.backend.isPoweredOn)
     }
 

@@ -229,19 +229,19 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         d.advance(ms: 0)
         // The first frame waits for the start picture (the modeset's black
         // buffer is on screen meanwhile), then shows it.
-        #expect(d.daemon.pacer.framesPresented == 0)
-        #expect(!d.daemon.firstFrameShown)
+        #expect(d.daemon.frames.pacer.framesPresented == 0)
+        #expect(!d.daemon.frames.firstFrameShown)
         gate.signal()
         d.daemon.settleDecodes()
         d.advance(ms: 1)
-        #expect(d.daemon.pacer.framesPresented == 1)
-        #expect(d.daemon.firstFrameShown)
+        #expect(d.daemon.frames.pacer.framesPresented == 1)
+        #expect(d.daemon.frames.firstFrameShown)
         d.advance(ms: 20)
-        let settled = d.daemon.pacer.framesPresented
+        let settled = d.daemon.frames.pacer.framesPresented
         #expect(settled <= 2)
         // At rest nothing is drawn.
         for _ in 0..<10 { d.advance(ms: 20) }
-        #expect(d.daemon.pacer.framesPresented == settled)
+        #expect(d.daemon.frames.pacer.framesPresented == settled)
         // A swipe draws frames while it moves, then stops again.
         var t = d.now
         d.daemon.feed(.down(id: 0, at: Point(x: 300, y: 100)), at: t)
@@ -254,7 +254,7 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         var presented: [Int] = []
         for _ in 0..<120 {
             d.advance(ms: 5)
-            presented.append(d.daemon.pacer.framesPresented)
+            presented.append(d.daemon.frames.pacer.framesPresented)
         }
         #expect(presented.last! > settled + 5)
         // Never two frames within one refresh (5 ms steps: at most one frame in three steps).
@@ -270,16 +270,16 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         let gate = DispatchSemaphore(value: 0)
         let d = try OffscreenDaemon(prepare: ItemCache.held(by: gate))
         d.advance(ms: 0)
-        #expect(!d.daemon.firstFrameShown)
+        #expect(!d.daemon.frames.firstFrameShown)
         d.advance(ms: Daemon.startHoldMicroseconds / 1000 - 1)
-        #expect(!d.daemon.firstFrameShown)
+        #expect(!d.daemon.frames.firstFrameShown)
         d.advance(ms: 2)
-        #expect(d.daemon.firstFrameShown)
+        #expect(d.daemon.frames.firstFrameShown)
         gate.signal()
         // An empty folder has nothing to wait for: its frame comes at once.
         let empty = try OffscreenDaemon(images: [])
         empty.advance(ms: 0)
-        #expect(empty.daemon.firstFrameShown)
+        #expect(empty.daemon.frames.firstFrameShown)
     }
 
     @Test func prefetchKeepsLookingForwardAfterCrossingTheWrapSeam() throws {
@@ -293,11 +293,11 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         for _ in 0..<100 { d.advance(ms: 10) }
         #expect(d.daemon.status()["index"] == .int(0))
         #expect(!d.daemon.model.isMoving)
-        #expect(d.daemon.travel == 1)
+        #expect(d.daemon.frames.travel == 1)
         _ = d.daemon.answer(.prev)
         for _ in 0..<100 { d.advance(ms: 10) }
         #expect(d.daemon.status()["index"] == .int(3))
-        #expect(d.daemon.travel == -1)
+        #expect(d.daemon.frames.travel == -1)
     }
 
     @Test func requestsAreAnsweredFromTheRunningModel() throws {
@@ -343,9 +343,9 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
             return
         }
         d.daemon.settleDecodes()
-        let before = d.daemon.pacer.framesPresented
+        let before = d.daemon.frames.pacer.framesPresented
         d.advance(ms: 20)
-        #expect(d.daemon.pacer.framesPresented == before + 1)
+        #expect(d.daemon.frames.pacer.framesPresented == before + 1)
         #expect(d.daemon.album.count == 3, "no picture may be skipped as broken for its size")
     }
 
@@ -353,16 +353,16 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         let d = try OffscreenDaemon()
         d.daemon.settleDecodes()
         d.advance(ms: 0)
-        try #require(d.daemon.firstFrameShown)
+        try #require(d.daemon.frames.firstFrameShown)
         guard case .ok = d.daemon.set("display.mode", "200x300") else {
             Issue.record("set display.mode was refused")
             return
         }
         #expect(d.backend.panelSize == PixelSize(width: 200, height: 300))
         #expect(d.daemon.layout.size == PixelSize(width: 200, height: 300))
-        let before = d.daemon.pacer.framesPresented
+        let before = d.daemon.frames.pacer.framesPresented
         d.advance(ms: 20)
-        #expect(d.daemon.pacer.framesPresented == before + 1)
+        #expect(d.daemon.frames.pacer.framesPresented == before + 1)
     }
 }
 

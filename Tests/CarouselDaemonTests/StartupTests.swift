@@ -9,7 +9,7 @@ struct StartPictureTests {
     @Test("the start item is being decoded when the daemon is built, before the loop draws a first frame")
     func startPictureIsAskedForAtOnce() throws {
         let d = try OffscreenDaemon(ini: "[carousel]\nstart_index = 2\n")
-        #expect(d.daemon.pacer.framesPresented == 0)
+        #expect(d.daemon.frames.pacer.framesPresented == 0)
         d.daemon.cache.waitUntilIdle()
         let start = try #require(d.daemon.album.path(2))
         #expect(d.daemon.cache.image(for: start) != nil, "nothing asked for \(start) before the first frame")
