@@ -141,7 +141,7 @@ public final class Daemon {
         // First: it may start the carousel on another picture, which the start decodes.
         if let directory = stateDirectory { services.register(PositionService(daemon: self, directory: directory)) }
         if let signals {
-            signals.daemon = self
+            signals.attach(configPath: configPath) { [unowned self] in self.ask($0) }
             services.register(signals)
         }
         if let watchdog = WatchdogService(notifier: notifier, now: startTime) { services.register(watchdog) }
@@ -151,7 +151,9 @@ public final class Daemon {
             services.register(hotplug)
         }
         services.register(FolderWatchService(daemon: self))
-        if options.localClock == nil, let wallClock = WallClockService(daemon: self) { services.register(wallClock) }
+        if options.localClock == nil, let wallClock = WallClockService(onSet: { [unowned self] in self.wallClockWasSet(now: $0) }) {
+            services.register(wallClock)
+        }
         if options.controlSocket, let control = ControlService(daemon: self) { services.register(control) }
         clockOverlay.daemon = self
         clockOverlay.reconfigure(layout.clockLook(config))

@@ -1,22 +1,29 @@
 import CarouselPlatform
 
 /// The wall clock being set (NTP, by hand): the services that follow local
-/// time (the schedule, the clock on screen) look again.
+/// time (the schedule, the clock on screen) look again (`onSet`, with the
+/// loop's time).
 final class WallClockService: LoopService {
     let name = "wall clock"
-    private let watch: ClockChangeWatch
-    private unowned let daemon: Daemon
+    private let watch: any ClockChangeSource
+    private let onSet: (Int64) -> Void
 
     /// Nil, with one line, when the kernel does not say (the schedule may
     /// then run late after a clock change).
-    init?(daemon: Daemon) {
+    convenience init?(onSet: @escaping (Int64) -> Void) {
         do {
-            watch = try ClockChangeWatch()
+            self.init(watch: try ClockChangeWatch(), onSet: onSet)
         } catch {
             log(.warning, "the wall clock's changes are not watched (\(error)): [power] schedule may run late after one")
             return nil
         }
-        self.daemon = daemon
+    }
+
+    /// `watch` says when the clock was set (tests give one of their own:
+    /// stepping the machine's clock would wake every daemon of a full run).
+    init(watch: any ClockChangeSource, onSet: @escaping (Int64) -> Void) {
+        self.watch = watch
+        self.onSet = onSet
     }
 
     var interests: [EpollInterest] { [EpollInterest(fd: watch.fd.raw)] }
@@ -24,6 +31,15 @@ final class WallClockService: LoopService {
     func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard watch.clockWasSet() else { return }
         log(.info, "the wall clock was set: [power] schedule and [overlay] clock looked at again")
-        daemon.wallClockWasSet(now: now)
+        onSet(now)
     }
 }
+
+/// A descriptor that becomes readable when the wall clock may have been
+/// set, and says whether it was (`ClockChangeWatch`: the kernel's timerfd).
+protocol ClockChangeSource: AnyObject {
+    var fd: FileDescriptor { get }
+    func clockWasSet() -> Bool
+}
+
+extension ClockChangeWatch: ClockChangeSource {}
