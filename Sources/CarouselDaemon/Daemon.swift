@@ -64,8 +64,6 @@ public final class Daemon {
     let localClock: LocalClock
     /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
     let clockOverlay = ClockOverlay()
-    /// The touchscreen's size, once one reported it (the slop follows it).
-    var touchscreen: TouchDensitySource?
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
     let backlightRoot: String?

@@ -15,15 +15,11 @@ extension Daemon {
             if let error = perform(command) { log(.info, "key ignored: \(error)") }
         case let .touchscreenAdded(info, size):
             log(.info, InputRouter.added(info))
-            touchscreen = .touchscreen(id: info.id, name: info.name, size: size)
-            relayout()
+            relayout(touchscreen: .touchscreen(id: info.id, name: info.name, size: size))
         case let .touchscreenRemoved(info):
             log(.info, InputRouter.removed(info))
             model.forget(device: info.id)
-            if case .touchscreen(info.id, _, _)? = touchscreen {
-                touchscreen = nil
-                relayout()
-            }
+            if case .touchscreen(info.id, _, _)? = layout.touchscreen { relayout(touchscreen: .some(nil)) }
         case let .note(line):
             log(.info, line)
         }
@@ -41,7 +37,7 @@ extension Daemon {
     /// touchscreen, the latest added).
     private func device(of input: TouchInput) -> Int {
         if input.touchID == InputRouter.pointerID { return -1 }
-        if case .touchscreen(let device, _, _)? = touchscreen { return device }
+        if case .touchscreen(let device, _, _)? = layout.touchscreen { return device }
         return 0
     }
 

@@ -134,6 +134,8 @@ public struct Layout: Sendable {
     /// The slop factor for the panel's density, when its size is known.
     public let slopScale: Double?
     public let density: TouchDensitySource?
+    /// The touchscreen that reported its size, if one did: the next layout is made with it too.
+    public let touchscreen: TouchDensitySource?
 
     /// `touchscreen`: the size a touchscreen reports, preferred over the
     /// display's for the slop (it is the surface the finger moves on).
@@ -144,6 +146,7 @@ public struct Layout: Sendable {
         let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         size = PixelSize(width: logical.width, height: logical.height)
         viewport = Viewport(width: Double(size.width), height: Double(size.height))
+        self.touchscreen = touchscreen
         density = touchscreen ?? backend.physicalSize.map(TouchDensitySource.display)
         slopScale = density.flatMap { source in
             // Touch coordinates are panel pixels across the panel's own width.

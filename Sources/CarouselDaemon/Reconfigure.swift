@@ -126,12 +126,15 @@ extension Daemon {
 
     /// Lays the carousel out again for the running configuration and panel
     /// (after a reload or a display change), keeping the current picture.
-    func relayout(previousCache: ItemCache.Settings? = nil, rescan: Bool = false, panelChanged: Bool = true) {
+    /// `touchscreen`: a touchscreen that reported its size (`.some(nil)`:
+    /// it went away); by default the layout's own is kept.
+    func relayout(previousCache: ItemCache.Settings? = nil, rescan: Bool = false, panelChanged: Bool = true,
+                  touchscreen: TouchDensitySource?? = nil) {
         let now = clock()
         let t = Timestamp(microseconds: now)
         let previous = previousCache ?? layout.cacheSettings(config)
         let before = layout
-        layout = Layout(config: config, backend: backend, touchscreen: touchscreen)
+        layout = Layout(config: config, backend: backend, touchscreen: touchscreen ?? before.touchscreen)
         frames.laidOut()
         let cacheSettings = layout.cacheSettings(config)
         if cacheSettings != previous {
