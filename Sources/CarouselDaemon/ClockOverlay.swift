@@ -5,7 +5,6 @@ import CarouselPlatform
 import CarouselRender
 import CarouselText
 import Dispatch
-import Synchronization
 
 /// How the clock looks on this screen: what a drawn clock depends on
 /// besides its text (a reload or a display change makes a new one).
@@ -23,21 +22,23 @@ struct ClockLook: Equatable, Sendable {
 /// The clock of `[overlay] clock`: its text for the minute on the wall
 /// clock, drawn as a stamp that stays put on the screen, and the loop time
 /// of the next minute, the one deadline it adds. The next minute's stamp is
-/// drawn ahead on a worker thread, so that the loop only hands it to the
-/// writer when the minute comes (after a start, a reload or a clock step the
-/// loop draws the first one itself: a few glyphs, well under a millisecond).
+/// drawn ahead off the loop (through the daemon's `LoopExecutor`, which
+/// hands it back), so that the loop only hands it to the writer when the
+/// minute comes (after a start, a reload or a clock step the loop draws the
+/// first one itself: a few glyphs, well under a millisecond).
 final class ClockOverlay {
     private(set) var look: ClockLook?
     /// The loop time at which the wall clock shows the next minute.
     private(set) var nextTick: Int64?
     private(set) var text: String?
     private(set) var stamp: SceneStamp?
-    /// The next minute's stamp, drawn by the worker.
-    private final class Ahead: Sendable {
-        let made = Mutex<(look: ClockLook, text: String, stamp: SceneStamp?)?>(nil)
-    }
-    private let ahead = Ahead()
-    /// The daemon it draws for (none for `render`'s stamps).
+    /// The next minute's stamp, drawn off the loop and handed back.
+    private(set) var ahead: (look: ClockLook, text: String, stamp: SceneStamp?)?
+    /// Stamps the loop drew itself (none was drawn ahead for the minute).
+    private(set) var drawnOnTheLoop = 0
+    /// The stamp being drawn off the loop now, so that it is asked for once.
+    private var drawing: (look: ClockLook, text: String)?
+    /// The daemon it draws for.
     weak var daemon: Daemon?
     private static let worker = DispatchQueue(label: "carouseld.clock", qos: .utility)
 
@@ -69,23 +70,27 @@ final class ClockOverlay {
             return false
         }
         text = current
-        if let made = ahead.made.withLock({ $0 }), made.look == look, made.text == current {
+        if let made = ahead, made.look == look, made.text == current {
             stamp = made.stamp
         } else {
             stamp = Self.draw(current, look)
+            drawnOnTheLoop += 1
         }
         prepare(upcoming, look)
         return true
     }
 
-    /// Draws the next minute's stamp on the worker (no wake-up: the loop takes it at the minute).
+    /// Draws the next minute's stamp off the loop; the loop keeps it for the minute.
     private func prepare(_ text: String, _ look: ClockLook) {
-        if let made = ahead.made.withLock({ $0 }), made.look == look, made.text == text { return }
-        let box = ahead
-        Self.worker.async {
-            let stamp = Self.draw(text, look)
-            box.made.withLock { $0 = (look, text, stamp) }
-        }
+        if let made = ahead, made.look == look, made.text == text { return }
+        if let drawing, drawing.look == look, drawing.text == text { return }
+        guard let executor = daemon?.executor else { return }
+        drawing = (look, text)
+        executor.run(on: Self.worker, { Self.draw(text, look) }, then: { [weak self] stamp in
+            guard let self else { return }
+            self.ahead = (look, text, stamp)
+            if let drawing = self.drawing, drawing.look == look, drawing.text == text { self.drawing = nil }
+        })
     }
 
     /// The stamp of `text`: the sprite turned to the panel, placed at the

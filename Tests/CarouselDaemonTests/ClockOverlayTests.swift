@@ -38,6 +38,24 @@ import Testing
         #expect(d.daemon.nextWake(now: d.now) == nil)
     }
 
+    @Test func theNextMinuteIsDrawnOffTheLoopAndHandedBack() throws {
+        let start = Int64(1_000_000_000)
+        let week = ManualWeek(start: ManualWeek.minute(0, 9, 58), origin: start - 25_000_000)
+        let d = try OffscreenDaemon(ini: "[overlay]\nclock = HH:MM\n", localClock: week.clock)
+        d.showFirstPicture()
+        // The first minute is drawn on the loop (nothing could be drawn ahead of it).
+        #expect(d.daemon.clockOverlay.drawnOnTheLoop == 1)
+        // The next one comes back through the executor, as the loop's wake-up would collect it.
+        for _ in 0..<500 where d.daemon.clockOverlay.ahead == nil {
+            usleep(10_000)
+            d.daemon.executor.collect()
+        }
+        #expect(d.daemon.clockOverlay.ahead?.text == "09:59")
+        d.advance(ms: (week.loopTime(of: ManualWeek.minute(0, 9, 59)) - d.now) / 1000)
+        #expect(d.daemon.clockOverlay.text == "09:59")
+        #expect(d.daemon.clockOverlay.drawnOnTheLoop == 1, "the minute took the stamp drawn ahead")
+    }
+
     @Test func theClockIsTheOneWakeUpAtRestOncePerMinuteOnTheMinute() throws {
         // The wall clock is 25 s into Monday 09:58 when the daemon starts.
         let start = Int64(1_000_000_000)
