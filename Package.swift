@@ -42,7 +42,7 @@ let package = Package(
             dependencies: [
                 "CarouselDaemon", "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselImaging",
-                "CarouselCalibration", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -117,6 +117,11 @@ let package = Package(
         // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
         // Opened with dlopen when [mqtt] first connects (not linked: see CMosquittoLoader.h).
         .target(name: "CMosquittoLoader", dependencies: ["CPlatform"]),
+        // `carouseld sync`: Immich and rclone into the album folder, a process of its own.
+        // libcurl is opened with dlopen by the sync only (not linked: see CCurlLoader.h).
+        .target(name: "CCurlLoader", dependencies: ["CPlatform"]),
+        .target(name: "CarouselSync", dependencies: ["CCurlLoader", "CPlatform", "CarouselConfig", "CarouselImaging", "CarouselPlatform"]),
+        .testTarget(name: "CarouselSyncTests", dependencies: ["CarouselSync", "CarouselConfig", "CarouselPlatform", "CarouselImaging"]),
         // Fuzzing: the properties each input format must keep (CarouselFuzzing),
         // and the libFuzzer entry that scripts/fuzz.sh builds with sanitizers
         // (a plain build makes it a replayer of input files). `swift test`

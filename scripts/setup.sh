@@ -17,6 +17,8 @@ packages=(
   libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquittoLoader: the header; the library is opened with dlopen, [mqtt])
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
+  libcurl4-openssl-dev  # carouseld sync's HTTP (CCurlLoader: the header; libcurl is opened with dlopen by the sync only)
+  rclone  # carouseld sync's remotes, and `rclone serve webdav`, the real server its tests fetch from
 )
 # Only scripts/make-fixtures.sh, run by hand to change the committed test
 # fixtures, needs more: libimage-exiftool-perl (EXIF orientation) and

@@ -116,6 +116,48 @@ int cplatform_spawn_helper(const char *path, char *const argv[], char *const env
     return result;
 }
 
+int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[],
+                         int output, int errors, pid_t *pid) {
+    int out = fcntl(output, F_DUPFD_CLOEXEC, 10);
+    if (out < 0) return errno;
+    int err = fcntl(errors, F_DUPFD_CLOEXEC, 10);
+    if (err < 0) {
+        int e = errno;
+        close(out);
+        return e;
+    }
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int result = posix_spawn_file_actions_init(&actions);
+    if (result == 0) {
+        result = posix_spawnattr_init(&attributes);
+        if (result == 0) {
+            sigset_t none, defaults;
+            sigemptyset(&none);
+            sigemptyset(&defaults);
+            sigaddset(&defaults, SIGTERM);
+            sigaddset(&defaults, SIGINT);
+            sigaddset(&defaults, SIGHUP);
+            sigaddset(&defaults, SIGPIPE);
+            if ((result = posix_spawnattr_setsigmask(&attributes, &none)) == 0
+                && (result = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0
+                && (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0
+                && (result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0
+                && (result = posix_spawn_file_actions_adddup2(&actions, out, 1)) == 0
+                && (result = posix_spawn_file_actions_adddup2(&actions, err, 2)) == 0
+                && (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+                result = strchr(path, '/') ? posix_spawn(pid, path, &actions, &attributes, argv, envp)
+                                           : posix_spawnp(pid, path, &actions, &attributes, argv, envp);
+            }
+            posix_spawnattr_destroy(&attributes);
+        }
+        posix_spawn_file_actions_destroy(&actions);
+    }
+    close(out);
+    close(err);
+    return result;
+}
+
 int cplatform_pidfd_open(pid_t pid) {
     return (int)syscall(SYS_pidfd_open, pid, 0);
 }

@@ -158,6 +158,8 @@ public struct Configuration: Equatable, Sendable {
     /// `[overlay]`: captions on the pictures and a clock on the screen.
     public var overlay = OverlaySettings()
     public var mqtt = MQTTConfig()
+    /// `[sync]`: what `carouseld sync` fetches into the album (the daemon itself ignores it).
+    public var sync = SyncSettings()
     public var logLevel = LogPriority.info
 
     public init() {}
@@ -167,6 +169,7 @@ public struct Configuration: Equatable, Sendable {
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
         var config = Configuration()
         var overlayLine: Int?
+        var syncLine: Int?
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
@@ -182,9 +185,13 @@ public struct Configuration: Equatable, Sendable {
                 throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
             }
             if entry.section == "overlay" { overlayLine = entry.line }
+            if entry.section == "sync" { syncLine = entry.line }
         }
         // Checked once all keys are in: the corners may be set in any order.
         if let line = overlayLine, let problem = config.overlay.conflict {
+            throw ConfigError(file: file, line: line, message: problem)
+        }
+        if let line = syncLine, let problem = config.sync.incomplete {
             throw ConfigError(file: file, line: line, message: problem)
         }
         return config

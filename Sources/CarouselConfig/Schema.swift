@@ -55,10 +55,10 @@ public struct KeySpec: Sendable {
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
     public static let sectionNames = ["display", "input", "carousel", "autoplay", "zoom", "images", "indicator", "control", "log",
-                                      "power", "overlay", "mqtt"]
+                                      "power", "overlay", "mqtt", "sync"]
 
     public static let keys: [KeySpec] = display + input + carousel + autoplay + zoom + images + indicator + control + log + power
-        + overlay + mqtt
+        + overlay + mqtt + sync
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
@@ -154,12 +154,12 @@ public enum Schema {
     }
 
     /// A key checked by its own rule (`accepts` says what it takes).
-    private static func key(_ section: String, _ name: String, _ accepts: String,
+    static func key(_ section: String, _ name: String, _ accepts: String,
                             _ apply: @escaping @Sendable (inout Configuration, String) throws(ValueError) -> Void) -> KeySpec {
         KeySpec(section: section, name: name, domain: .text, accepts: accepts, apply: apply)
     }
 
-    private static func flag(_ section: String, _ name: String,
+    static func flag(_ section: String, _ name: String,
                              _ store: @escaping @Sendable (inout Configuration, Bool) -> Void) -> KeySpec {
         KeySpec(section: section, name: name, domain: .boolean, accepts: "true or false") { c, v throws(ValueError) in
             store(&c, try bool(v))
@@ -167,7 +167,7 @@ public enum Schema {
     }
 
     /// A number in `range`; `note` follows the range in `accepts`.
-    private static func number(_ section: String, _ name: String, _ range: ClosedRange<Double>, unit: String = "",
+    static func number(_ section: String, _ name: String, _ range: ClosedRange<Double>, unit: String = "",
                                note: String = "",
                                _ store: @escaping @Sendable (inout Configuration, Double) -> Void) -> KeySpec {
         let accepts = (unit.isEmpty ? "" : unit + ", ") + "\(format(range.lowerBound)) to \(format(range.upperBound))" + note
@@ -176,7 +176,7 @@ public enum Schema {
         }
     }
 
-    private static func integer(_ section: String, _ name: String, _ range: ClosedRange<Int>,
+    static func integer(_ section: String, _ name: String, _ range: ClosedRange<Int>,
                                 _ store: @escaping @Sendable (inout Configuration, Int) -> Void) -> KeySpec {
         KeySpec(section: section, name: name, domain: .integer(range),
                 accepts: "\(range.lowerBound) to \(range.upperBound)") { c, v throws(ValueError) in
@@ -184,7 +184,7 @@ public enum Schema {
         }
     }
 
-    private static func choice<E: RawRepresentable & CaseIterable & Sendable>(
+    static func choice<E: RawRepresentable & CaseIterable & Sendable>(
         _ section: String, _ name: String, _ type: E.Type,
         _ store: @escaping @Sendable (inout Configuration, E) -> Void
     ) -> KeySpec where E.RawValue == String {

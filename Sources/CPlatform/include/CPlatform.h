@@ -36,6 +36,14 @@ int cplatform_memory_file(const char *name);
 int cplatform_spawn_helper(const char *path, char *const argv[], char *const envp[],
                            int input, int output, pid_t *pid);
 
+/// Starts `path` (found on PATH when it has no slash) with `argv` and
+/// `envp`, /dev/null as its standard input and `output` and `errors` as its
+/// standard output and error, no other descriptor of ours, an empty signal
+/// mask and default dispositions, as `cplatform_spawn_helper` does. For
+/// tools the sync runs (rclone). Returns 0 and sets `*pid`, or an errno value.
+int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[],
+                         int output, int errors, pid_t *pid);
+
 /// pidfd_open(2): a descriptor that polls readable once `pid` has ended.
 /// -1 with errno (ENOSYS before Linux 5.3).
 int cplatform_pidfd_open(pid_t pid);

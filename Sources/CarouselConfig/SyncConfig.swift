@@ -1,0 +1,155 @@
+/// Where `carouseld sync` fetches pictures from.
+public enum SyncSource: Equatable, Sendable {
+    /// An Immich server (`server`, `api_key_file` and what to show).
+    case immich
+    /// Any rclone remote: `rclone:REMOTE:PATH`, as `rclone lsjson` takes it.
+    case rclone(remote: String)
+}
+
+/// Immich's two sizes worth a frame: its preview (made for screens, about
+/// 1440 pixels on the long side) or the file as uploaded.
+public enum SyncSize: String, Sendable, CaseIterable { case preview, original }
+
+/// `[sync]`: what the sync process fetches into the album and how much it
+/// keeps. The daemon never reads it; `check-config` checks it like the rest.
+public struct SyncSettings: Equatable, Sendable {
+    /// Nil: no sync.
+    public var source: SyncSource? = nil
+    /// Immich's address, such as https://photos.example.com (its API is under /api).
+    public var server: String? = nil
+    /// The file holding the API key (never the key itself in the INI).
+    public var apiKeyFile: String? = nil
+    /// Albums by name or id.
+    public var albums: [String] = []
+    /// People by name or id: pictures in which any of them is recognised.
+    public var people: [String] = []
+    public var favorites = false
+    /// Immich's "on this day" memories of today.
+    public var memories = false
+    /// Taken on or after / before these days (YYYY-MM-DD, local time of the server's records).
+    public var takenAfter: String? = nil
+    public var takenBefore: String? = nil
+    public var size = SyncSize.preview
+    /// Video clips too (shown once the carousel plays video; skipped until then).
+    public var videos = false
+    /// Minutes between passes.
+    public var interval = 15
+    /// The folder filled; nil: `[images] path`.
+    public var folder: String? = nil
+    /// The most kept (0: no cap). What is furthest from being shown goes first.
+    public var maxMB = 0
+    public var maxFiles = 0
+    /// rclone's configuration file; nil: rclone's own default.
+    public var rcloneConfig: String? = nil
+    /// CA certificates (PEM) for the server; nil: the system's store.
+    public var caFile: String? = nil
+    public init() {}
+
+    /// Why the section cannot be used as written (checked once all its keys are in).
+    public var incomplete: String? {
+        guard let source else {
+            let set = server != nil || apiKeyFile != nil || !albums.isEmpty || !people.isEmpty || favorites || memories
+            return set ? "[sync] has settings but no source (immich or rclone:REMOTE:PATH)" : nil
+        }
+        switch source {
+        case .immich:
+            if server == nil { return "[sync] source = immich needs server (such as https://photos.example.com)" }
+            if apiKeyFile == nil { return "[sync] source = immich needs api_key_file (a file holding the API key)" }
+            if albums.isEmpty, people.isEmpty, !favorites, !memories, takenAfter == nil, takenBefore == nil {
+                return "[sync] source = immich needs something to show: albums, people, favorites, memories or taken_after/taken_before"
+            }
+        case .rclone:
+            break
+        }
+        if let after = takenAfter, let before = takenBefore, after > before {
+            return "[sync] taken_after (\(after)) is later than taken_before (\(before))"
+        }
+        return nil
+    }
+}
+
+extension Schema {
+    /// A comma-separated list of names or ids, each trimmed, none empty.
+    static func list(_ v: String, _ what: String) throws(ValueError) -> [String] {
+        guard !v.isEmpty else { return [] }
+        let items = v.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingWhitespace()) }
+        guard !items.contains(where: \.isEmpty) else { throw ValueError("expected \(what) separated by commas, none empty") }
+        guard !items.contains(where: { $0.unicodeScalars.contains { $0.value < 0x20 } }) else {
+            throw ValueError("\(what) cannot contain control characters")
+        }
+        return items
+    }
+
+    /// A day as YYYY-MM-DD.
+    static func day(_ v: String) throws(ValueError) -> String? {
+        guard !v.isEmpty else { return nil }
+        let parts = v.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+              (1900...9999).contains(y), (1...12).contains(m), (1...31).contains(d) else {
+            throw ValueError("expected a day as YYYY-MM-DD, such as 2024-06-30")
+        }
+        return v
+    }
+
+    static func absolutePath(_ v: String, _ what: String) throws(ValueError) -> String? {
+        guard !v.isEmpty else { return nil }
+        guard v.hasPrefix("/"), !v.contains("\0") else { throw ValueError("expected an absolute path: \(what)") }
+        return v
+    }
+
+    static let sync: [KeySpec] = [
+        key("sync", "source", "immich, rclone:REMOTE:PATH, or empty (no sync)") { c, v throws(ValueError) in
+            if v.isEmpty { c.sync.source = nil; return }
+            if v.lowercased() == "immich" { c.sync.source = .immich; return }
+            guard v.hasPrefix("rclone:") else { throw ValueError("expected immich or rclone:REMOTE:PATH") }
+            let remote = String(v.dropFirst("rclone:".count))
+            // rclone's remotes are NAME:PATH (or :backend,opts:PATH); a local path would copy the disk into itself.
+            guard let colon = remote.firstIndex(of: ":"), colon != remote.startIndex || remote.dropFirst().contains(":"),
+                  !remote.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw ValueError("expected rclone:REMOTE:PATH with a remote of your rclone configuration, such as rclone:nextcloud:Photos/Frame")
+            }
+            c.sync.source = .rclone(remote: remote)
+        },
+        key("sync", "server", "the Immich server's address, http(s)://HOST[:PORT][/PATH]") { c, v throws(ValueError) in
+            guard !v.isEmpty else { c.sync.server = nil; return }
+            let lower = v.lowercased()
+            guard lower.hasPrefix("http://") || lower.hasPrefix("https://"),
+                  !v.contains(where: { $0 == " " || $0 == "?" || $0 == "#" || $0.isNewline }),
+                  v.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
+                throw ValueError("expected http(s)://HOST[:PORT], such as https://photos.example.com")
+            }
+            var url = v
+            while url.hasSuffix("/") { url.removeLast() }
+            if url.hasSuffix("/api") { url.removeLast(4) }
+            c.sync.server = url
+        },
+        key("sync", "api_key_file", "an absolute path (the file holding the API key)") { c, v throws(ValueError) in
+            c.sync.apiKeyFile = try absolutePath(v, "a file holding the API key")
+        },
+        key("sync", "albums", "album names or ids, separated by commas") { c, v throws(ValueError) in
+            c.sync.albums = try list(v, "album names or ids")
+        },
+        key("sync", "people", "people's names or ids, separated by commas") { c, v throws(ValueError) in
+            c.sync.people = try list(v, "names or ids")
+        },
+        flag("sync", "favorites") { $0.sync.favorites = $1 },
+        flag("sync", "memories") { $0.sync.memories = $1 },
+        key("sync", "taken_after", "a day, YYYY-MM-DD, or empty") { c, v throws(ValueError) in c.sync.takenAfter = try day(v) },
+        key("sync", "taken_before", "a day, YYYY-MM-DD, or empty") { c, v throws(ValueError) in c.sync.takenBefore = try day(v) },
+        choice("sync", "size", SyncSize.self) { $0.sync.size = $1 },
+        flag("sync", "videos") { $0.sync.videos = $1 },
+        integer("sync", "interval", 1...10080) { $0.sync.interval = $1 },
+        key("sync", "folder", "an absolute path, or empty ([images] path)") { c, v throws(ValueError) in
+            c.sync.folder = try absolutePath(v, "the folder to fill")
+        },
+        integer("sync", "max_mb", 0...1_000_000) { $0.sync.maxMB = $1 },
+        integer("sync", "max_files", 0...1_000_000) { $0.sync.maxFiles = $1 },
+        key("sync", "rclone_config", "an absolute path, or empty (rclone's own)") { c, v throws(ValueError) in
+            c.sync.rcloneConfig = try absolutePath(v, "rclone's configuration file")
+        },
+        key("sync", "ca_file", "an absolute path, or empty (the system's store)") { c, v throws(ValueError) in
+            c.sync.caFile = try absolutePath(v, "a PEM file of CA certificates")
+        },
+    ]
+}

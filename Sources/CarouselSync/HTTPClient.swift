@@ -1,0 +1,235 @@
+import CCurlLoader
+import CarouselConfig
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a request got no answer worth reading: what the log line says, and
+/// the kind the sync's backoff and status decide on.
+public struct FetchError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// libcurl could not be loaded (not installed).
+        case library
+        /// No connection: DNS, refused, TLS, a reset.
+        case network
+        /// The server stopped sending (no byte for the stall limit) or took too long in all.
+        case timeout
+        /// The body ended before its Content-Length: a cut download.
+        case truncated
+        /// The body is larger than the caller allows.
+        case tooLarge
+        /// The local file could not be written (a full disk: `ENOSPC`).
+        case write(errno: Int32)
+    }
+    public let kind: Kind
+    public let message: String
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+    public var description: String { message }
+}
+
+/// A response: its status and, for `get`/`post`, its body.
+public struct HTTPResponse: Sendable {
+    public let status: Int
+    public let body: [UInt8]
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// HTTP through libcurl (Debian's: TLS, proxies from the environment,
+/// redirects, compression), one easy handle reused for every request of a
+/// pass so that its connection is kept. Blocking: it runs in the sync
+/// process, never on the daemon's loop.
+public final class HTTPClient {
+    /// Seconds to wait for a connection.
+    public var connectTimeout = 15
+    /// A transfer that moves no byte for this many seconds is given up (a stalled server).
+    public var stallTimeout = 30
+    /// A JSON request's whole time limit (a download has none: a big original on a slow link is fine while it moves).
+    public var requestTimeout = 120
+    /// CA certificates (PEM) to trust instead of the system's store.
+    public var caFile: String?
+    private let curl: UnsafeMutableRawPointer
+    private let library: ccurl_library
+
+    /// libcurl, loaded once per process (a table of function pointers, never changed after).
+    nonisolated(unsafe) private static let loaded: Result<ccurl_library, LibraryLoadError> = loadLibrary(ccurl_load)
+
+    public init() throws(FetchError) {
+        let library: ccurl_library
+        switch Self.loaded {
+        case let .success(table): library = table
+        case let .failure(error): throw FetchError(.library, "cannot load libcurl (\(error.message)): apt install libcurl4")
+        }
+        guard let handle = library.curl_easy_init() else { throw FetchError(.library, "curl_easy_init failed") }
+        self.library = library
+        curl = handle
+    }
+
+    deinit { library.curl_easy_cleanup(curl) }
+
+    /// The body of `url` (at most `maxBytes`).
+    public func get(_ url: String, headers: [String] = [], maxBytes: Int = 64 << 20) throws(FetchError) -> HTTPResponse {
+        let sink = Sink(limit: maxBytes)
+        let status = try perform(url, headers: headers, body: nil, sink: sink, wholeTimeout: requestTimeout)
+        return HTTPResponse(status: status, body: sink.bytes)
+    }
+
+    /// POSTs `json` and returns the answer.
+    public func post(_ url: String, json: String, headers: [String] = [], maxBytes: Int = 64 << 20) throws(FetchError) -> HTTPResponse {
+        let sink = Sink(limit: maxBytes)
+        let status = try perform(url, headers: headers + ["Content-Type: application/json"], body: json, sink: sink,
+                                 wholeTimeout: requestTimeout)
+        return HTTPResponse(status: status, body: sink.bytes)
+    }
+
+    /// Writes the body of `url` into `fd` (at most `maxBytes`) when the
+    /// status is 200; returns the status and the bytes written. Another
+    /// status leaves `fd` untouched, its body read into `errorBody`. A body
+    /// that starts as a JPEG (its SOI marker) gets `afterJPEGStart` right
+    /// after that marker (caption segments).
+    public func download(_ url: String, headers: [String] = [], to fd: Int32, maxBytes: Int, afterJPEGStart: [UInt8] = [],
+                         errorBody: inout [UInt8]) throws(FetchError) -> (status: Int, bytes: Int) {
+        let sink = Sink(limit: maxBytes, file: fd)
+        sink.insert = afterJPEGStart
+        let status = try perform(url, headers: headers, body: nil, sink: sink, wholeTimeout: nil)
+        if status == 200, !sink.head.isEmpty, !sink.writeOut(sink.head) { throw sink.failure! }
+        errorBody = sink.bytes
+        return (status, sink.written)
+    }
+
+    /// Where a body goes: memory, or (once the status is 200) a file.
+    private final class Sink {
+        let limit: Int
+        let file: Int32?
+        var bytes: [UInt8] = []
+        var written = 0
+        var status: () -> Int = { 0 }
+        var failure: FetchError?
+        /// Bytes to put after a JPEG's first two, and those two while they are awaited.
+        var insert: [UInt8] = []
+        var head: [UInt8] = []
+        init(limit: Int, file: Int32? = nil) {
+            self.limit = limit
+            self.file = file
+        }
+
+        func take(_ data: UnsafeRawBufferPointer) -> Bool {
+            if file != nil, status() == 200 {
+                var data = data[...]
+                if !insert.isEmpty {
+                    // The first two bytes decide: a JPEG's SOI gets the segments after it.
+                    while head.count < 2, let first = data.first {
+                        head.append(first)
+                        data = data.dropFirst()
+                    }
+                    guard head.count == 2 else { return true }
+                    let start = head == [0xFF, 0xD8] ? head + insert : head
+                    insert = []
+                    head = []
+                    guard writeOut(start) else { return false }
+                }
+                return writeOut(UnsafeRawBufferPointer(rebasing: data))
+            }
+            // JSON, or an error's body: kept in memory, a small one for errors.
+            let cap = file == nil ? limit : 64 << 10
+            guard bytes.count + data.count <= cap else {
+                failure = FetchError(.tooLarge, "an answer larger than \(cap / 1024) KB")
+                return false
+            }
+            bytes.append(contentsOf: data)
+            return true
+        }
+
+        func writeOut(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { writeOut($0) } }
+
+        func writeOut(_ data: UnsafeRawBufferPointer) -> Bool {
+            guard let file else { return false }
+            guard written + data.count <= limit else {
+                failure = FetchError(.tooLarge, "larger than \(limit / 1_048_576) MB")
+                return false
+            }
+            var offset = 0
+            while offset < data.count {
+                let n = Glibc.write(file, data.baseAddress! + offset, data.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    let e = errno
+                    failure = FetchError(.write(errno: e), "cannot write: \(String(cString: strerror(e)))")
+                    return false
+                }
+                offset += n
+            }
+            written += data.count
+            return true
+        }
+    }
+
+    private func perform(_ url: String, headers: [String], body: String?, sink: Sink, wholeTimeout: Int?) throws(FetchError) -> Int {
+        library.curl_easy_reset(curl)
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for header in headers { list = library.curl_slist_append(list, header) }
+        defer { library.curl_slist_free_all(list) }
+        var table = library
+        let handle = curl
+        func long(_ option: CURLoption, _ value: Int) { _ = ccurl_setopt_long(&table, handle, option, value) }
+        func string(_ option: CURLoption, _ value: String) { _ = ccurl_setopt_string(&table, handle, option, value) }
+        string(CURLOPT_URL, url)
+        // Only HTTP and HTTPS, also after a redirect (a URL from a server is not a file:// to read).
+        string(CURLOPT_PROTOCOLS_STR, "http,https")
+        string(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        long(CURLOPT_FOLLOWLOCATION, 1)
+        long(CURLOPT_MAXREDIRS, 5)
+        // No signals from libcurl (its DNS timeouts would use SIGALRM).
+        long(CURLOPT_NOSIGNAL, 1)
+        long(CURLOPT_CONNECTTIMEOUT, connectTimeout)
+        long(CURLOPT_LOW_SPEED_LIMIT, 1)
+        long(CURLOPT_LOW_SPEED_TIME, stallTimeout)
+        if let wholeTimeout { long(CURLOPT_TIMEOUT, wholeTimeout) }
+        string(CURLOPT_USERAGENT, "carouseld-sync/\(CarouselVersion.string)")
+        // gzip and friends for JSON; libcurl decodes (pictures are sent as they are).
+        string(CURLOPT_ACCEPT_ENCODING, "")
+        if let caFile { string(CURLOPT_CAINFO, caFile) }
+        if let list { _ = ccurl_setopt_pointer(&table, handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(list)) }
+        if let body {
+            long(CURLOPT_POST, 1)
+            string(CURLOPT_COPYPOSTFIELDS, body)
+        }
+        sink.status = { [table] in
+            var code = 0
+            var t = table
+            _ = ccurl_getinfo_long(&t, handle, CURLINFO_RESPONSE_CODE, &code)
+            return code
+        }
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        _ = ccurl_setopt_write(&table, handle, { data, size, count, context in
+            let sink = Unmanaged<Sink>.fromOpaque(context!).takeUnretainedValue()
+            let n = size * count
+            // Returning less than was given makes libcurl stop with CURLE_WRITE_ERROR.
+            return sink.take(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
+        }, context)
+        let rc = library.curl_easy_perform(handle)
+        withExtendedLifetime(sink) {}
+        if let failure = sink.failure { throw failure }
+        guard rc == CURLE_OK else {
+            let why = library.curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error \(rc.rawValue)"
+            switch rc {
+            case CURLE_OPERATION_TIMEDOUT: throw FetchError(.timeout, "\(Self.hostOf(url)): \(why)")
+            case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR: throw FetchError(.truncated, "\(Self.hostOf(url)): \(why)")
+            default: throw FetchError(.network, "\(Self.hostOf(url)): \(why)")
+            }
+        }
+        var code = 0
+        _ = ccurl_getinfo_long(&table, handle, CURLINFO_RESPONSE_CODE, &code)
+        return code
+    }
+
+    /// The scheme and host of `url`, for messages (never its query: it may hold a key).
+    static func hostOf(_ url: String) -> String {
+        let parts = url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[0].hasSuffix(":"), parts[1].isEmpty else { return url }
+        return parts[0] + "//" + parts[2].prefix { $0 != "?" }
+    }
+}

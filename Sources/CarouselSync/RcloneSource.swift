@@ -1,0 +1,115 @@
+import CarouselImaging
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Any rclone remote (WebDAV, Nextcloud, SMB, S3, SFTP and the rest rclone
+/// knows): `rclone lsjson` lists it, `rclone cat` fetches a file into the
+/// sync's temporary file. The user's own rclone configuration names the
+/// remote; carouseld keeps none of its secrets.
+public struct RcloneSource: SyncSourceClient {
+    /// REMOTE:PATH, as rclone takes it.
+    public let remote: String
+    /// rclone's configuration file (nil: rclone's default, ~/.config/rclone/rclone.conf).
+    public let configFile: String?
+    public let videos: Bool
+    public var executable = "rclone"
+
+    public init(remote: String, configFile: String?, videos: Bool) {
+        self.remote = remote
+        self.configFile = configFile
+        self.videos = videos
+    }
+
+    public var summary: String { "rclone \(remote)" }
+
+    /// Timeouts and retries: a stalled server is given up, not waited on for ever.
+    private var common: [String] {
+        var args = ["--contimeout", "15s", "--timeout", "30s", "--retries", "1", "--low-level-retries", "2", "-q"]
+        if let configFile { args += ["--config", configFile] }
+        return args
+    }
+
+    public func list() throws(SyncError) -> [RemoteItem] {
+        let run = try ToolRun(executable: executable, arguments: ["lsjson", "--recursive", "--files-only", "--no-mimetype"]
+                                  + common + [remote]).run()
+        guard run.status == 0 else { throw Self.error(run, listing: remote) }
+        guard case let .array(entries)? = JSONValue.parse(String(decoding: run.output, as: UTF8.self)) else {
+            throw SyncError(.server, "rclone lsjson \(remote): not a JSON list")
+        }
+        var items: [RemoteItem] = []
+        for entry in entries {
+            guard let path = entry["Path"]?.stringValue, let size = entry["Size"]?.intValue,
+                  let time = entry["ModTime"]?.stringValue, Self.isWanted(path, videos: videos) else { continue }
+            items.append(RemoteItem(key: path, name: Self.localName(path), version: "\(time) \(size)", bytes: size))
+        }
+        // rclone lists in no promised order: by path, as a folder shows them.
+        return items.sorted { $0.key < $1.key }
+    }
+
+    public func fetch(_ item: RemoteItem, into fd: Int32, maxBytes: Int) throws(SyncError) -> Int {
+        if let size = item.bytes, size > maxBytes {
+            throw SyncError(.server, "\(item.key) is \(size / 1_048_576) MB, over the \(maxBytes / 1_048_576) MB a file may be")
+        }
+        let source = remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + item.key : remote + "/" + item.key
+        let run = try ToolRun(executable: executable, arguments: ["cat"] + common + [source]).run(output: fd)
+        guard run.status == 0 else { throw Self.error(run, listing: source) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SyncError(.local, "fstat: \(errnoDescription(errno))") }
+        let written = Int(info.st_size)
+        if let size = item.bytes, written != size {
+            // A cut transfer rclone did not notice: never shown as a whole picture.
+            throw SyncError(.server, "\(item.key): \(written) of \(size) bytes arrived")
+        }
+        return written
+    }
+
+    /// What kind of failure rclone's message is (its exit codes: 3 a
+    /// directory not found, 4 a file not found, 5 a temporary error, 1 and
+    /// 2 the rest).
+    static func error(_ run: ToolRun.Outcome, listing what: String) -> SyncError {
+        let message = "rclone \(what): \(run.lastError)"
+        let text = run.errors.lowercased()
+        switch run.status {
+        case 3, 4: return SyncError(.missing, message)
+        case 5: return SyncError(.offline, message)
+        default:
+            if text.contains("401") || text.contains("403") || text.contains("unauthorized") || text.contains("authentication") {
+                return SyncError(.unauthorized, message)
+            }
+            if text.contains("connection refused") || text.contains("no such host") || text.contains("timeout")
+                || text.contains("i/o timeout") || text.contains("network is unreachable") {
+                return SyncError(.offline, message)
+            }
+            if text.contains("didn't find section in config file") || text.contains("not found in config") {
+                return SyncError(.local, message + " (is the remote in rclone's configuration? rclone listremotes)")
+            }
+            if text.contains("directory not found") || text.contains("object not found") { return SyncError(.missing, message) }
+            return SyncError(.server, message)
+        }
+    }
+
+    static let pictureExtensions = Set(ImageFormat.allCases.flatMap(\.fileExtensions).map { $0.lowercased() })
+    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm"]
+
+    static func isWanted(_ path: String, videos: Bool) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
+        let ext = name[name.index(after: dot)...].lowercased()
+        return pictureExtensions.contains(ext) || (videos && videoExtensions.contains(ext))
+    }
+
+    /// The file's name in the folder: the remote's path with its folders
+    /// joined by '_' (the album may not look into folders), anything a
+    /// name cannot hold replaced.
+    static func localName(_ path: String) -> String {
+        var name = ""
+        for scalar in path.unicodeScalars {
+            name.unicodeScalars.append(scalar == "/" ? "_" : scalar.value < 0x20 ? "_" : scalar)
+        }
+        while name.hasPrefix(".") { name.removeFirst() }
+        if name.utf8.count > 200 { name = String(name.suffix(120)) }
+        return name.isEmpty ? "_" : name
+    }
+}

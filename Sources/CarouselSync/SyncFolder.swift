@@ -1,0 +1,128 @@
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The folder the sync fills, which the daemon watches: a file appears
+/// whole or not at all (written under a temporary name the album ignores,
+/// synced, renamed), and only the sync's own files are ever replaced or
+/// removed.
+public struct SyncFolder: Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    /// The temporary name a file is written under: the album ignores `.part`
+    /// files, and a dot in front keeps it out of listings.
+    public static func partName(_ name: String) -> String { "." + name + ".part" }
+
+    /// A name that stays in the folder: no slash, not `.`/`..`, no control characters.
+    public static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && name.utf8.count <= 255
+            && !name.unicodeScalars.contains { $0.value < 0x20 }
+    }
+
+    public func exists(_ name: String) -> Bool { access(path + "/" + name, F_OK) == 0 }
+
+    /// Creates the folder (and its parents) when missing.
+    public func create() throws(SyncError) {
+        var built = ""
+        for part in path.split(separator: "/") {
+            built += "/" + part
+            if mkdir(built, 0o755) != 0, errno != EEXIST {
+                throw SyncError(.local, "cannot create \(built): \(errnoDescription(errno))")
+            }
+        }
+    }
+
+    /// Writes `name` through `fill` (which writes the bytes into the
+    /// descriptor and returns how many): to the temporary name, fsync,
+    /// rename, fsync of the folder. Anything thrown leaves no trace but
+    /// the temporary file's removal.
+    public func write(_ name: String, fill: (Int32) throws(SyncError) -> Int) throws(SyncError) -> Int {
+        precondition(Self.isPlainName(name))
+        let part = path + "/" + Self.partName(name)
+        let fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else {
+            let e = errno
+            throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot create \(part): \(errnoDescription(e))")
+        }
+        var closed = false
+        defer {
+            if !closed { close(fd) }
+        }
+        let bytes: Int
+        do throws(SyncError) {
+            bytes = try fill(fd)
+            if fsync(fd) != 0 {
+                let e = errno
+                throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot write \(part): \(errnoDescription(e))")
+            }
+            closed = true
+            if close(fd) != 0 {
+                let e = errno
+                throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot write \(part): \(errnoDescription(e))")
+            }
+            if rename(part, path + "/" + name) != 0 {
+                throw SyncError(.local, "cannot rename \(part): \(errnoDescription(errno))")
+            }
+        } catch {
+            unlink(part)
+            throw error
+        }
+        syncDirectory()
+        return bytes
+    }
+
+    /// Removes one of the sync's own files (the caller checked the manifest).
+    public func remove(_ name: String) {
+        precondition(Self.isPlainName(name))
+        if unlink(path + "/" + name) != 0, errno != ENOENT {
+            log(.warning, "sync: cannot remove \(path)/\(name): \(errnoDescription(errno))")
+        }
+    }
+
+    /// Temporary files a killed pass left behind (they are the sync's: the
+    /// name is its own), removed at the start of a pass.
+    public func removeLeftovers() {
+        guard let dir = opendir(path) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("."), name.hasSuffix(".part"), name.count > 6 { unlink(path + "/" + name) }
+        }
+    }
+
+    private func syncDirectory() {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// A whole small file, or nil (errno says why).
+    public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+            if bytes.count > limit {
+                errno = EFBIG
+                return nil
+            }
+        }
+    }
+}

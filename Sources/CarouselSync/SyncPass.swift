@@ -1,0 +1,167 @@
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One item a source offers, in the order the frame should keep them
+/// (what comes first is kept first when the copy is capped).
+public struct RemoteItem: Equatable, Sendable {
+    /// Stable at the source: an Immich asset id, an rclone path.
+    public var key: String
+    /// The name it gets in the folder.
+    public var name: String
+    /// Changes when the item changes.
+    public var version: String
+    /// Its size when the source says it before the download.
+    public var bytes: Int?
+    /// The caption's text and date, written into the file where the caption reader finds them.
+    public var caption: CaptionTags?
+    public init(key: String, name: String, version: String, bytes: Int? = nil, caption: CaptionTags? = nil) {
+        self.key = key
+        self.name = name
+        self.version = version
+        self.bytes = bytes
+        self.caption = caption
+    }
+}
+
+/// Where pictures come from: Immich, or an rclone remote.
+public protocol SyncSourceClient {
+    /// What the source says, for the log ("Immich at https://…").
+    var summary: String { get }
+    /// Everything selected now, in the order to keep. A failure deletes nothing.
+    func list() throws(SyncError) -> [RemoteItem]
+    /// Writes `item`'s bytes into `fd`; returns how many.
+    func fetch(_ item: RemoteItem, into fd: Int32, maxBytes: Int) throws(SyncError) -> Int
+}
+
+/// What a pass did, for the log, the status file and the tests.
+public struct SyncOutcome: Equatable, Sendable {
+    public var listed = 0
+    public var downloaded = 0
+    public var bytesDownloaded = 0
+    public var removed = 0
+    public var kept = 0
+    /// Items left out by the caps.
+    public var capped = 0
+    /// Items that failed alone (the rest of the pass went on).
+    public var failed: [String] = []
+    /// A name that is a user's file: never overwritten.
+    public var skippedForeign: [String] = []
+    public var stoppedBy: SyncError?
+}
+
+/// One pass: list the source, bring the folder to the selection (within
+/// the caps), remove what the sync wrote that left it, and keep the
+/// manifest in step after every file, so that a pass killed at any point
+/// leaves a folder of whole pictures and a manifest that lists them all.
+public struct SyncPass {
+    public let source: SyncSourceClient
+    public let folder: SyncFolder
+    public let manifestPath: String
+    public var maxBytes = 0
+    public var maxFiles = 0
+    /// The largest single file accepted.
+    public var maxFileBytes = 512 << 20
+
+    public init(source: SyncSourceClient, folder: SyncFolder, manifestPath: String) {
+        self.source = source
+        self.folder = folder
+        self.manifestPath = manifestPath
+    }
+
+    public func run() throws(SyncError) -> SyncOutcome {
+        var outcome = SyncOutcome()
+        var manifest = try SyncManifest.load(manifestPath)
+        try folder.create()
+        folder.removeLeftovers()
+        let listed = try source.list()
+        outcome.listed = listed.count
+        // Names are unique in the folder: the first item of a name wins.
+        var seenNames = Set<String>()
+        var wanted: [RemoteItem] = []
+        for item in listed where SyncFolder.isPlainName(item.name) && seenNames.insert(item.name).inserted {
+            wanted.append(item)
+        }
+        // The caps, in the selection's order: what comes later is furthest from being shown.
+        var budget = maxBytes > 0 ? maxBytes : Int.max
+        if maxFiles > 0, wanted.count > maxFiles {
+            outcome.capped += wanted.count - maxFiles
+            wanted.removeLast(wanted.count - maxFiles)
+        }
+        // What stays is decided before anything is downloaded: the files
+        // that left the selection go first, making room.
+        let keys = Set(wanted.map(\.key))
+        for entry in manifest.entries.values where !keys.contains(entry.key) {
+            folder.remove(entry.name)
+            manifest.entries[entry.key] = nil
+            outcome.removed += 1
+        }
+        try manifest.save(manifestPath)
+
+        var kept: [RemoteItem] = []
+        for item in wanted {
+            let have = manifest.entries[item.key]
+            let size = have?.version == item.version ? have!.bytes : (item.bytes ?? 0)
+            if size > budget {
+                outcome.capped += 1
+                continue
+            }
+            budget -= size
+            kept.append(item)
+        }
+        // Over the byte cap: what was kept before but is now past it goes too.
+        let keptKeys = Set(kept.map(\.key))
+        for entry in manifest.entries.values where !keptKeys.contains(entry.key) {
+            folder.remove(entry.name)
+            manifest.entries[entry.key] = nil
+            outcome.removed += 1
+        }
+
+        for item in kept {
+            if let have = manifest.entries[item.key], have.version == item.version, have.name == item.name,
+               folder.exists(item.name) {
+                outcome.kept += 1
+                continue
+            }
+            let ours = manifest.entries[item.key]
+            if folder.exists(item.name), ours?.name != item.name, !manifest.owns(name: item.name) {
+                outcome.skippedForeign.append(item.name)
+                log(.warning, "sync: \(folder.path)/\(item.name) is not a file the sync wrote; left alone, \(item.key) not fetched")
+                continue
+            }
+            do {
+                let bytes = try folder.write(item.name) { fd throws(SyncError) in
+                    try source.fetch(item, into: fd, maxBytes: maxFileBytes)
+                }
+                if let old = ours, old.name != item.name { folder.remove(old.name) }
+                manifest.entries[item.key] = SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes)
+                try manifest.save(manifestPath)
+                outcome.downloaded += 1
+                outcome.bytesDownloaded += bytes
+                // A size the source did not say beforehand can pass the byte
+                // cap: then this one goes again, and so does the rest of the list.
+                if maxBytes > 0, manifest.totalBytes > maxBytes {
+                    folder.remove(item.name)
+                    manifest.entries[item.key] = nil
+                    try manifest.save(manifestPath)
+                    outcome.downloaded -= 1
+                    outcome.capped += 1
+                    break
+                }
+            } catch {
+                switch error.kind {
+                case .diskFull, .offline, .unauthorized, .local:
+                    // The rest would fail alike: stop here, keep what is whole.
+                    outcome.stoppedBy = error
+                    try manifest.save(manifestPath)
+                    return outcome
+                case .missing, .server:
+                    outcome.failed.append("\(item.name): \(error)")
+                }
+            }
+        }
+        try manifest.save(manifestPath)
+        return outcome
+    }
+}

@@ -1,0 +1,114 @@
+import CarouselConfig
+import CarouselPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `carouseld sync`: a pass now, then one every `[sync] interval` minutes;
+/// after a failure the next try comes sooner (1, 2, 4 … minutes, never
+/// later than the interval). A reason is logged once, when it is new;
+/// the frame keeps showing what the folder has meanwhile.
+public final class SyncRunner {
+    let settings: SyncSettings
+    public let folder: String
+    public let stateDirectory: String
+    /// The last failure's text: a new one is logged, a repeat is not.
+    private var lastReason: String?
+    public private(set) var lastOutcome: SyncOutcome?
+
+    public init(configuration: Configuration, stateDirectory: String) throws(SyncError) {
+        guard configuration.sync.source != nil else {
+            throw SyncError(.local, "no [sync] source in the configuration: nothing to fetch")
+        }
+        settings = configuration.sync
+        folder = configuration.sync.folder ?? configuration.images.path
+        self.stateDirectory = stateDirectory
+    }
+
+    public var manifestPath: String { stateDirectory + "/manifest.json" }
+    public var statusPath: String { stateDirectory + "/status.json" }
+
+    func makeSource() throws(SyncError) -> SyncSourceClient {
+        switch settings.source {
+        case .immich?: return try ImmichSource(settings: settings, today: Self.today())
+        case let .rclone(remote)?: return RcloneSource(remote: remote, configFile: settings.rcloneConfig, videos: settings.videos)
+        case nil: throw SyncError(.local, "no [sync] source")
+        }
+    }
+
+    /// One pass; the outcome, logged. Throws what stopped it before any file.
+    @discardableResult
+    public func pass() throws(SyncError) -> SyncOutcome {
+        if mkdir(stateDirectory, 0o755) != 0, errno != EEXIST {
+            throw SyncError(.local, "cannot create the state directory \(stateDirectory): \(errnoDescription(errno))")
+        }
+        let source = try makeSource()
+        var pass = SyncPass(source: source, folder: SyncFolder(path: folder), manifestPath: manifestPath)
+        pass.maxBytes = settings.maxMB * 1_048_576
+        pass.maxFiles = settings.maxFiles
+        let outcome: SyncOutcome
+        do {
+            outcome = try pass.run()
+        } catch {
+            writeStatus(nil, error: error)
+            throw error
+        }
+        lastOutcome = outcome
+        let manifest = (try? SyncManifest.load(manifestPath)) ?? SyncManifest()
+        var line = "sync: \(manifest.entries.count) pictures from \(source.summary) in \(folder): \(outcome.downloaded) new"
+        if outcome.bytesDownloaded > 0 { line += " (\(Self.megabytes(outcome.bytesDownloaded)))" }
+        line += ", \(outcome.removed) removed, \(outcome.kept) unchanged"
+        if outcome.capped > 0 { line += ", \(outcome.capped) over max_mb/max_files" }
+        if !outcome.failed.isEmpty { line += ", \(outcome.failed.count) failed (\(outcome.failed[0]))" }
+        log(.info, line)
+        writeStatus(outcome, error: outcome.stoppedBy)
+        if let stopped = outcome.stoppedBy { throw stopped }
+        return outcome
+    }
+
+    /// Passes until `shouldStop` (checked while waiting, with the seconds to wait at most).
+    public func runForever(waitUnlessStopped: (Int) -> Bool) {
+        var failures = 0
+        while true {
+            var wait = settings.interval * 60
+            do {
+                try pass()
+                if lastReason != nil { log(.info, "sync: working again") }
+                lastReason = nil
+                failures = 0
+            } catch {
+                if error.message != lastReason {
+                    log(error.kind == .unauthorized || error.kind == .local ? .error : .warning, "sync: \(error)")
+                    lastReason = error.message
+                }
+                failures += 1
+                wait = min(wait, 60 << min(failures - 1, 10))
+            }
+            if !waitUnlessStopped(wait) { return }
+        }
+    }
+
+    /// What the last pass did, for `carouselctl` and the frame's status: a small JSON file.
+    private func writeStatus(_ outcome: SyncOutcome?, error: SyncError?) {
+        let manifest = (try? SyncManifest.load(manifestPath)) ?? SyncManifest()
+        var fields: [JSONField] = [JSONField("time", .int(Int(time(nil))))]
+        fields.append(JSONField("files", .int(manifest.entries.count)))
+        fields.append(JSONField("bytes", .int(manifest.totalBytes)))
+        if let outcome { fields.append(JSONField("downloaded", .int(outcome.downloaded))) }
+        fields.append(JSONField("error", error.map { .string($0.message) } ?? .null))
+        try? IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o644)
+    }
+
+    static func megabytes(_ bytes: Int) -> String {
+        bytes >= 1_048_576 ? "\((bytes * 10 / 1_048_576) / 10).\((bytes * 10 / 1_048_576) % 10) MB" : "\(bytes / 1024) KB"
+    }
+
+    /// The local day, YYYY-MM-DD (Immich's memories are "on this day").
+    static func today() -> String {
+        var now = time(nil)
+        var parts = tm()
+        localtime_r(&now, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
+    }
+}
