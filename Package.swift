@@ -34,13 +34,13 @@ let package = Package(
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquittoLoader", "CarouselCalibration",
+                "CarouselMQTT", "CMosquittoLoader", "CarouselCalibration", "CarouselSimulation",
             ]
         ),
         .executableTarget(
             name: "carouseld",
             dependencies: [
-                "CarouselDaemon", "CarouselCore", "CarouselConfig", "CarouselSimulation", "CarouselRender",
+                "CarouselDaemon", "CarouselConfig", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselImaging",
                 "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),
         .testTarget(name: "CarouselPlatformTests", dependencies: ["CarouselPlatform"]),
         // Where frames go: the DisplayBackend protocol and the offscreen backend.
-        .target(name: "CarouselDisplay", dependencies: ["CarouselImaging"]),
+        .target(name: "CarouselDisplay", dependencies: ["CarouselCore", "CarouselImaging"]),
         // The kernel's DRM/KMS display (libdrm).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM", "CUdev"]),

@@ -45,6 +45,73 @@ public struct DRMFlipTest {
 
     public init() {}
 
+    /// A value on drm-test's command line that cannot be used; `message`
+    /// names the option, what it takes and what it got.
+    public struct OptionError: Error, CustomStringConvertible {
+        public let message: String
+        public var description: String { message }
+    }
+
+    /// The test drm-test's command line asks for, from its options as typed:
+    /// modes as `WIDTHxHEIGHT[@HZ]`, `api` auto, atomic or legacy,
+    /// `windowAxis` horizontal or vertical, `windows` as `X,Y;X,Y...`.
+    /// Throws for the first value that cannot be used, in the order the
+    /// command has always checked them (switch mode, mode, api, frames,
+    /// window axis, windows, moves, window switch mode).
+    public init(device: String?, connector: String?, mode: String?, api: String, frames: Int,
+                holdMilliseconds: Int, afterRestoreMilliseconds: Int, switchMode: String?, reprobe: Bool,
+                restoreInFlight: Bool, windowRoom: Int?, windowAxis: String, windows: String, step: Bool,
+                uncheckedWindows: Bool, measureMoves: Int, windowSwitchMode: String?,
+                waitSeconds: Int) throws(OptionError) {
+        func parsedMode(_ text: String?, _ option: String) throws(OptionError) -> DisplayModeRequest? {
+            guard let text else { return nil }
+            guard let request = DisplayModeRequest(text) else {
+                throw OptionError(message: "--\(option): expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(text)'")
+            }
+            return request
+        }
+        self.switchMode = try parsedMode(switchMode, "switch-mode")
+        self.mode = try parsedMode(mode, "mode")
+        guard let api = DRMAPI(rawValue: api) else {
+            throw OptionError(message: "--api: expected auto, atomic or legacy, not '\(api)'")
+        }
+        self.api = api
+        guard frames >= 1 else { throw OptionError(message: "--frames: at least 1") }
+        self.frames = frames
+        guard let axis = ScanoutAxis(rawValue: windowAxis) else {
+            throw OptionError(message: "--window-axis: expected horizontal or vertical, not '\(windowAxis)'")
+        }
+        self.windowAxis = axis
+        guard let points = Self.windows(windows) else {
+            throw OptionError(message: "--windows: expected X,Y;X,Y..., not '\(windows)'")
+        }
+        self.windows = points
+        guard measureMoves >= 0 else { throw OptionError(message: "--measure-moves: at least 0") }
+        self.measureMoves = measureMoves
+        self.windowSwitchMode = try parsedMode(windowSwitchMode, "window-switch-mode")
+        self.device = device
+        self.connector = connector
+        self.holdMilliseconds = holdMilliseconds
+        self.afterRestoreMilliseconds = afterRestoreMilliseconds
+        self.reprobe = reprobe
+        self.restoreInFlight = restoreInFlight
+        self.windowRoom = windowRoom
+        self.step = step
+        self.uncheckedWindows = uncheckedWindows
+        self.waitSeconds = waitSeconds
+    }
+
+    /// `X,Y;X,Y...` as points; nil when any is not two integers, or there are none.
+    static func windows(_ text: String) -> [PixelPoint]? {
+        var points: [PixelPoint] = []
+        for item in text.split(separator: ";") {
+            let xy = item.split(separator: ",")
+            guard xy.count == 2, let x = Int(xy[0]), let y = Int(xy[1]) else { return nil }
+            points.append(PixelPoint(x: x, y: y))
+        }
+        return points.isEmpty ? nil : points
+    }
+
     /// Opens the display (waiting for one up to `waitSeconds`), flips the
     /// frames and what the options ask for, restores the console, and
     /// returns the measurements; nil after a failure (logged).

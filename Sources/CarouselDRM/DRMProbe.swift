@@ -94,4 +94,58 @@ public enum DRMProbe {
         }
         return nil
     }
+
+    /// `carouseld probe`'s display section: every card with its connectors
+    /// and modes (the preferred one marked '*'), in lines readable at 100
+    /// columns, or why there is none. Each line ends in a newline.
+    public static func report(_ cards: [Card] = cards()) -> String {
+        guard !cards.isEmpty else {
+            return "  none: no /dev/dri/card* (is the display driver loaded? e.g. modprobe vc4, or bochs in QEMU)\n"
+        }
+        return cards.map(\.report).joined()
+    }
+}
+
+extension DRMProbe.Card {
+    /// The card's lines of `carouseld probe`: driver, capabilities, and
+    /// each connector with its state, size and modes.
+    public var report: String {
+        var out = "  \(path)"
+        if !driver.isEmpty {
+            out += ": driver \(driver)"
+            if !driverDescription.isEmpty { out += " (\(driverDescription))" }
+        }
+        out += "\n"
+        if !driver.isEmpty {
+            let owner = masterHeldElsewhere ? "held by another program" : "free"
+            out += "    atomic: \(supportsAtomic ? "yes" : "no"), dumb buffers: \(hasDumbBuffers ? "yes" : "no"),"
+                + " DRM master: \(owner), \(crtcCount) CRTC(s), \(planeCount) plane(s)\n"
+        }
+        if let problem { out += "    \(problem)\n" }
+        if problem == nil && connectors.isEmpty { out += "    no connectors\n" }
+        for c in connectors {
+            out += "    \(c.name) (connector \(c.id)): \(c.status)"
+            if c.widthMM > 0 && c.heightMM > 0 { out += ", \(c.widthMM)x\(c.heightMM) mm" }
+            if let o = c.panelOrientation { out += ", panel orientation \(o.rawValue)" }
+            out += "\n"
+            if let p = c.preferredMode { out += "      preferred mode: \(p.name)\n" }
+            if !c.modes.isEmpty {
+                out += wrapped(DRMMode.listing(c.modes), lead: "      modes: ", indent: "             ")
+            }
+        }
+        return out
+    }
+}
+
+/// `words` after `lead`, wrapped before column 100.
+private func wrapped(_ words: [String], lead: String, indent: String) -> String {
+    var out = "", line = lead
+    for w in words {
+        if line.count + w.count + 1 > 100 && line != lead && line != indent {
+            out += line + "\n"
+            line = indent
+        }
+        line += (line == lead || line == indent ? "" : " ") + w
+    }
+    return out + line + "\n"
 }

@@ -53,6 +53,16 @@ public enum StartupExit: Error {
     case success, failure
 }
 
+/// Blocks SIGTERM, SIGINT and SIGHUP for the rest of the process's life:
+/// the waits before the event loop check them (`terminationRequested`), and
+/// the loop reads them from a signalfd later.
+public func blockTerminationSignals() {
+    var blocked = sigset_t()
+    sigemptyset(&blocked)
+    for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&blocked, s) }
+    sigprocmask(SIG_BLOCK, &blocked, nil)
+}
+
 /// Whether SIGTERM or SIGINT is pending (blocked signals stay pending), for
 /// waits that happen before the event loop exists.
 public func terminationRequested() -> Bool {

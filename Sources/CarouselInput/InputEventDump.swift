@@ -22,6 +22,15 @@ public struct InputEventDump {
         self.microseconds = microseconds
     }
 
+    /// A calibration matrix as typed: numbers separated by spaces or commas
+    /// ("-1 0 1 0 1 0"); nil when any is not a number (`InputContext.setCalibration`
+    /// refuses a matrix of other than six).
+    public static func calibration(parsing text: String) -> [Float]? {
+        let numbers = text.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
+        guard numbers.allSatisfy({ $0 != nil }) else { return nil }
+        return numbers.map { $0! }
+    }
+
     /// Listens and prints until the time is up: `{"type":"ready",...}`
     /// after the first dispatch, then every event. Returns false after a
     /// failure (said on standard error).

@@ -35,4 +35,37 @@ public enum InputProbe {
         causes.append("there may be no touchscreen, mouse or keyboard connected, or the daemon's user may lack access to /dev/input/event* (root or the 'input' group)")
         return "no input devices on \(seat): " + causes.joined(separator: "; ")
     }
+
+    /// `carouseld probe`'s input section: a line with the count, then one
+    /// line for each device libinput takes on `seat` (capabilities, name,
+    /// physical size, node), or why there are none.
+    public static func report(seat: String = "seat0") -> [String] {
+        let devices: [InputDeviceInfo]
+        do {
+            devices = try list(seat: seat, log: InputLog.write)
+        } catch {
+            return ["input (\(seat)): unavailable: \(error)"]
+        }
+        var lines = ["input (\(seat)): \(devices.count) device\(devices.count == 1 ? "" : "s")"]
+        if devices.isEmpty { lines.append("  \(emptySeatHint(seat: seat))") }
+        for device in devices {
+            var line = "  \(device.sysname)  \(device.capabilities.names.joined(separator: "+"))  \"\(device.name)\""
+            if let size = device.physicalSize { line += "  \(size)" }
+            if let node = device.devnode { line += "  \(node)" }
+            lines.append(line)
+        }
+        return lines
+    }
+}
+
+extension InputPhysicalSize: CustomStringConvertible {
+    /// "154.2x86.7 mm": millimetres to a tenth, as libinput measures them.
+    public var description: String { "\(Self.tenths(width))x\(Self.tenths(height)) mm" }
+
+    /// At most one decimal, no trailing ".0" (the daemon room's
+    /// `Double.formatted`, which this room cannot see).
+    private static func tenths(_ x: Double) -> String {
+        let t = (x * 10).rounded() / 10
+        return t == t.rounded() ? String(Int(t)) : String(t)
+    }
 }

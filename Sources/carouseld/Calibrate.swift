@@ -1,13 +1,9 @@
 import ArgumentParser
 import CarouselCalibration
 import CarouselConfig
-import CarouselCore
 import CarouselDaemon
 import CarouselDRM
-import CarouselDisplay
-import CarouselInput
 import CarouselPlatform
-import CarouselRender
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -82,34 +78,18 @@ struct Calibrate: ParsableCommand {
     private func calibrate(backend: DRMBackend, configuration: Configuration, signals: Signals) throws {
         let session = CalibrationSession(seat: configuration.input.seat, rotation: configuration.rotation, timeout: timeout)
         guard let outcome = session.run(on: backend, signals: signals) else { throw ExitCode(1) }
-        let (device, matrix) = (outcome.device, outcome.matrix)
         if dryRun || (config == nil && udevRule == nil) {
             log(.info, "calibrate: nothing written (\(dryRun ? "--dry-run" : "no --config or --udev-rule"))")
             return
         }
-        if let config {
-            do {
-                try IniRewriter.update(path: config, section: "input", key: "calibration", value: matrix.text)
-            } catch {
-                throw failure(backend, "\(error)")
-            }
-            say("saved \(config)")
+        do {
+            try outcome.save(config: config, udevRule: udevRule, saved: { say("saved \($0)") })
+        } catch {
+            // The display given back first: the error line shows on the console.
+            backend.restore()
+            printError("carouseld: calibrate: \(error)")
+            throw ExitCode(1)
         }
-        if let udevRule {
-            do {
-                try IniRewriter.writeAtomically(path: udevRule, text: UdevRule.text(deviceName: device.name, matrix: matrix), mode: 0o644)
-            } catch {
-                throw failure(backend, "\(error) (udev rules live in /etc/udev/rules.d, writable by root)")
-            }
-            say("saved \(udevRule)")
-        }
-    }
-
-    /// One error line, the display given back, exit 1.
-    private func failure(_ backend: DRMBackend, _ message: String) -> ExitCode {
-        backend.restore()
-        printError("carouseld: calibrate: \(message)")
-        return ExitCode(1)
     }
 }
 

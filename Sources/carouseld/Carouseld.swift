@@ -1,16 +1,8 @@
 import ArgumentParser
 import CarouselConfig
 import CarouselDaemon
-import CarouselPlatform
-import CarouselCore
-import CarouselDisplay
-import CarouselRender
 import CarouselImaging
-import CarouselSimulation
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import CarouselPlatform
 
 @main
 struct Carouseld: ParsableCommand {
@@ -56,70 +48,15 @@ struct Simulate: ParsableCommand {
     func run() throws {
         var base = Configuration()
         if let config { base = try loadConfiguration(config) }
-        let text: String
-        if script == "-" {
-            var lines: [String] = []
-            while let l = readLine(strippingNewline: false) { lines.append(l) }
-            text = lines.joined()
-        } else {
-            text = try readTextFile(script)
-        }
-        let parsed: SimulationScript
+        let text = try SimulationSession.readScript(script)
+        let session: SimulationSession
         do {
-            parsed = try SimulationScript.parse(text, configuration: base)
+            session = try SimulationSession(script: text, base: base, listsImages: config != nil)
         } catch {
             printError("\(error)")
             throw ExitCode(2)
         }
-        // Images: a configured folder (or list) gives the pictures of `frame`
-        // steps, and the item count unless the script sets one.
-        var paths: [String] = []
-        var count = parsed.itemCount
-        if config != nil {
-            do {
-                let listing = try base.imageListing()
-                paths = listing.paths
-                for line in listing.skipped { log(.warning, "skipping \(line)") }
-                if !parsed.itemCountGiven { count = paths.count }
-            } catch {
-                if parsed.hasFrames || !parsed.itemCountGiven {
-                    log(.warning, "\(error); simulating \(count) items without pictures")
-                }
-            }
-        }
-        let effective = parsed.configuration(base: base)
-        var painter: FramePainter? = nil
-        var out = ""
-        out.reserveCapacity(1 << 16)
-        func flush() {
-            writeAll(1, out)
-            out.removeAll(keepingCapacity: true)
-        }
-        SimulationRunner.run(parsed, base: base, itemCount: count, emit: { line in
-            out += line
-            out += "\n"
-            if out.utf8.count > 1 << 16 { flush() }
-        }, diagnostic: { printError("carouseld: \($0)") }, frame: { request in
-            let rotation = effective.rotation
-            let w = Int(parsed.viewport.width), h = Int(parsed.viewport.height)
-            // The script's size is the layout; the PNG is what the panel shows.
-            let panel = rotation == .clockwise90 || rotation == .clockwise270
-                ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
-            // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
-            if painter == nil { painter = Layout.stillPainter(effective, panel: panel, paths: paths) }
-            let (frame, failures) = painter!.paint(offset: request.offset, count: request.model.numberOfItems,
-                                                   page: request.snapshot.page, pageCount: request.model.numberOfPages,
-                                                   crossfade: request.model.crossfade(at: request.time),
-                                                   zoom: request.model.zoomView(at: request.time))
-            for failure in failures { log(.warning, "cannot show \(failure.message)") }
-            do {
-                try frame.writePNG(to: request.path)
-            } catch {
-                return "\(error)"
-            }
-            return nil
-        })
-        flush()
+        session.run()
     }
 }
 
@@ -136,9 +73,6 @@ struct CheckConfig: ParsableCommand {
         do {
             _ = try readConfiguration(file)
             print("\(file): OK")
-        } catch let error as ConfigError {
-            printError("\(error)")
-            throw ExitCode(1)
         } catch {
             printError("\(error)")
             throw ExitCode(1)

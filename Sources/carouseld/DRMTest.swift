@@ -1,13 +1,6 @@
 import ArgumentParser
-import CarouselConfig
-import CarouselDaemon
 import CarouselDRM
-import CarouselDisplay
 import CarouselPlatform
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The display's smoke test: page-flips a moving colour bar through the DRM
 /// backend, as the daemon will (acquire, write rows, present, wait for the
@@ -94,54 +87,24 @@ struct DRMTest: ParsableCommand {
             help: "If there is no DRM device or no display yet, wait up to this long for one (as the daemon does at boot).")
     var waitSeconds: Int = 0
 
-    func validate() throws {
-        if let switchMode, ModeRequest(switchMode) == nil {
-            throw ValidationError("--switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(switchMode)'")
-        }
-        if let mode, ModeRequest(mode) == nil { throw ValidationError("--mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(mode)'") }
-        if DRMAPI(rawValue: api) == nil { throw ValidationError("--api: expected auto, atomic or legacy, not '\(api)'") }
-        if frames < 1 { throw ValidationError("--frames: at least 1") }
-        if ScanoutAxis(rawValue: windowAxis) == nil {
-            throw ValidationError("--window-axis: expected horizontal or vertical, not '\(windowAxis)'")
-        }
-        if parsedWindows == nil { throw ValidationError("--windows: expected X,Y;X,Y..., not '\(windows)'") }
-        if measureMoves < 0 { throw ValidationError("--measure-moves: at least 0") }
-        if let windowSwitchMode, ModeRequest(windowSwitchMode) == nil {
-            throw ValidationError("--window-switch-mode: expected WIDTHxHEIGHT or WIDTHxHEIGHT@HZ, not '\(windowSwitchMode)'")
-        }
-    }
-
-    private var parsedWindows: [PixelPoint]? {
-        var points: [PixelPoint] = []
-        for item in windows.split(separator: ";") {
-            let xy = item.split(separator: ",")
-            guard xy.count == 2, let x = Int(xy[0]), let y = Int(xy[1]) else { return nil }
-            points.append(PixelPoint(x: x, y: y))
-        }
-        return points.isEmpty ? nil : points
-    }
+    func validate() throws { _ = try flipTest() }
 
     func run() throws {
-        var test = DRMFlipTest()
-        test.device = device
-        test.connector = connector
-        test.mode = mode.flatMap(ModeRequest.init)?.displayModeRequest
-        test.api = DRMAPI(rawValue: api)!
-        test.frames = frames
-        test.holdMilliseconds = holdMilliseconds
-        test.afterRestoreMilliseconds = afterRestoreMilliseconds
-        test.switchMode = switchMode.flatMap(ModeRequest.init)?.displayModeRequest
-        test.reprobe = reprobe
-        test.restoreInFlight = restoreInFlight
-        test.windowRoom = windowRoom
-        test.windowAxis = ScanoutAxis(rawValue: windowAxis)!
-        test.windows = parsedWindows!
-        test.step = step
-        test.uncheckedWindows = uncheckedWindows
-        test.measureMoves = measureMoves
-        test.windowSwitchMode = windowSwitchMode.flatMap(ModeRequest.init)?.displayModeRequest
-        test.waitSeconds = waitSeconds
-        guard let fields = test.run() else { throw ExitCode(1) }
+        guard let fields = try flipTest().run() else { throw ExitCode(1) }
         print(JSONValue.fields(fields).encoded)
+    }
+
+    /// The options as typed, handed to the DRM room, which checks them.
+    private func flipTest() throws -> DRMFlipTest {
+        do {
+            return try DRMFlipTest(device: device, connector: connector, mode: mode, api: api, frames: frames,
+                                   holdMilliseconds: holdMilliseconds, afterRestoreMilliseconds: afterRestoreMilliseconds,
+                                   switchMode: switchMode, reprobe: reprobe, restoreInFlight: restoreInFlight,
+                                   windowRoom: windowRoom, windowAxis: windowAxis, windows: windows, step: step,
+                                   uncheckedWindows: uncheckedWindows, measureMoves: measureMoves,
+                                   windowSwitchMode: windowSwitchMode, waitSeconds: waitSeconds)
+        } catch {
+            throw ValidationError(error.message)
+        }
     }
 }

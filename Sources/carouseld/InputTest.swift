@@ -1,10 +1,6 @@
 import ArgumentParser
-import CarouselDaemon
 import CarouselInput
 import CarouselPlatform
-#if canImport(Glibc)
-import Glibc
-#endif
 
 struct InputTest: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -53,34 +49,11 @@ struct InputTest: ParsableCommand {
         dump.seat = seat
         dump.verbose = verbose
         if let calibration {
-            let numbers = calibration.split(whereSeparator: { $0 == " " || $0 == "," }).map { Float($0) }
-            guard numbers.allSatisfy({ $0 != nil }) else {
+            guard let matrix = InputEventDump.calibration(parsing: calibration) else {
                 throw ValidationError("--calibration: expected six numbers, not '\(calibration)'")
             }
-            dump.calibration = numbers.map { $0! }
+            dump.calibration = matrix
         }
         guard dump.run() else { throw ExitCode(1) }
-    }
-}
-
-/// The input part of `carouseld probe`: the devices libinput takes on
-/// `seat`, one a line, or why there are none.
-func printInputDevices(seat: String = "seat0") {
-    let devices: [InputDeviceInfo]
-    do {
-        devices = try InputProbe.list(seat: seat, log: InputLog.write)
-    } catch {
-        print("input (\(seat)): unavailable: \(error)")
-        return
-    }
-    print("input (\(seat)): \(devices.count) device\(devices.count == 1 ? "" : "s")")
-    if devices.isEmpty { print("  \(InputProbe.emptySeatHint(seat: seat))") }
-    for device in devices {
-        var line = "  \(device.sysname)  \(device.capabilities.names.joined(separator: "+"))  \"\(device.name)\""
-        if let size = device.physicalSize {
-            line += "  \(size.width.formatted)x\(size.height.formatted) mm"
-        }
-        if let node = device.devnode { line += "  \(node)" }
-        print(line)
     }
 }

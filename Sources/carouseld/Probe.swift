@@ -1,6 +1,7 @@
 import ArgumentParser
 import CarouselDRM
 import CarouselFBDev
+import CarouselInput
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +19,7 @@ struct Probe: ParsableCommand {
     func run() throws {
         printDisplays()
         printFramebuffers()
-        printInputDevices(seat: seat)
+        for line in InputProbe.report(seat: seat) { print(line) }
     }
 }
 
@@ -26,52 +27,7 @@ struct Probe: ParsableCommand {
 /// standard output.
 func printDisplays() {
     print("Displays (DRM/KMS):")
-    let cards = DRMProbe.cards()
-    guard !cards.isEmpty else {
-        print("  none: no /dev/dri/card* (is the display driver loaded? e.g. modprobe vc4, or bochs in QEMU)")
-        return
-    }
-    for card in cards { print(describe(card), terminator: "") }
-}
-
-private func describe(_ card: DRMProbe.Card) -> String {
-    var out = "  \(card.path)"
-    if !card.driver.isEmpty {
-        out += ": driver \(card.driver)"
-        if !card.driverDescription.isEmpty { out += " (\(card.driverDescription))" }
-    }
-    out += "\n"
-    if !card.driver.isEmpty {
-        let owner = card.masterHeldElsewhere ? "held by another program" : "free"
-        out += "    atomic: \(card.supportsAtomic ? "yes" : "no"), dumb buffers: \(card.hasDumbBuffers ? "yes" : "no"),"
-            + " DRM master: \(owner), \(card.crtcCount) CRTC(s), \(card.planeCount) plane(s)\n"
-    }
-    if let problem = card.problem { out += "    \(problem)\n" }
-    if card.problem == nil && card.connectors.isEmpty { out += "    no connectors\n" }
-    for c in card.connectors {
-        out += "    \(c.name) (connector \(c.id)): \(c.status)"
-        if c.widthMM > 0 && c.heightMM > 0 { out += ", \(c.widthMM)x\(c.heightMM) mm" }
-        if let o = c.panelOrientation { out += ", panel orientation \(o.rawValue)" }
-        out += "\n"
-        if let p = c.preferredMode { out += "      preferred mode: \(p.name)\n" }
-        if !c.modes.isEmpty {
-            out += wrapped(DRMMode.listing(c.modes), lead: "      modes: ", indent: "             ")
-        }
-    }
-    return out
-}
-
-/// `words` after `lead`, wrapped before column 100.
-private func wrapped(_ words: [String], lead: String, indent: String) -> String {
-    var out = "", line = lead
-    for w in words {
-        if line.count + w.count + 1 > 100 && line != lead && line != indent {
-            out += line + "\n"
-            line = indent
-        }
-        line += (line == lead || line == indent ? "" : " ") + w
-    }
-    return out + line + "\n"
+    print(DRMProbe.report(), terminator: "")
 }
 
 /// The framebuffer devices, for `[display] backend = fbdev`.

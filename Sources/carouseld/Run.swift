@@ -54,12 +54,8 @@ struct Run: ParsableCommand {
             // A card that went away (driver unbound, module unloaded) is opened again when udev says one came.
             options.reopenDisplay = { try openDRMBackend($0) }
         }
-        // Block the termination signals now: the wait for a display checks
-        // them, and the loop reads them from a signalfd later.
-        var blocked = sigset_t()
-        sigemptyset(&blocked)
-        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&blocked, s) }
-        sigprocmask(SIG_BLOCK, &blocked, nil)
+        // Now, before the wait for a display, which checks them.
+        blockTerminationSignals()
         let notifier = ServiceNotifier()
         let backend: DisplayBackend
         do {

@@ -1,0 +1,100 @@
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+import CarouselSimulation
+
+/// `carouseld simulate` without its command line: a script run on the
+/// virtual clock, its JSON lines on standard output, its refusals on
+/// standard error, and its `frame` steps painted as the daemon paints (so
+/// this lives in the daemon room, beside `Layout.stillPainter`, rather than
+/// in the simulation room, which knows no pictures).
+public struct SimulationSession {
+    let script: SimulationScript
+    let base: Configuration
+    /// The pictures of `frame` steps: those of the configured folder or list.
+    let paths: [String]
+    let itemCount: Int
+
+    /// The script text at `path`, or standard input for "-".
+    /// Throws when the file cannot be read.
+    public static func readScript(_ path: String) throws(FileReadError) -> String {
+        guard path == "-" else { return try readTextFile(path) }
+        var lines: [String] = []
+        while let line = readLine(strippingNewline: false) { lines.append(line) }
+        return lines.joined()
+    }
+
+    /// Parses `text` over `base`; with `listsImages` (a configuration file
+    /// was given) its folder or list gives the pictures of `frame` steps,
+    /// and the item count unless the script sets one. A folder that cannot
+    /// be listed is a warning where the script would have used it.
+    /// Throws the script's first bad line ("line N: ...").
+    public init(script text: String, base: Configuration, listsImages: Bool) throws(ScriptError) {
+        script = try SimulationScript.parse(text, configuration: base)
+        self.base = base
+        var paths: [String] = []
+        var count = script.itemCount
+        if listsImages {
+            do {
+                paths = try base.listedImagePaths()
+                if !script.itemCountGiven { count = paths.count }
+            } catch {
+                if script.hasFrames || !script.itemCountGiven {
+                    log(.warning, "\(error); simulating \(count) items without pictures")
+                }
+            }
+        }
+        self.paths = paths
+        itemCount = count
+    }
+
+    /// Runs the script to its end: JSON lines to standard output (written
+    /// in 64 KiB pieces), refusals to standard error, `frame` steps to PNGs.
+    public func run() {
+        let effective = script.configuration(base: base)
+        var painter: FramePainter? = nil
+        var out = ""
+        out.reserveCapacity(1 << 16)
+        func flush() {
+            writeAll(1, out)
+            out.removeAll(keepingCapacity: true)
+        }
+        SimulationRunner.run(script, base: base, itemCount: itemCount, emit: { line in
+            out += line
+            out += "\n"
+            if out.utf8.count > 1 << 16 { flush() }
+        }, diagnostic: { printError("carouseld: \($0)") }, frame: { request in
+            if painter == nil { painter = makePainter(effective) }
+            return paint(request, with: painter!)
+        })
+        flush()
+    }
+
+    /// The daemon's painter for the script's size, turned as configured.
+    private func makePainter(_ effective: Configuration) -> FramePainter {
+        let rotation = effective.rotation
+        let w = Int(script.viewport.width), h = Int(script.viewport.height)
+        // The script's size is the layout; the PNG is what the panel shows.
+        let panel = rotation == .clockwise90 || rotation == .clockwise270
+            ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
+        // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
+        return Layout.stillPainter(effective, panel: panel, paths: paths)
+    }
+
+    /// One `frame` step's PNG; the error's text when it cannot be written.
+    private func paint(_ request: SimulationRunner.FrameRequest, with painter: FramePainter) -> String? {
+        let (frame, failures) = painter.paint(offset: request.offset, count: request.model.numberOfItems,
+                                              page: request.snapshot.page, pageCount: request.model.numberOfPages,
+                                              crossfade: request.model.crossfade(at: request.time),
+                                              zoom: request.model.zoomView(at: request.time))
+        for failure in failures { log(.warning, "cannot show \(failure.message)") }
+        do {
+            try frame.writePNG(to: request.path)
+        } catch {
+            return "\(error)"
+        }
+        return nil
+    }
+}
