@@ -82,7 +82,7 @@ let package = Package(
         // The Linux framebuffer device (SPI panels, kernels without KMS): ioctls and the RGB565 row kernel in C.
         .target(name: "CFBDev"),
         .target(name: "CarouselFBDev", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CFBDev"]),
-        .testTarget(name: "CarouselFBDevTests", dependencies: ["CarouselFBDev", "CFBDev"]),
+        .testTarget(name: "CarouselFBDevTests", dependencies: ["CarouselFBDev", "CFBDev", "CarouselDisplay"]),
         .testTarget(name: "CarouselDRMTests", dependencies: ["CarouselDRM", "CarouselDisplay"]),
         // Touch, pointer and keyboard through libinput's udev backend.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),

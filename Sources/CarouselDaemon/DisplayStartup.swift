@@ -6,19 +6,39 @@ import CarouselPlatform
 import Glibc
 #endif
 
-/// The DRM backend, as the configuration's [display] section asks for it.
-///
-/// No display device or no display connected at start is not a reason to
-/// exit (systemd would restart us into the same state, over and over): log
-/// once, wait for one, and start when it comes. SIGTERM still stops the wait.
+/// The DRM backend, as the configuration's [display] section asks for it,
+/// once there is a display to show on (`waitForDisplay`).
 public func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNotifier) throws(StartupExit) -> DisplayBackend {
     let display = configuration.display
+    return try waitForDisplay(open: { () throws(DisplayError) in try openDRMBackend(configuration) },
+                              isWorthWaiting: DRMBackend.isWorthWaiting,
+                              wait: { shouldStop in
+                                  DRMBackend.waitForConnector(device: display.device, connector: display.connector,
+                                                              shouldStop: shouldStop) != nil
+                              },
+                              notifier: notifier)
+}
+
+/// A display backend opened with `open`, at start, whichever kind it is.
+///
+/// No display device or no display connected at start is not a reason to
+/// exit (systemd would restart us into the same state, over and over):
+/// when `isWorthWaiting` says waiting can cure the error, log once, `wait`
+/// for the display (it returns `true` when one came, `false` when its
+/// `shouldStop` said stop), and open it again. While waiting, systemd's
+/// start timeout is extended and its watchdog fed, and SIGTERM or SIGINT
+/// (blocked, so pending) stops the wait: `StartupExit.success`. Any other
+/// error, or one that waiting did not cure, is logged: `.failure`.
+public func waitForDisplay<Backend>(open: () throws(DisplayError) -> Backend,
+                                    isWorthWaiting: (DisplayError) -> Bool,
+                                    wait: (_ shouldStop: () -> Bool) -> Bool,
+                                    notifier: ServiceNotifier) throws(StartupExit) -> Backend {
     var waited = false
     while true {
         do {
-            return try openDRMBackend(configuration)
+            return try open()
         } catch {
-            guard DRMBackend.isWorthWaiting(error), !waited else {
+            guard isWorthWaiting(error), !waited else {
                 log(.error, "display: \(error)")
                 throw StartupExit.failure
             }
@@ -27,11 +47,11 @@ public func makeDRMBackend(_ configuration: Configuration, notifier: ServiceNoti
             // systemd's start timeout and watchdog wait with us: a kiosk whose
             // monitor is off is starting, not failing.
             let status = "waiting for a display: \(error)"
-            guard DRMBackend.waitForConnector(device: display.device, connector: display.connector, shouldStop: {
+            guard wait({
                 notifier.extendTimeout(microseconds: 10_000_000, status: status)
                 notifier.watchdog()
                 return terminationRequested()
-            }) != nil else {
+            }) else {
                 log(.info, "stopped while waiting for a display")
                 throw StartupExit.success
             }

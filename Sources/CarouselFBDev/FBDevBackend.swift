@@ -62,22 +62,20 @@ public final class FBDevBackend: DisplayBackend {
     public var connectorName: String { devicePath.split(separator: "/").last.map(String.init) ?? devicePath }
     public var modeName: String { "\(panelSize.width)x\(panelSize.height)" }
 
+    /// The device `[display] device = auto` names.
+    public static let defaultDevice = "/dev/fb0"
+
     /// Opens `path` (default /dev/fb0), reads its mode and maps its memory.
     /// Throws, with what to do, when the device is missing, not a
-    /// framebuffer, or in a format other than XRGB8888 and RGB565.
+    /// framebuffer, or in a format other than XRGB8888 and RGB565; a
+    /// missing one (`.noDevice`) is worth waiting for (`isWorthWaiting`).
     /// The corresponding C functions are `open`, `ioctl(FBIOGET_VSCREENINFO,
     /// FBIOGET_FSCREENINFO)` and `mmap`.
     public init(device path: String? = nil, terminal terminalPath: String? = "/dev/tty0") throws(DisplayError) {
-        let path = path ?? "/dev/fb0"
+        let path = path ?? Self.defaultDevice
         devicePath = path
         let fd = open(path, O_RDWR | O_CLOEXEC)
-        guard fd >= 0 else {
-            let e = errno
-            throw DisplayError("cannot open \(path): \(errnoDescription(e))",
-                               hint: e == ENOENT ? "no framebuffer there: is the panel's driver (fbtft, vfb, the DRM driver's fbdev emulation) loaded? see carouseld probe"
-                                   : e == EACCES ? "run carouseld as root or in the video group" : nil,
-                               reason: e == ENOENT ? .noDevice : .other)
-        }
+        guard fd >= 0 else { throw Self.openError(path, errno: errno) }
         device = FileDescriptor(fd)
         var info = cfbdev_info()
         guard cfbdev_get_info(fd, &info) == 0 else {
@@ -119,6 +117,57 @@ public final class FBDevBackend: DisplayBackend {
             found = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
             found?.copyMemory(from: memory, byteCount: bytes)
         }
+    }
+
+    /// Why `path` did not open. No node (ENOENT), or a node with no driver
+    /// behind it (ENXIO, ENODEV: the framebuffer's driver is not loaded, or
+    /// was unloaded) is `.noDevice`: an SPI panel's fbtft driver often loads
+    /// after carouseld at boot.
+    static func openError(_ path: String, errno e: Int32) -> DisplayError {
+        let message = "cannot open \(path): \(errnoDescription(e))"
+        switch e {
+        case ENOENT, ENXIO, ENODEV:
+            return DisplayError(message, hint: "no framebuffer there: is the panel's driver (fbtft, vfb, the DRM driver's fbdev emulation) loaded? see carouseld probe",
+                                reason: .noDevice)
+        case EACCES, EPERM:
+            return DisplayError(message, hint: "run carouseld as root or in the video group", reason: .permission)
+        default:
+            return DisplayError(message)
+        }
+    }
+
+    // MARK: waiting for a framebuffer
+
+    /// Whether waiting can cure `error` from `init`: no framebuffer device
+    /// (yet). A device of the wrong kind or format, or no rights to it, stays
+    /// as it is: the daemon exits rather than wait for nothing.
+    public static func isWorthWaiting(_ error: DisplayError) -> Bool {
+        switch error.reason {
+        case .noDevice: return true
+        case .notConnected, .permission, .busy, .gone, .windowRefused, .other: return false
+        }
+    }
+
+    /// Blocks until `path` (default /dev/fb0) opens, or fails to open for a
+    /// reason waiting will not cure (`init` then says which), checking every
+    /// `interval` seconds: for startup, before the event loop runs. Returns
+    /// `false` once `shouldStop` returns `true` (checked each round, e.g. a
+    /// pending SIGTERM). The framebuffer's driver registers its node when
+    /// the device is ready, so polling the node is all there is to watch.
+    public static func waitForDevice(_ path: String? = nil, interval: Double = 1,
+                                     shouldStop: () -> Bool = { false }) -> Bool {
+        let path = path ?? defaultDevice
+        while !shouldStop() {
+            let fd = open(path, O_RDWR | O_CLOEXEC)
+            if fd >= 0 {
+                close(fd)
+                return true
+            }
+            guard isWorthWaiting(openError(path, errno: errno)) else { return true }
+            // A signal restarts the pause (the helper retries EINTR): harmless here.
+            _ = try? systemCall("poll") { poll(nil, 0, Int32(clamping: Int(interval * 1000))) }
+        }
+        return false
     }
 
     deinit {

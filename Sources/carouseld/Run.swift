@@ -89,12 +89,11 @@ struct Run: ParsableCommand {
         case .drm:
             return try makeDRMBackend(configuration, notifier: notifier)
         case .fbdev:
-            do {
-                return try FBDevBackend(device: configuration.display.device)
-            } catch {
-                log(.error, "display: \(error)")
-                throw StartupExit.failure
-            }
+            // An SPI panel's fbtft driver may load after us at boot: wait for its node as for a DRM card.
+            let device = configuration.display.device
+            return try waitForDisplay(open: { () throws(DisplayError) in try FBDevBackend(device: device) },
+                                      isWorthWaiting: FBDevBackend.isWorthWaiting,
+                                      wait: { FBDevBackend.waitForDevice(device, shouldStop: $0) }, notifier: notifier)
         }
     }
 }

@@ -1,8 +1,12 @@
-// The fbdev backend's pure parts: the 5-6-5 row kernel and the refresh
-// period from a mode's timings. The device itself is tested in the VM
-// (scripts/vm/e2e.py: bochs' /dev/fb0 at 32 bits, vfb at 16).
+// The fbdev backend's pure parts: the 5-6-5 row kernel, the refresh
+// period from a mode's timings, and which failures to open are worth
+// waiting for. The device itself is tested in the VM (scripts/vm/e2e.py:
+// bochs' /dev/fb0 at 32 bits, vfb at 16, and vfb loaded after the daemon
+// started waiting for it).
 
 import CFBDev
+import CarouselDisplay
+import Foundation
 import Testing
 @testable import CarouselFBDev
 
@@ -39,5 +43,82 @@ import Testing
         #expect((16_500...16_800).contains(period), "\(period) µs")
         info.pixclock = 1  // absurd: a period outside 5 to 100 ms is not believed
         #expect(FBDevBackend.framePeriod(info) == 16_667)
+    }
+}
+
+@Suite("fbdev backend: waiting for a framebuffer that is not there yet") struct FBDevWaitingTests {
+    /// A path in a fresh temporary folder, with nothing at it.
+    private func missingPath() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fbdev-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder.appendingPathComponent("fb1").path
+    }
+
+    @Test func aMissingDeviceIsNoDeviceAndWorthWaitingFor() throws {
+        let path = try missingPath()
+        #expect {
+            _ = try FBDevBackend(device: path, terminal: nil)
+        } throws: { error in
+            guard let error = error as? DisplayError else { return false }
+            return error.reason == .noDevice && FBDevBackend.isWorthWaiting(error) && error.message.contains(path)
+        }
+    }
+
+    @Test func aNodeWithoutItsDriverIsNoDeviceToo() {
+        // ENXIO and ENODEV: the node is there but its driver is not (not yet loaded, or unloaded).
+        for e in [ENOENT, ENXIO, ENODEV] {
+            let error = FBDevBackend.openError("/dev/fb1", errno: e)
+            #expect(error.reason == .noDevice, "errno \(e)")
+            #expect(FBDevBackend.isWorthWaiting(error), "errno \(e)")
+        }
+    }
+
+    @Test func noRightsAWrongKindOfDeviceOrAnUnsupportedFormatAreNotWaitedFor() {
+        for e in [EACCES, EPERM] {
+            let error = FBDevBackend.openError("/dev/fb1", errno: e)
+            #expect(error.reason == .permission)
+            #expect(!FBDevBackend.isWorthWaiting(error))
+        }
+        #expect(!FBDevBackend.isWorthWaiting(FBDevBackend.openError("/dev/fb1", errno: EISDIR)))
+        // /dev/null opens but is no framebuffer: FBIOGET_VSCREENINFO fails.
+        #expect {
+            _ = try FBDevBackend(device: "/dev/null", terminal: nil)
+        } throws: { error in
+            guard let error = error as? DisplayError else { return false }
+            return error.reason == .other && !FBDevBackend.isWorthWaiting(error)
+        }
+        // The format's error (thrown after the device answered) is decided by its reason alone.
+        #expect(!FBDevBackend.isWorthWaiting(DisplayError("/dev/fb1 (vfb) is 8 bits a pixel")))
+        // A reason the DRM backend waits for (a display plugged into a card) means nothing here.
+        #expect(!FBDevBackend.isWorthWaiting(DisplayError("x", reason: .notConnected)))
+    }
+
+    @Test func theWaitEndsWhenTheNodeAppears() throws {
+        let path = try missingPath()
+        var rounds = 0
+        let found = FBDevBackend.waitForDevice(path, interval: 0.01, shouldStop: {
+            rounds += 1
+            // The driver registers its framebuffer after the first look, before the second.
+            if rounds == 2 { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            return false
+        })
+        #expect(found)
+        #expect(rounds == 2, "the wait ended at the first look after the node appeared")
+    }
+
+    @Test func theWaitEndsAtOnceForAFailureWaitingWillNotCure() throws {
+        // A directory is there but is no device (EISDIR): `init` says why, the wait does not hide it.
+        let folder = try missingPath() + "-folder"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var rounds = 0
+        #expect(FBDevBackend.waitForDevice(folder, interval: 0.01, shouldStop: { rounds += 1; return false }))
+        #expect(rounds == 1)
+    }
+
+    @Test func theWaitStopsWhenAskedTo() throws {
+        let path = try missingPath()
+        var rounds = 0
+        #expect(!FBDevBackend.waitForDevice(path, interval: 0.01, shouldStop: { rounds += 1; return rounds > 3 }))
+        #expect(rounds == 4)
     }
 }

@@ -910,6 +910,35 @@ def rgb565_to_rgb(data, width, height, line, red_low=False):
     return bytes(out)
 
 
+def framebuffer_stride(vm, dev, default):
+    """Bytes a row of the framebuffer `dev`, as sysfs says (else `default`)."""
+    return int(vm.run(f"cat /sys/class/graphics/{dev.split('/')[-1]}/stride", timeout=30).out.strip() or default)
+
+
+def framebuffer_matches(s, dev, size, line, red_low, offset, name, extra):
+    """The frame read back from the 16-bit framebuffer `dev` (RGB565, or
+    BGR565 with `red_low`; `line` bytes a row; it is not on QEMU's screen)
+    against `carouseld render` of the same offset and configuration."""
+    vm = s.vm
+    fw, fh = size
+    # Until two reads agree (a frame may be written meanwhile).
+    previous = None
+    for _ in range(40):
+        vm.run(f"dd if={dev} of=/tmp/fb.raw bs={line * fh} count=1 2>/dev/null", timeout=60)
+        data = vm.get("/tmp/fb.raw")
+        if data == previous:
+            break
+        previous = data
+        time.sleep(0.3)
+    rgb = rgb565_to_rgb(data, fw, fh, line, red_low)
+    write_png(os.path.join(s.out, f"{name}.png"), fw, fh, rgb)
+    _, _, ref = s.reference(offset, extra, (fw, fh))
+    value = psnr(rgb, ref)
+    s.figures[f"psnr {name}"] = round(value, 1)
+    if value < 30:
+        raise Failure(f"{dev} differs from render --offset {offset} at {fw}x{fh}: PSNR {value:.1f} dB")
+
+
 def fbdev_backend(s, touch):
     """[display] backend = fbdev: on bochs' own /dev/fb0 (32 bits, the DRM
     driver's fbdev emulation, no DRM master) the captured screen matches
@@ -964,30 +993,11 @@ def fbdev_backend(s, touch):
         if not re.search(rf"display: fbdev {dev} {fw}x{fh} 16 bpp {'BGR' if red_low else 'RGB'}565", d.err):
             raise Failure(f"the display line does not say fbdev at 16 bits: {d.err[-1500:]}")
         s.wait_log(d, r"first picture on screen")
-        line = int(vm.run(f"cat /sys/class/graphics/{dev.split('/')[-1]}/stride", timeout=30).out.strip() or fw * 2)
-
-        def device_matches(offset, name):
-            # Until two reads agree (a frame may be written meanwhile).
-            previous = None
-            for _ in range(40):
-                vm.run(f"dd if={dev} of=/tmp/fb.raw bs={line * fh} count=1 2>/dev/null", timeout=60)
-                data = vm.get("/tmp/fb.raw")
-                if data == previous:
-                    break
-                previous = data
-                time.sleep(0.3)
-            rgb = rgb565_to_rgb(data, fw, fh, line, red_low)
-            write_png(os.path.join(s.out, f"{name}.png"), fw, fh, rgb)
-            _, _, ref = s.reference(offset, extra16, (fw, fh))
-            value = psnr(rgb, ref)
-            s.figures[f"psnr {name}"] = round(value, 1)
-            if value < 30:
-                raise Failure(f"{dev} differs from render --offset {offset} at {fw}x{fh}: PSNR {value:.1f} dB")
-
-        device_matches(0, "52-fbdev-16")
+        line = framebuffer_stride(vm, dev, fw * 2)
+        framebuffer_matches(s, dev, (fw, fh), line, red_low, 0, "52-fbdev-16", extra16)
         touch.swipe(1000, 400, 300, 400, ms=250)
         s.wait_log(d, r"event didEndDecelerating")
-        device_matches(1, "53-fbdev-16-after-swipe")
+        framebuffer_matches(s, dev, (fw, fh), line, red_low, 1, "53-fbdev-16-after-swipe", extra16)
         s.stop(d)
         m = re.search(r"fbdev: (\d+) frames written at 16 bpp, median (\d+) us each; a memcpy of the frame (\d+) us \(ratio ([\d.]+)\)", d.err)
         if not m:
@@ -998,6 +1008,53 @@ def fbdev_backend(s, touch):
 
 
 FBDEV_NAME = "fbdev: bochs' /dev/fb0 at 32 bits and vfb at 16 (5-6-5), a swipe paging on both, the console's mode given back"
+
+
+def fbdev_late_device(s, touch):
+    """[display] backend = fbdev with a device that is not there yet, as an
+    SPI panel whose fbtft driver loads after carouseld at boot: the daemon
+    says once that it waits and keeps running (no exit for systemd to
+    restart into the same state); when vfb makes /dev/fb1 (bochs' /dev/fb0
+    is the first) it starts on it by itself, and the frame read back from
+    the device matches `carouseld render`. vfb comes up in its 16-bit mode
+    at once (mode_option), as a panel's driver does: nothing sets the mode
+    between the driver's loading and the daemon's start."""
+    vm = s.vm
+    dev, fw, fh = "/dev/fb1", 640, 400
+    if vm.run(["test", "-e", dev], timeout=30).rc == 0:
+        raise Failure(f"{dev} is there before vfb is loaded: {vm.run('cat /sys/class/graphics/fb*/name', timeout=30).out}")
+    extra = {"display": {"backend": "fbdev", "device": dev}}
+    vm.put("/tmp/e2e.ini", s.config(extra))
+    d = vm.spawn([s.binary, "run", "--config", "/tmp/e2e.ini"], stdin=False)
+    s.daemon = d
+    try:
+        s.wait_log(d, rf"<4>display: cannot open {dev}: No such file or directory \(.*\); waiting for one\n", timeout=120)
+        # A few rounds of the wait (a look a second): still there, said once.
+        time.sleep(3)
+        if d.exited:
+            raise Failure(f"carouseld exited ({d.rc}) while waiting for {dev}: {d.err[-1500:]}")
+        if d.err.count("waiting for one") != 1:
+            raise Failure(f"the wait was said more than once: {d.err[-1500:]}")
+        r = vm.run(f"modprobe vfb vfb_enable=1 videomemorysize=4194304 mode_option={fw}x{fh}-16", timeout=120)
+        if r.rc != 0:
+            raise Failure(f"modprobe vfb: {r.err[-500:]}")
+        name = vm.run(["cat", f"/sys/class/graphics/{dev.split('/')[-1]}/name"], timeout=30).out.strip()
+        if name != "Virtual FB":
+            raise Failure(f"{dev} is {name!r}, not vfb's")
+        s.wait_log(d, r"first picture on screen", timeout=120)
+        m = re.search(rf"display: fbdev {dev} {fw}x{fh} 16 bpp (RGB|BGR)565", d.err)
+        if not m:
+            raise Failure(f"the display line does not say fbdev {dev} {fw}x{fh} at 16 bits: {d.err[-1500:]}")
+        line = framebuffer_stride(vm, dev, fw * 2)
+        framebuffer_matches(s, dev, (fw, fh), line, m.group(1) == "BGR", 0, "54-fbdev-late-device", extra)
+        s.stop(d)
+    finally:
+        if not d.exited:
+            d.terminate()
+        vm.run("rmmod vfb", timeout=60)
+
+
+FBDEV_LATE_NAME = "fbdev late device: waits for /dev/fb1 until vfb is loaded, then shows the picture on it"
 
 
 def main():
@@ -1014,7 +1071,7 @@ def main():
                  "rotation 90 with touch", "pointer drags", "legacy modesetting", "sleeps at rest",
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
-                 "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME] + [name for name, _ in WALL]
+                 "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME, FBDEV_LATE_NAME] + [name for name, _ in WALL]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     if args.only and not any(args.only in name for name in scenarios):
@@ -1274,7 +1331,8 @@ def main():
                          ("a 24 Hz touchscreen flings", slow_touchscreen_flings),
                          ("album: a folder swapped by mv is seen", album_folder_swapped_by_mv),
                          ("zoom: a two-finger pinch and double taps", lambda: zoom_pinch_and_double_tap(s, touch)),
-                         (FBDEV_NAME, lambda: fbdev_backend(s, touch))]
+                         (FBDEV_NAME, lambda: fbdev_backend(s, touch)),
+                         (FBDEV_LATE_NAME, lambda: fbdev_late_device(s, touch))]
                          + [(name, lambda fn=fn: fn(s, touch)) for name, fn in WALL]):
             if name not in scenarios or (args.only and args.only not in name):
                 continue
