@@ -19,16 +19,8 @@ public struct ModeRequest: Equatable, Sendable, CustomStringConvertible {
     public var refresh: Int?
 
     public init?(_ text: String) {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { return nil }
-        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0, Double(w) <= Viewport.maximumSide, Double(h) <= Viewport.maximumSide else { return nil }
-        width = w
-        height = h
-        if parts.count == 2 {
-            guard let r = Int(parts[1]), r > 0, r <= 1000 else { return nil }
-            refresh = r
-        }
+        guard let mode = ModeText.parse(text) else { return nil }
+        (width, height, refresh) = (mode.width, mode.height, mode.refresh)
     }
 
     public var description: String { "\(width)x\(height)" + (refresh.map { "@\($0)" } ?? "") }

@@ -199,11 +199,3 @@ public struct Layout: Sendable {
             + "\(Int(dpi)) dpi panel (\(density.description))"
     }
 }
-
-extension Double {
-    /// At most one decimal, no trailing ".0".
-    public var formatted: String {
-        let tenths = (self * 10).rounded() / 10
-        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
-    }
-}

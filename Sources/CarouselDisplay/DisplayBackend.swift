@@ -179,23 +179,12 @@ public struct DisplayModeRequest: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { refresh.map { "\(width)x\(height)@\($0)" } ?? "\(width)x\(height)" }
 
-    /// Reads what `description` writes, `WIDTHxHEIGHT` or `WIDTHxHEIGHT@HZ`
-    /// (sides 1 to `Viewport.maximumSide`, refresh 1 to 1000 Hz); nil for
-    /// anything else. The grammar of `[display] mode` (the configuration
-    /// room's `ModeRequest`, which this room cannot see), for the tools that
-    /// take a mode on their command line without a configuration.
+    /// Reads what `description` writes (`ModeText`, the grammar `[display]
+    /// mode` is read with too), for the tools that take a mode on their
+    /// command line without a configuration; nil for anything else.
     public init?(_ text: String) {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { return nil }
-        let size = parts[0].split(separator: "x", omittingEmptySubsequences: false)
-        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), w > 0, h > 0,
-              Double(w) <= Viewport.maximumSide, Double(h) <= Viewport.maximumSide else { return nil }
-        var refresh: Int?
-        if parts.count == 2 {
-            guard let r = Int(parts[1]), r > 0, r <= 1000 else { return nil }
-            refresh = r
-        }
-        self.init(width: w, height: h, refresh: refresh)
+        guard let mode = ModeText.parse(text) else { return nil }
+        self.init(width: mode.width, height: mode.height, refresh: mode.refresh)
     }
 }
 

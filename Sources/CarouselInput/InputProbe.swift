@@ -60,12 +60,5 @@ public enum InputProbe {
 
 extension InputPhysicalSize: CustomStringConvertible {
     /// "154.2x86.7 mm": millimetres to a tenth, as libinput measures them.
-    public var description: String { "\(Self.tenths(width))x\(Self.tenths(height)) mm" }
-
-    /// At most one decimal, no trailing ".0" (the daemon room's
-    /// `Double.formatted`, which this room cannot see).
-    private static func tenths(_ x: Double) -> String {
-        let t = (x * 10).rounded() / 10
-        return t == t.rounded() ? String(Int(t)) : String(t)
-    }
+    public var description: String { "\(width.formatted)x\(height.formatted) mm" }
 }

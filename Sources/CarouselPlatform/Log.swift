@@ -72,3 +72,11 @@ public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
 /// A message for a person at a terminal, on stderr, without a priority
 /// prefix (command-line tools' errors).
 public func printError(_ line: String) { writeAll(2, line + "\n") }
+
+extension Double {
+    /// At most one decimal, no trailing ".0": sizes and times in log lines and reports.
+    public var formatted: String {
+        let tenths = (self * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}

@@ -1,7 +1,7 @@
-// The mode text has two readers: the configuration room's `ModeRequest`
-// ([display] mode, render --size, --display offscreen:) and the display
-// room's `DisplayModeRequest` (drm-test's modes), which cannot see the
-// other. They must take the same texts.
+// The mode text (`ModeText`, one grammar) has two readers: the
+// configuration room's `ModeRequest` ([display] mode, render --size,
+// --display offscreen:) and the display room's `DisplayModeRequest`
+// (drm-test's modes), which cannot see the other. They take the same texts.
 
 import CarouselConfig
 import CarouselDaemon
