@@ -75,6 +75,15 @@ stage "simulate the bundled example" 's/^simulate example: \([0-9]*\) passed, 0 
 stage "MQTT against a real broker: Mosquitto started here on loopback, carouseld on the offscreen display" \
     's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/mqtt_e2e.py .build/debug/carouseld
 
+sync_e2e() {
+    # The stand-in first: a server that did not check requests would pass a wrong client.
+    python3 scripts/sync/test_immich_server.py >"$logs/immich-stand-in.log" 2>&1 || { cat "$logs/immich-stand-in.log"; return 1; }
+    tail -n 1 "$logs/immich-stand-in.log" | sed 's/^/Immich stand-in self-test: /'
+    python3 scripts/sync_e2e.py .build/debug/carouseld
+}
+stage "carouseld sync against servers: Immich's stand-in (from its API reference, checking every request) and rclone serve webdav, the daemon on the offscreen display beside it" \
+    's/^sync: \([0-9]*\) passed, 0 failed$/\1/p' sync_e2e
+
 stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per target, every target but heif (see scripts/fuzz.sh), with libFuzzer and AddressSanitizer (random seeds by hand)" \
     's/^fuzz: \([0-9]*\) passed, 0 failed$/\1/p' bash scripts/fuzz.sh gate
 

@@ -112,3 +112,57 @@ public final class SyncRunner {
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))"
     }
 }
+
+/// `carouseld sync` as a process: one pass with `once`, else passes until
+/// SIGTERM or SIGINT (read through a signalfd; SIGHUP starts a pass at once).
+public enum SyncCommand {
+    /// systemd's StateDirectory= ($STATE_DIRECTORY), else `fallback`.
+    public static func stateDirectory(or fallback: String) -> String {
+        getenv("STATE_DIRECTORY").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+    }
+
+    /// The exit status: 0, or 1 when a `once` pass failed (2: no [sync] to run).
+    public static func run(configuration: Configuration, stateDirectory: String, once: Bool) -> Int32 {
+        Log.threshold = configuration.logLevel
+        let runner: SyncRunner
+        do {
+            runner = try SyncRunner(configuration: configuration, stateDirectory: stateDirectory)
+        } catch {
+            log(.error, "sync: \(error)")
+            return 2
+        }
+        if once {
+            do {
+                try runner.pass()
+                return 0
+            } catch {
+                log(.error, "sync: \(error)")
+                return 1
+            }
+        }
+        let signals: Signals
+        do {
+            signals = try Signals([SIGTERM, SIGINT, SIGHUP])
+        } catch {
+            log(.error, "sync: \(error)")
+            return 1
+        }
+        log(.info, "sync: into \(runner.folder) every \(configuration.sync.interval) min; state in \(stateDirectory)")
+        runner.runForever { seconds in
+            var request = pollfd(fd: signals.fd.raw, events: Int16(POLLIN), revents: 0)
+            let end = MonotonicClock.now() + Int64(seconds) * 1_000_000
+            while true {
+                let left = end - MonotonicClock.now()
+                if left <= 0 { return true }
+                if poll(&request, 1, Int32(min(left / 1000 + 1, 3_600_000))) > 0 {
+                    for signal in signals.read() {
+                        if signal == SIGHUP { return true }
+                        log(.info, "sync: stopping (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
+                        return false
+                    }
+                }
+            }
+        }
+        return 0
+    }
+}

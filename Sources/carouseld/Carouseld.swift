@@ -11,7 +11,7 @@ struct Carouseld: ParsableCommand {
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
         subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self,
-                      Calibrate.self, DecodePicture.self],
+                      Calibrate.self, DecodePicture.self, Sync.self],
         defaultSubcommand: Run.self
     )
 

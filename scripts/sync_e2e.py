@@ -1,0 +1,515 @@
+#!/usr/bin/env python3
+"""`carouseld sync` against servers: Immich's stand-in (scripts/sync/immich_server.py,
+written from Immich's published API reference, checking every request
+against it: Immich itself cannot be installed here) and a real rclone remote
+(`rclone serve webdav` on loopback). Beside it, the daemon runs on the
+offscreen display with its control socket, so what the sync does to the
+album is read back from the carousel itself.
+
+Checks: a first pass (every request within the reference, captions in the
+files, the daemon showing the pictures), the album growing and shrinking on
+the server, a user's own picture in the folder surviving every pass, a
+download cut short never shown, a key revoked and a server gone (one line,
+exit 1, nothing removed, the carousel running), a pass killed halfway, the
+long-running mode (SIGHUP syncs at once, SIGTERM stops), and the same
+guarantees through rclone. Figures: 200 remote assets from an empty folder
+to the first picture on screen, bytes per picture at preview and original
+size, the sync process's peak RSS.
+
+Usage: scripts/sync_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld)
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IMAGES = os.path.join(REPO, "scripts/demo/images")
+SERVER = os.path.join(REPO, "scripts/sync/immich_server.py")
+KEY = "test-key-0123456789"
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def until(what, check, timeout=30, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise Failure(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def uid(n, prefix="1"):
+    """A UUID whose first 8 digits (the part a file name keeps) tell it apart."""
+    return f"{n:07x}{prefix}-0000-4000-8000-{n:012d}"
+
+
+class Immich:
+    """The stand-in server on a library of the test's own."""
+
+    def __init__(self, folder, assets, albums, portable=True):
+        self.folder = os.path.join(folder, "immich")
+        os.makedirs(self.folder, exist_ok=True)
+        # The originals the library names, there before the server reads it.
+        for name in ("01-mountains.jpg", "02-sunset.jpg", "03-portrait.jpg"):
+            shutil.copy(os.path.join(IMAGES, name), os.path.join(self.folder, name))
+        self.library = {"assets": assets, "albums": albums, "people": [], "memories": []}
+        self.save()
+        port_file = os.path.join(self.folder, "port")
+        args = [sys.executable, SERVER, "--port", "0", "--library", self.folder, "--api-key", KEY, "--port-file", port_file]
+        self.proc = subprocess.Popen(args + (["--portable"] if portable else []), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.port = int(until("the Immich stand-in's port", lambda: os.path.exists(port_file) and open(port_file).read().strip()))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def save(self):
+        with open(os.path.join(self.folder, "library.json"), "w") as f:
+            json.dump(self.library, f)
+
+    def control(self, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + "/_test/" + path, data=data, method="GET" if data is None else "POST",
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return json.loads(r.read() or b"null")
+
+    def reload(self):
+        self.save()
+        self.control("library", {})
+
+    def fault(self, mode, **more):
+        self.control("fault", {"mode": mode, **more})
+
+    def violations(self):
+        return self.control("violations")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Daemon:
+    """carouseld on the offscreen display, its album the sync's folder."""
+
+    def __init__(self, binary, folder, ini):
+        self.socket = os.path.join(folder, "control.sock")
+        self.ini = ini
+        self.err = b""
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([binary, "run", "--config", ini, "--display", "offscreen:320x200"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env={**os.environ, "STATE_DIRECTORY": folder})
+        threading.Thread(target=self._read, daemon=True).start()
+        until("the daemon's first frame", lambda: "first frame on screen" in self.log, timeout=60)
+
+    def _read(self):
+        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+            self.err += chunk
+
+    @property
+    def log(self):
+        return self.err.decode(errors="replace")
+
+    def ask(self, line):
+        c = socket.socket(socket.AF_UNIX)
+        c.settimeout(10)
+        c.connect(self.socket)
+        c.sendall(line.encode() + b"\n")
+        reply = c.makefile().readline()
+        c.close()
+        return json.loads(reply)
+
+    def count(self):
+        return self.ask("status")["count"]
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Frame:
+    """One frame's folders and INI: the album, the sync's state, the daemon."""
+
+    def __init__(self, suite, sync_lines):
+        self.suite = suite
+        self.folder = tempfile.mkdtemp(dir=suite.folder)
+        self.album = os.path.join(self.folder, "album")
+        self.state = os.path.join(self.folder, "sync-state")
+        os.makedirs(self.album)
+        self.key_file = os.path.join(self.folder, "immich.key")
+        with open(self.key_file, "w") as f:
+            f.write(KEY + "\n")
+        self.ini = os.path.join(self.folder, "carouseld.ini")
+        self.write_ini(sync_lines)
+        self.daemon = None
+
+    def write_ini(self, sync_lines):
+        with open(self.ini, "w") as f:
+            f.write(f"[images]\npath = {self.album}\n[control]\nsocket = {self.folder}/control.sock\n"
+                    f"[autoplay]\nenabled = false\n[sync]\n" + "".join(f"{k} = {v}\n" for k, v in sync_lines.items()))
+
+    def start_daemon(self):
+        self.daemon = Daemon(self.suite.binary, self.folder, self.ini)
+        self.suite.cleanup.append(self.daemon.stop)
+        return self.daemon
+
+    def sync(self, *extra, timeout=120):
+        """`carouseld sync --once`: its exit status and its log."""
+        p = subprocess.Popen([self.suite.binary, "sync", "--once", "--config", self.ini, *extra],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "STATE_DIRECTORY": self.state})
+        try:
+            err = p.communicate(timeout=timeout)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Failure(f"sync --once did not end within {timeout} s")
+        return p.returncode, err.decode(errors="replace")
+
+    def files(self, hidden=False):
+        return sorted(n for n in os.listdir(self.album) if hidden or not n.startswith("."))
+
+    def put(self, name, text):
+        with open(os.path.join(self.album, name), "w") as f:
+            f.write(text)
+
+
+class Suite:
+    def __init__(self, binary):
+        self.binary = binary
+        self.folder = tempfile.mkdtemp(prefix="carouseld-sync-")
+        self.passed, self.failed, self.figures = [], [], {}
+        self.cleanup = []
+
+    def check(self, name, fn):
+        t0 = time.monotonic()
+        try:
+            detail = fn()
+        except Exception as e:  # one failed check must not stop the others
+            self.failed.append((name, repr(e)))
+            print(f"FAIL {name}: {e}", flush=True)
+        else:
+            self.passed.append(name)
+            print(f"ok   {name} ({time.monotonic() - t0:.1f} s){': ' + detail if detail else ''}", flush=True)
+        finally:
+            for f in reversed(self.cleanup):
+                try:
+                    f()
+                except Exception:
+                    pass
+            self.cleanup = []
+
+    def immich(self, assets, albums, **kw):
+        server = Immich(tempfile.mkdtemp(dir=self.folder), assets, albums, **kw)
+        self.cleanup.append(server.stop)
+        return server
+
+
+def asset(n, picture, when, description=None, prefix="1"):
+    a = {"id": uid(n, prefix), "type": "IMAGE", "file": picture, "originalFileName": f"IMG_{n:04d}.JPG",
+         "fileCreatedAt": when, "localDateTime": when, "updatedAt": when}
+    if description:
+        a["exifInfo"] = {"description": description, "dateTimeOriginal": when}
+    return a
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, ".build/debug/carouseld"))
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
+    for tool in ("rclone", "convert"):
+        if shutil.which(tool) is None:
+            sys.exit(f"sync: {tool} is not installed (scripts/setup.sh installs it)")
+    suite = Suite(binary)
+
+    def make_frame(server, **more):
+        frame = Frame(suite, {})
+        frame.write_ini({"source": "immich", "server": server.url, "api_key_file": frame.key_file, **more})
+        return frame
+
+    def family():
+        return [asset(1, "01-mountains.jpg", "2024-06-30T14:32:10.000Z", "Grandma's garden & café"),
+                asset(2, "02-sunset.jpg", "2023-01-02T10:00:00.000Z")]
+
+    def family_album(ids=(1, 2)):
+        return {"id": uid(1, "a"), "albumName": "Family", "assetIds": [uid(i) for i in ids]}
+
+    def album_follows_the_server():
+        albums = [family_album()]
+        server = suite.immich(family() + [asset(3, "03-portrait.jpg", "2022-05-05T09:00:00.000Z")], albums)
+        frame = make_frame(server, albums="Family")
+        frame.put("mine.jpg", "my own picture, not the sync's")
+        shutil.copy(os.path.join(IMAGES, "01-mountains.jpg"), os.path.join(frame.album, "mine.jpg"))
+        daemon = frame.start_daemon()
+        expect(daemon.count() == 1, "the daemon starts with the user's own picture")
+        status, log = frame.sync()
+        expect(status == 0, f"the first pass failed: {log}")
+        names = frame.files()
+        expect(names == ["2023-01-02_100000_IMG_0002_" + uid(2)[:8] + ".jpg",
+                         "2024-06-30_143210_IMG_0001_" + uid(1)[:8] + ".jpg", "mine.jpg"], f"files: {names}")
+        with open(os.path.join(frame.album, names[1]), "rb") as f:
+            data = f.read()
+        expect(data[:2] == b"\xff\xd8" and "Grandma's garden &amp; café".encode() in data and b"2024:06:30 14:32:10" in data,
+               "the caption's description and date are in the file")
+        expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+        until("the daemon to show 3 pictures", lambda: daemon.count() == 3)
+        # The album grows on the server, and loses one.
+        albums[0]["assetIds"] = [uid(1), uid(3)]
+        server.library["albums"] = albums
+        server.reload()
+        status, log = frame.sync()
+        expect(status == 0, f"the second pass failed: {log}")
+        expect(len(frame.files()) == 3 and not any(uid(2)[:8] in n for n in frame.files()) and
+               any(uid(3)[:8] in n for n in frame.files()), f"after the change: {frame.files()}")
+        expect(open(os.path.join(frame.album, "mine.jpg"), "rb").read() == open(os.path.join(IMAGES, "01-mountains.jpg"), "rb").read(),
+               "the user's own picture is untouched")
+        until("the daemon to follow (3 pictures, the removed one gone)",
+              lambda: daemon.count() == 3 and uid(2)[:8] not in json.dumps(daemon.ask("list")))
+        # Everything leaves the album: only the sync's files go.
+        albums[0]["assetIds"] = []
+        server.reload()
+        status, log = frame.sync()
+        expect(status == 0 and frame.files() == ["mine.jpg"], f"an empty album: {frame.files()} {log}")
+        until("the daemon to show only the user's picture", lambda: daemon.count() == 1)
+        expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+
+    def failures_lose_nothing():
+        server = suite.immich(family(), [family_album()])
+        frame = make_frame(server, albums="Family")
+        daemon = frame.start_daemon()
+        status, _ = frame.sync()
+        expect(status == 0 and len(frame.files()) == 2, "the first pass")
+        before = frame.files()
+        # A download cut short (Content-Length says more than comes): never shown, fetched next time.
+        server.library["assets"].append(asset(4, "03-portrait.jpg", "2021-01-01T08:00:00.000Z"))
+        server.library["albums"][0]["assetIds"].append(uid(4))
+        server.reload()
+        server.fault("truncate", path_prefix="/api/assets", count=1)
+        status, log = frame.sync()
+        expect(frame.files() == before and frame.files(hidden=True) == before, f"a cut download left {frame.files(hidden=True)}")
+        expect("failed" in log, f"the cut download is said: {log}")
+        status, log = frame.sync()
+        expect(status == 0 and len(frame.files()) == 3, f"fetched once the server sends it whole: {frame.files()} {log}")
+        before = frame.files()
+        # A key revoked: one line naming the key file, exit 1, nothing removed.
+        server.fault("unauthorized")
+        status, log = frame.sync()
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and frame.key_file in lines[0] and "401" in lines[0], f"a revoked key: {status} {log}")
+        expect(frame.files() == before, "nothing removed while the key is refused")
+        server.fault("none")
+        # Malformed JSON: one line, nothing removed.
+        server.fault("malformed-json", path_prefix="/api/search", count=1)
+        status, log = frame.sync()
+        expect(status == 1 and "not JSON" in log and frame.files() == before, f"malformed JSON: {status} {log}")
+        # A server that accepts and never answers is given up after 30 s without a byte: one line.
+        server.fault("stall", path_prefix="/api/search", count=1, seconds=90)
+        t0 = time.monotonic()
+        status, log = frame.sync()
+        waited = time.monotonic() - t0
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and "timeout" in lines[0].lower() and waited < 80, f"a stalled server: {status} {waited:.0f} s {log}")
+        expect(frame.files() == before, "nothing removed while the server stalls")
+        # The server gone: one line, nothing removed, the carousel runs on.
+        server.stop()
+        status, log = frame.sync()
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and "Couldn't connect" in lines[0], f"the server gone: {status} {log}")
+        expect(frame.files() == before, "nothing removed while the server is away")
+        expect(daemon.proc.poll() is None and daemon.count() == 3, "the carousel keeps showing what it has")
+
+    def killed_midway():
+        many = [asset(10 + i, "01-mountains.jpg", f"2020-01-{i + 1:02d}T10:00:00.000Z") for i in range(6)]
+        server = suite.immich(many, [{"id": uid(2, "a"), "albumName": "Trip", "assetIds": [a["id"] for a in many]}])
+        frame = make_frame(server, albums="Trip")
+        # The third download stalls; the sync is killed while it waits.
+        server.fault("stall", path_prefix="/api/assets/" + uid(12), seconds=60)
+        p = subprocess.Popen([suite.binary, "sync", "--config", frame.ini], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "STATE_DIRECTORY": frame.state})
+        suite.cleanup.append(lambda: p.kill())
+        until("the stalled download to start",
+              lambda: any(uid(12) in r["path"] for r in server.control("requests")), timeout=60)
+        time.sleep(0.3)
+        p.kill()
+        p.wait()
+        visible = frame.files()
+        # Newest first: the three taken after the stalled one are whole, the stalled one is not there.
+        original = open(os.path.join(server.folder, "01-mountains.jpg"), "rb").read()
+        expect(len(visible) == 3 and not any(uid(12)[:8] in n for n in visible)
+               and all(open(os.path.join(frame.album, n), "rb").read()[-1000:] == original[-1000:] for n in visible),
+               f"only whole pictures are visible after the kill: {frame.files(hidden=True)}")
+        server.fault("none")
+        status, log = frame.sync()
+        expect(status == 0 and len(frame.files()) == 6 and frame.files(hidden=True) == frame.files(),
+               f"the next pass completes and clears the leftover: {frame.files(hidden=True)} {log}")
+
+    def long_running():
+        server = suite.immich(family(), [family_album()])
+        frame = make_frame(server, albums="Family", interval=60)
+        err = open(os.path.join(frame.folder, "sync.log"), "w+b")
+        p = subprocess.Popen([suite.binary, "sync", "--config", frame.ini], stdout=subprocess.DEVNULL, stderr=err,
+                             env={**os.environ, "STATE_DIRECTORY": frame.state})
+        suite.cleanup.append(lambda: p.kill())
+        until("the first pass", lambda: len(frame.files()) == 2)
+        server.library["albums"][0]["assetIds"] = [uid(1)]
+        server.reload()
+        time.sleep(0.2)
+        p.send_signal(signal.SIGHUP)
+        until("SIGHUP's pass to remove the one that left", lambda: len(frame.files()) == 1)
+        p.send_signal(signal.SIGTERM)
+        expect(p.wait(30) == 0, "SIGTERM stops it with status 0")
+        err.seek(0)
+        log = err.read().decode()
+        expect("sync: stopping (SIGTERM)" in log, f"its log: {log}")
+
+    def check_config():
+        frame = Frame(suite, {"source": "immich", "server": "photos.example.com"})
+        p = subprocess.run([suite.binary, "check-config", frame.ini], capture_output=True, text=True)
+        expect(p.returncode == 1 and f"{frame.ini}:" in p.stderr and "server = 'photos.example.com'" in p.stderr,
+               f"check-config names the line: {p.stderr}")
+        frame.write_ini({"source": "immich", "server": "https://photos.example.com", "api_key_file": "/k"})
+        p = subprocess.run([suite.binary, "check-config", frame.ini], capture_output=True, text=True)
+        expect(p.returncode == 1 and "needs something to show" in p.stderr, f"an incomplete [sync]: {p.stderr}")
+
+    def rclone_webdav():
+        served = os.path.join(suite.folder, "webdav")
+        os.makedirs(os.path.join(served, "photos", "2024"))
+        shutil.copy(os.path.join(IMAGES, "01-mountains.jpg"), os.path.join(served, "photos", "a.jpg"))
+        shutil.copy(os.path.join(IMAGES, "02-sunset.jpg"), os.path.join(served, "photos", "2024", "b.jpg"))
+        with open(os.path.join(served, "photos", "notes.txt"), "w") as f:
+            f.write("not a picture")
+        port = free_port()
+        server = subprocess.Popen(["rclone", "serve", "webdav", served, "--addr", f"127.0.0.1:{port}",
+                                   # No listing cached: a change on the disk is what the next pass sees.
+                                   "--dir-cache-time", "0s"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        suite.cleanup.append(lambda: (server.kill(), server.wait()))
+        until("rclone serve webdav", lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0)
+        frame = Frame(suite, {})
+        config = os.path.join(frame.folder, "rclone.conf")
+        with open(config, "w") as f:
+            f.write(f"[nas]\ntype = webdav\nurl = http://127.0.0.1:{port}/\nvendor = other\n")
+        frame.write_ini({"source": "rclone:nas:photos", "rclone_config": config})
+        shutil.copy(os.path.join(IMAGES, "03-portrait.jpg"), os.path.join(frame.album, "mine.jpg"))
+        daemon = frame.start_daemon()
+        status, log = frame.sync()
+        expect(status == 0 and frame.files() == ["2024_b.jpg", "a.jpg", "mine.jpg"], f"first pass: {frame.files()} {log}")
+        expect(open(os.path.join(frame.album, "2024_b.jpg"), "rb").read() == open(os.path.join(IMAGES, "02-sunset.jpg"), "rb").read(),
+               "the file as the remote has it")
+        until("the daemon to show 3 pictures", lambda: daemon.count() == 3)
+        os.remove(os.path.join(served, "photos", "a.jpg"))
+        shutil.copy(os.path.join(IMAGES, "05-glow.webp"), os.path.join(served, "photos", "c.webp"))
+        status, log = frame.sync()
+        expect(status == 0 and frame.files() == ["2024_b.jpg", "c.webp", "mine.jpg"], f"after the remote changed: {frame.files()} {log}")
+        until("the daemon to follow", lambda: daemon.count() == 3 and "a.jpg" not in json.dumps(daemon.ask("list")))
+        server.kill()
+        server.wait()
+        status, log = frame.sync()
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and "rclone" in lines[0], f"the server gone: {status} {log}")
+        expect(frame.files() == ["2024_b.jpg", "c.webp", "mine.jpg"], "nothing removed while the remote is away")
+        # A remote that is not in the configuration: one line saying so.
+        frame.write_ini({"source": "rclone:elsewhere:photos", "rclone_config": config})
+        status, log = frame.sync()
+        expect(status == 1 and "rclone listremotes" in log, f"an unknown remote: {log}")
+        expect(daemon.proc.poll() is None, "the carousel runs on")
+
+    def figures_200():
+        # Pictures as a phone makes them (4032x3024, grain), and Immich's previews of them (1440 px).
+        server = suite.immich([], [])
+        for i, name in enumerate(("01-mountains.jpg", "02-sunset.jpg", "03-portrait.jpg")):
+            src = os.path.join(IMAGES, name)
+            subprocess.run(["convert", src, "-resize", "4032x3024!", "-attenuate", "0.4", "+noise", "Gaussian",
+                            "-quality", "90", os.path.join(server.folder, f"orig{i}.jpg")], check=True)
+            subprocess.run(["convert", os.path.join(server.folder, f"orig{i}.jpg"), "-resize", "1440x1440", "-quality", "80",
+                            os.path.join(server.folder, f"prev{i}.jpg")], check=True)
+        assets = []
+        for i in range(200):
+            a = asset(100 + i, f"orig{i % 3}.jpg", f"2019-{i % 12 + 1:02d}-{i % 28 + 1:02d}T12:00:00.000Z", f"Picture {i}")
+            a["preview"] = f"prev{i % 3}.jpg"
+            assets.append(a)
+        server.library = {"assets": assets, "people": [], "memories": [],
+                          "albums": [{"id": uid(3, "a"), "albumName": "All", "assetIds": [a["id"] for a in assets]}]}
+        server.reload()
+        results = {}
+        for size in ("preview", "original"):
+            frame = make_frame(server, albums="All", size=size)
+            daemon = frame.start_daemon() if size == "preview" else None
+            t0 = time.monotonic()
+            p = subprocess.Popen([suite.binary, "sync", "--once", "--config", frame.ini], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, env={**os.environ, "STATE_DIRECTORY": frame.state})
+            if daemon:
+                # "first picture on screen N ms after start": counted from the daemon's own start.
+                line = until("the first synced picture on screen",
+                             lambda: next((l for l in daemon.log.splitlines() if "first picture on screen" in l), None), timeout=120)
+                ms = int(line.split("first picture on screen ")[1].split(" ms")[0])
+                first = daemon.started + ms / 1000 - t0
+            _, status, usage = os.wait4(p.pid, 0)
+            elapsed = time.monotonic() - t0
+            p.returncode = os.waitstatus_to_exitcode(status)
+            log = p.stderr.read().decode()
+            expect(p.returncode == 0 and len(frame.files()) == 200, f"{size}: {len(frame.files())} files, {log}")
+            total = sum(os.path.getsize(os.path.join(frame.album, n)) for n in frame.files())
+            results[size] = (total / 200, usage.ru_maxrss, elapsed)
+            if daemon:
+                results["first"] = first
+                until("the daemon to count 200", lambda: daemon.count() == 200, timeout=60)
+        expect(server.violations() == [], f"requests outside the reference: {server.violations()}")
+        suite.figures = {
+            "first picture on screen after the sync started (200 assets, empty folder)": f"{results['first']:.2f} s",
+            "200 previews fetched in": f"{results['preview'][2]:.1f} s",
+            "bytes per picture, preview": f"{results['preview'][0] / 1024:.0f} KB",
+            "bytes per picture, original": f"{results['original'][0] / 1024:.0f} KB",
+            "sync peak RSS, previews": f"{results['preview'][1] / 1024:.1f} MB",
+            "sync peak RSS, originals": f"{results['original'][1] / 1024:.1f} MB",
+        }
+
+    checks = [
+        ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
+        ("failures lose nothing: a cut download, a revoked key, malformed JSON, a stalled server, the server gone", failures_lose_nothing),
+        ("a pass killed halfway shows only whole pictures, the next completes", killed_midway),
+        ("the long-running mode: SIGHUP syncs at once, SIGTERM stops", long_running),
+        ("check-config refuses a bad [sync] with its line", check_config),
+        ("rclone: a WebDAV remote served by rclone, the same guarantees", rclone_webdav),
+        ("figures: 200 remote assets at preview and original size", figures_200),
+    ]
+    for name, fn in checks:
+        if only in name:
+            suite.check(name, fn)
+    for k, v in suite.figures.items():
+        print(f"figure: {k}: {v}")
+    shutil.rmtree(suite.folder, ignore_errors=True)
+    print(f"sync: {len(suite.passed)} passed, {len(suite.failed)} failed")
+    sys.exit(1 if suite.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
