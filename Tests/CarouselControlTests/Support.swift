@@ -1,4 +1,5 @@
 import CarouselControl
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +49,9 @@ final class Harness {
 
     /// One turn of the loop: wait up to `milliseconds` and handle what is ready.
     func turn(milliseconds: Int32 = 5) {
+        // As the daemon's loop does: the server's deadline (a listener paused
+        // for lack of descriptors comes back, idle clients go) is run when due.
+        if let due = server.nextDeadline, MonotonicClock.now() >= due { server.tick() }
         let entries = server.pollSet
         var fds = entries.map { pollfd(fd: $0.fd, events: Int16(truncatingIfNeeded: $0.events), revents: 0) }
         guard poll(&fds, nfds_t(fds.count), milliseconds) > 0 else { return }
