@@ -47,10 +47,8 @@ public struct SyncSettings: Equatable, Sendable {
 
     /// Why the section cannot be used as written (checked once all its keys are in).
     public var incomplete: String? {
-        guard let source else {
-            let set = server != nil || apiKeyFile != nil || !albums.isEmpty || !people.isEmpty || favorites || memories
-            return set ? "[sync] has settings but no source (immich or rclone:REMOTE:PATH)" : nil
-        }
+        // Settings without a source are no sync (`carouseld sync` says so); each key alone is valid.
+        guard let source else { return nil }
         switch source {
         case .immich:
             if server == nil { return "[sync] source = immich needs server (such as https://photos.example.com)" }

@@ -75,6 +75,8 @@ extension Daemon {
             "version": .string(CarouselVersion.string),
             // The zoomed picture's scale now, and where a zoom in flight is heading.
             "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),
+            // What `carouseld sync` last did (its file in the folder), with [sync] set.
+            "sync": SyncStatusFile.read(for: config) ?? .null,
         ]
     }
 

@@ -26,7 +26,9 @@ public final class SyncRunner {
     }
 
     public var manifestPath: String { stateDirectory + "/manifest.json" }
-    public var statusPath: String { stateDirectory + "/status.json" }
+    /// In the folder, hidden (the album ignores dot-files): the frame's
+    /// daemon reads it for its status and MQTT without seeing the sync's state.
+    public var statusPath: String { folder + "/" + SyncStatusFile.name }
 
     func makeSource() throws(SyncError) -> SyncSourceClient {
         switch settings.source {
@@ -88,7 +90,7 @@ public final class SyncRunner {
         }
     }
 
-    /// What the last pass did, for `carouselctl` and the frame's status: a small JSON file.
+    /// What the last pass did, for `carouselctl status` and MQTT: a small JSON file.
     private func writeStatus(_ outcome: SyncOutcome?, error: SyncError?) {
         let manifest = (try? SyncManifest.load(manifestPath)) ?? SyncManifest()
         var fields: [JSONField] = [JSONField("time", .int(Int(time(nil))))]
@@ -96,7 +98,12 @@ public final class SyncRunner {
         fields.append(JSONField("bytes", .int(manifest.totalBytes)))
         if let outcome { fields.append(JSONField("downloaded", .int(outcome.downloaded))) }
         fields.append(JSONField("error", error.map { .string($0.message) } ?? .null))
-        try? IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o644)
+        do {
+            try SyncFolder(path: folder).create()
+            try IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o644)
+        } catch {
+            log(.warning, "sync: cannot write \(statusPath): \(error)")
+        }
     }
 
     static func megabytes(_ bytes: Int) -> String {
