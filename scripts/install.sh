@@ -4,7 +4,7 @@
 # README. Runs from the repository (after `make build`) or from the root of
 # a `make dist` bundle (carouseld-VERSION-ARCH.tar.gz: no Swift needed).
 #
-#   sudo ./install.sh [--prefix DIR] [--no-demo-images] [--mqtt]
+#   sudo ./install.sh [--prefix DIR] [--no-demo-images] [--mqtt] [--sync]
 #   DESTDIR=/tmp/stage ./install.sh [--prefix /usr]      (staging, packaging)
 #
 # Environment (or make variables): PREFIX (default /usr/local), DESTDIR (a
@@ -17,6 +17,7 @@
 # What it changes (under DESTDIR when set):
 #   PREFIX/bin/carouseld, PREFIX/bin/carouselctl
 #   UNITDIR/carouseld.service             (ExecStart= points to PREFIX/bin)
+#   UNITDIR/carouseld-sync.service        (`carouseld sync`: [sync]; not enabled)
 #   SYSUSERSDIR/carouseld.conf, TMPFILESDIR/carouseld.conf
 #   /etc/carouseld/carouseld.ini          (never overwritten: a changed default
 #                                          is installed as carouseld.ini.new)
@@ -39,12 +40,18 @@
 # /etc/systemd/system/carouseld.service.d/mqtt.conf (systemd/carouseld-mqtt.conf)
 # opening AF_INET/AF_INET6 to the broker's addresses only (and the name
 # servers, for a broker given by name). Run it again when the broker moves.
+#
+# --sync: likewise for carouseld-sync.service: after [sync] is set, it
+# installs /etc/systemd/system/carouseld-sync.service.d/sync.conf
+# (systemd/carouseld-sync.conf) opening IP to the Immich server or the
+# rclone remote's server only, and the folder it fills for writing.
 set -euo pipefail
 
 prefix=${PREFIX:-/usr/local}
 destdir=${DESTDIR:-}
 demo_images=1
 mqtt=0
+sync=0
 while (($#)); do
   case "$1" in
     --prefix) prefix=$2; shift 2 ;;
@@ -53,7 +60,8 @@ while (($#)); do
     --destdir=*) destdir=${1#--destdir=}; shift ;;
     --no-demo-images) demo_images=0; shift ;;
     --mqtt) mqtt=1; shift ;;
-    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sync) sync=1; shift ;;
+    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -90,7 +98,8 @@ for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
   [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
-  "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$ini_src"; do
+  "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
+  "$unit_src/carouseld-sync.conf" "$ini_src"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -133,6 +142,7 @@ put 0755 "$bin_src/carouselctl" "$D$prefix/bin/carouselctl"
 
 # The shipped unit names /usr/local/; point it to where things really are.
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld.service") "$D$unitdir/carouseld.service"
+put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld-sync.service") "$D$unitdir/carouseld-sync.service"
 put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
 put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
 put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-backlight.rules"
@@ -236,33 +246,82 @@ elif [ -e "$dropin" ]; then
   say "backlight: none now; removed $dropin"
 fi
 
-# MQTT: IP for the broker only (--mqtt).
-if [ "$mqtt" -eq 1 ]; then
-  # [mqtt] broker from the configuration: mqtt://HOST[:PORT] or mqtts://...
-  broker=$(awk '/^\[/ { section = $0 } section == "[mqtt]" && /^[ \t]*broker[ \t]*=/ { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$confdir/carouseld.ini")
-  [ -n "$broker" ] || die "--mqtt: set [mqtt] broker in $confdir/carouseld.ini first (e.g. broker = mqtt://homeassistant.local)"
-  host=${broker#*://}
-  host=${host%%/*}
-  case "$host" in
-    \[*) host=${host#[}; host=${host%%]*} ;;   # [IPv6]:port
-    *) host=${host%:*} ;;
-  esac
+# ini_value SECTION KEY: the value in the installed configuration (empty if unset).
+ini_value() {
+  awk -v section="[$1]" -v key="$2" '/^\[/ { s = $0 } s == section && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$confdir/carouseld.ini"
+}
+
+# allow_for WHAT HOST [exact]: fills `allow` with HOST's addresses as they
+# resolve now and, for a name, the loopback and the name servers (the
+# service resolves it too, at each connection, maybe through a resolver on
+# the loopback). An address is allowed alone with `exact`; otherwise the
+# loopback comes too (a broker on the board itself).
+allow_for() {
+  local what=$1 host=$2 exact=${3:-}
   allow=(localhost)
   if [[ "$host" =~ ^[0-9.]+$ || "$host" == *:* ]]; then
-    allow+=("$host")
+    if [ -n "$exact" ]; then allow=("$host"); else allow+=("$host"); fi
   else
     mapfile -t addresses < <(getent ahosts "$host" | awk '{ print $1 }' | sort -u)
-    ((${#addresses[@]})) || die "--mqtt: the broker's name '$host' does not resolve here; fix [mqtt] broker or the network first"
+    ((${#addresses[@]})) || die "$what: the name '$host' does not resolve here; fix the configuration or the network first"
     allow+=("${addresses[@]}")
-    # The name is resolved by the service too (at each connection): its name servers.
     while read -r key server _; do
       [ "$key" = nameserver ] && allow+=("$server")
     done </etc/resolv.conf
   fi
   mapfile -t allow < <(printf '%s\n' "${allow[@]}" | awk '!seen[$0]++')
+}
+
+# host_of URL: the host of http(s)://HOST[:PORT]/..., mqtt://..., [IPv6] without brackets.
+host_of() {
+  local host=${1#*://}
+  host=${host%%/*}
+  case "$host" in
+    \[*) host=${host#[}; host=${host%%]*} ;;
+    *) host=${host%:*} ;;
+  esac
+  printf '%s' "$host"
+}
+
+# MQTT: IP for the broker only (--mqtt).
+if [ "$mqtt" -eq 1 ]; then
+  # [mqtt] broker from the configuration: mqtt://HOST[:PORT] or mqtts://...
+  broker=$(ini_value mqtt broker)
+  [ -n "$broker" ] || die "--mqtt: set [mqtt] broker in $confdir/carouseld.ini first (e.g. broker = mqtt://homeassistant.local)"
+  allow_for "--mqtt: [mqtt] broker" "$(host_of "$broker")"
   dropin_mqtt=/etc/systemd/system/carouseld.service.d/mqtt.conf
   sed "s|@ALLOW@|${allow[*]}|" "$unit_src/carouseld-mqtt.conf" | put 0644 /dev/stdin "$dropin_mqtt"
   say "mqtt: IP opened to ${allow[*]} for $broker ($dropin_mqtt)"
+fi
+
+# carouseld-sync: IP for its server only, write access to its folder (--sync).
+if [ "$sync" -eq 1 ]; then
+  source=$(ini_value sync source)
+  case "$source" in
+    immich)
+      server=$(ini_value sync server)
+      [ -n "$server" ] || die "--sync: set [sync] server in $confdir/carouseld.ini first"
+      host=$(host_of "$server") ;;
+    rclone:*)
+      remote=${source#rclone:}
+      remote=${remote%%:*}
+      rconf=$(ini_value sync rclone_config)
+      [ -n "$rconf" ] || die "--sync: set [sync] rclone_config (e.g. /etc/carouseld/rclone.conf, readable by the carouseld group): the service cannot read a home folder"
+      [ -r "$rconf" ] || die "--sync: $rconf cannot be read"
+      # The remote's server, as rclone's configuration names it (url, host or endpoint).
+      address=$(awk -v section="[$remote]" '/^\[/ { s = $0 } s == section && /^[ \t]*(url|host|endpoint)[ \t]*=/ { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$rconf")
+      [ -n "$address" ] || die "--sync: cannot tell which server the rclone remote '$remote' uses (no url, host or endpoint in $rconf); open IP by hand: systemctl edit carouseld-sync (IPAddressAllow=...)"
+      case "$address" in *://*) host=$(host_of "$address") ;; *) host=${address%:*} ;; esac ;;
+    *) die "--sync: set [sync] source in $confdir/carouseld.ini first (immich or rclone:REMOTE:PATH)" ;;
+  esac
+  allow_for "--sync: the server" "$host" exact
+  folder=$(ini_value sync folder)
+  [ -n "$folder" ] || folder=$(ini_value images path)
+  [ -n "$folder" ] || folder=$images
+  install -d -o carouseld -g carouseld -m 2775 "$folder"
+  dropin_sync=/etc/systemd/system/carouseld-sync.service.d/sync.conf
+  sed "s|@ALLOW@|${allow[*]}|; s|@FOLDER@|$folder|" "$unit_src/carouseld-sync.conf" | put 0644 /dev/stdin "$dropin_sync"
+  say "sync: IP opened to ${allow[*]} for $host, writing $folder ($dropin_sync); next: systemctl enable --now carouseld-sync"
 fi
 
 if [ -d /run/systemd/system ]; then

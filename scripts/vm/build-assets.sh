@@ -60,6 +60,7 @@ GUEST_PACKAGES=(
   libwebpdemux2 libgif7 libheif1              # animated WebP, GIF, HEIF/AVIF (libheif1 brings its codecs)
   libharfbuzz0b libfreetype6 libfontconfig1 fonts-dejavu-core   # [overlay] captions and clock: shaping, glyphs, fonts
   libmosquitto1                               # [mqtt], the MQTT client
+  libcurl4                                    # carouseld sync's HTTP (opened with dlopen by the sync only)
   mosquitto mosquitto-clients                 # a broker in the guest for the service test's MQTT run (not started at boot)
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
   python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests

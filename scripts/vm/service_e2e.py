@@ -138,13 +138,13 @@ class Suite:
             return state if (state["ActiveState"], state["SubState"]) == ("active", "running") else None
         return self.wait("the unit to be active/running", active, timeout)
 
-    def journal(self, since_cursor=None, max_priority=7):
+    def journal(self, since_cursor=None, max_priority=7, unit="carouseld"):
         """The unit's journal messages (after the cursor), at max_priority
         (3 = err) or more urgent, one per line. Filtered here, not with
         `journalctl -p`: systemd 252's journalctl prints nothing for
         `--after-cursor` with `-p` when the cursor's entry is of a lower
         priority."""
-        cmd = "journalctl -u carouseld -o json --output-fields=MESSAGE,PRIORITY --no-pager"
+        cmd = f"journalctl -u {unit} -o json --output-fields=MESSAGE,PRIORITY --no-pager"
         if since_cursor:
             cmd += f" --after-cursor={shlex.quote(since_cursor)}"
         lines = []
@@ -162,9 +162,9 @@ class Suite:
         m = re.search(r"-- cursor: (\S+)", out)
         return m.group(1) if m else None
 
-    def wait_journal(self, pattern, cursor, timeout=60, max_priority=7):
-        return self.wait(f"journal line /{pattern}/",
-                         lambda: re.search(pattern, self.journal(cursor, max_priority), re.M), timeout)
+    def wait_journal(self, pattern, cursor, timeout=60, max_priority=7, unit="carouseld"):
+        return self.wait(f"journal line /{pattern}/ of {unit}",
+                         lambda: re.search(pattern, self.journal(cursor, max_priority, unit), re.M), timeout)
 
     def ctl(self, args, user=None):
         """carouselctl ARGS --json as root or USER: the decoded reply."""
@@ -606,6 +606,68 @@ def main():
             s.wait_active(90)
             return f"without the drop-in: {refused.group(0)[:80]}; with it PSNR {value:.1f} dB"
 
+        def sync_through_the_sandbox():
+            # carouseld-sync.service, as install.sh --sync sets it up: IP to
+            # its server only, write access to the pictures folder and its
+            # state only. The server is Immich's stand-in in the guest, on
+            # 127.0.0.1 (allowed: the server's address alone, not the whole
+            # loopback) and 127.0.0.2 (the same server, another address: refused).
+            lib = "/root/immich"
+            library = {"assets": [{"id": f"{i:07x}5-0000-4000-8000-{i:012d}", "type": "IMAGE", "file": f"{i}.jpg",
+                                   "originalFileName": f"IMG_{i}.JPG", "fileCreatedAt": f"2024-0{i}-01T12:00:00.000Z",
+                                   "exifInfo": {"description": f"Synced {i}", "dateTimeOriginal": f"2024-0{i}-01T12:00:00.000Z"}}
+                                  for i in (1, 2)],
+                       "albums": [{"id": "aaaaaaa5-0000-4000-8000-000000000001", "albumName": "Frame",
+                                   "assetIds": [f"{i:07x}5-0000-4000-8000-{i:012d}" for i in (1, 2)]}]}
+            s.ok(f"mkdir -p {lib} && cp {GUEST_REPO}/scripts/demo/images/01-mountains.jpg {lib}/1.jpg"
+                 f" && cp {GUEST_REPO}/scripts/demo/images/02-sunset.jpg {lib}/2.jpg"
+                 f" && echo {shlex.quote(json.dumps(library))} > {lib}/library.json"
+                 f" && echo sync-test-key > /etc/carouseld/immich.key && chgrp carouseld /etc/carouseld/immich.key"
+                 f" && chmod 0640 /etc/carouseld/immich.key")
+            s.ok(f"(python3 {GUEST_REPO}/scripts/sync/immich_server.py --host 0.0.0.0 --port 2283 --library {lib}"
+                 f" --api-key sync-test-key --port-file {lib}/port >{lib}/server.log 2>&1 &)"
+                 f" && for i in $(seq 100); do [ -s {lib}/port ] && break; sleep 0.1; done; cat {lib}/port")
+            before = s.status()["count"]
+            s.restore.append("pkill -f '[i]mmich_server.py' || true")
+            s.restore.append(f"systemctl stop carouseld-sync; rm -rf /etc/systemd/system/carouseld-sync.service.d; "
+                             f"sed -i '/^\\[sync\\]$/,$d' {INI}; cat /root/board/{name}/etc/carouseld.ini | sed -n '/^\\[sync\\]$/,$p' >> {INI}; "
+                             "rm -f /var/lib/carouseld/images/2024-0* /var/lib/carouseld/images/.carouseld-sync.json; systemctl daemon-reload")
+            s.ok(f"sed -i 's|^source =$|source = immich|; s|^server =$|server = http://127.0.0.1:2283|;"
+                 f" s|^api_key_file =$|api_key_file = /etc/carouseld/immich.key|; s|^albums =$|albums = Frame|' {INI}"
+                 f" && carouseld check-config {INI}")
+            out = s.ok(f"cd /root/board/{name} && ./install.sh --sync", timeout=300)
+            if "sync: IP opened to 127.0.0.1 for 127.0.0.1" not in out:
+                raise Failure(f"install.sh --sync: {out[-500:]}")
+            r = s.sh("systemd-analyze security carouseld-sync.service --no-pager")
+            m = re.search(r"Overall exposure level for carouseld-sync\.service: ([\d.]+) (\S+)", r.out)
+            if not m or float(m.group(1)) > MAX_EXPOSURE:
+                raise Failure(f"the sync unit's exposure: {m.group(1) if m else r.out[-300:]}")
+            s.figures["systemd-analyze security exposure of carouseld-sync"] = f"{m.group(1)} {m.group(2)}"
+            cur = s.cursor()
+            s.ok("systemctl start carouseld-sync", timeout=120)
+            s.wait_journal(r"sync: 2 pictures from Immich at http://127\.0\.0\.1:2283 in /var/lib/carouseld/images: 2 new", cur, timeout=90,
+                           unit="carouseld-sync")
+            s.wait(f"the carousel to show {before + 2} pictures", lambda: s.status()["count"] == before + 2, 60)
+            owners = s.ok("stat -c '%U:%G %a' /var/lib/carouseld/images/2024-0*").split()
+            if owners[:2] != ["carouseld:carouseld", "644"]:
+                raise Failure(f"synced files are {owners}")
+            # The same server at another address: outside IPAddressAllow=, refused by the sandbox.
+            s.ok(f"python3 -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.2:2283/api/server/ping', timeout=5)\"")
+            s.ok(f"sed -i 's|^server = http://127.0.0.1:2283$|server = http://127.0.0.2:2283|' {INI}")
+            cur = s.cursor()
+            s.ok("systemctl restart carouseld-sync", timeout=120)
+            refused = s.wait_journal(r"sync: Immich: http://127\.0\.0\.2:2283: .*", cur, timeout=90, unit="carouseld-sync")
+            if s.status()["count"] != before + 2:
+                raise Failure("the pictures must stay while the server cannot be reached")
+            # Nowhere to write but its folder and its state, IP to its server only.
+            props = s.ok("systemctl show carouseld-sync -p ReadWritePaths -p IPAddressAllow -p IPAddressDeny --no-pager")
+            if "/var/lib/carouseld/images" not in props or "127.0.0.1" not in props:
+                raise Failure(f"the unit's properties: {props}")
+            for undo in reversed(s.restore):
+                s.ok(undo, timeout=120)
+            s.restore.clear()
+            return f"exposure {m.group(1)} {m.group(2)}; 2 pictures through the sandbox; another address refused ({refused.group(0)[-70:]})"
+
         def ctl_group_member():
             s.ok("useradd -M alice && useradd -M bob")
             s.ok(readme("sudo usermod -aG carouseld alice"))
@@ -778,6 +840,7 @@ def main():
             ("the backlight through the sandbox: brightness, display off/on", backlight_through_the_sandbox),
             ("MQTT: closed to IP without install.sh --mqtt, a command through a broker with it", mqtt_through_the_sandbox),
             ("fbdev through the sandbox: refused without systemd/carouseld-fbdev.conf, the picture with it", fbdev_through_the_sandbox),
+            ("carouseld-sync through its sandbox: install.sh --sync, pictures from Immich's stand-in, another address refused", sync_through_the_sandbox),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
             ("systemctl reload with a good edit", reload_good),
