@@ -31,31 +31,12 @@ import tempfile
 import threading
 import time
 
+from checks import CheckSuite, Failure, free_port, until
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = os.path.join(REPO, "scripts/demo/images")
 
 
-class Failure(Exception):
-    pass
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def until(what, check, timeout=30, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 class Broker:
@@ -187,32 +168,11 @@ class Daemon:
                 self.proc.wait()
 
 
-class Suite:
+class Suite(CheckSuite):
     def __init__(self, binary):
-        self.binary = binary
-        self.folder = tempfile.mkdtemp(prefix="carouseld-mqtt-")
+        super().__init__(binary, "carouseld-mqtt-")
         # Started as root, mosquitto drops to its own user: it must reach its files.
         os.chmod(self.folder, 0o755)
-        self.passed, self.failed, self.figures = [], [], {}
-        self.cleanup = []
-
-    def check(self, name, fn):
-        t0 = time.monotonic()
-        try:
-            detail = fn()
-        except Exception as e:  # one failed check must not stop the others
-            self.failed.append((name, repr(e)))
-            print(f"FAIL {name}: {e}", flush=True)
-        else:
-            self.passed.append(name)
-            print(f"ok   {name} ({time.monotonic() - t0:.1f} s){': ' + detail if detail else ''}", flush=True)
-        finally:
-            for f in reversed(self.cleanup):
-                try:
-                    f()
-                except Exception:
-                    pass
-            self.cleanup = []
 
     def broker(self, **kw):
         b = Broker(self.folder, **kw).start()

@@ -70,25 +70,24 @@ int cplatform_memory_file(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
 }
 
-int cplatform_spawn_helper(const char *path, char *const argv[], char *const envp[],
-                           int input, int output, pid_t *pid) {
+// Starts `path` with the child's descriptors 0 to 4 as `fds` says (-1:
+// /dev/null, or nothing past `count`), no other descriptor of ours, an
+// empty signal mask and TERM, INT, HUP and PIPE at their defaults. The
+// one posix_spawn both kinds of child below go through.
+static int spawn_mapped(const char *path, char *const argv[], char *const envp[], const int *fds, int count,
+                        pid_t *pid) {
     // Copies above 4 first: dup2 onto a descriptor that is already that
-    // number would keep its close-on-exec flag, and the copy for 3 must not
-    // overwrite `output` if that happens to be 3.
-    int in = fcntl(input, F_DUPFD_CLOEXEC, 10);
-    if (in < 0) return errno;
-    int out = fcntl(output, F_DUPFD_CLOEXEC, 10);
-    if (out < 0) {
-        int e = errno;
-        close(in);
-        return e;
+    // number would keep its close-on-exec flag, and one copy must not
+    // overwrite another's source (`output` may be 3).
+    int copies[5] = {-1, -1, -1, -1, -1};
+    int result = 0;
+    for (int i = 0; i < count && result == 0; i++) {
+        if (fds[i] >= 0 && (copies[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 10)) < 0) result = errno;
     }
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
-    int result = posix_spawn_file_actions_init(&actions);
-    if (result == 0) {
-        result = posix_spawnattr_init(&attributes);
-        if (result == 0) {
+    if (result == 0 && (result = posix_spawn_file_actions_init(&actions)) == 0) {
+        if ((result = posix_spawnattr_init(&attributes)) == 0) {
             sigset_t none, defaults;
             sigemptyset(&none);
             sigemptyset(&defaults);
@@ -97,55 +96,15 @@ int cplatform_spawn_helper(const char *path, char *const argv[], char *const env
             sigaddset(&defaults, SIGHUP);
             sigaddset(&defaults, SIGPIPE);
             if ((result = posix_spawnattr_setsigmask(&attributes, &none)) == 0
-                && (result = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0
-                && (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0
-                && (result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0
-                && (result = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)) == 0
-                && (result = posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)) == 0
-                && (result = posix_spawn_file_actions_adddup2(&actions, in, 3)) == 0
-                && (result = posix_spawn_file_actions_adddup2(&actions, out, 4)) == 0
-                && (result = posix_spawn_file_actions_addclosefrom_np(&actions, 5)) == 0) {
-                result = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+                && (result = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0) {
+                result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
             }
-            posix_spawnattr_destroy(&attributes);
-        }
-        posix_spawn_file_actions_destroy(&actions);
-    }
-    close(in);
-    close(out);
-    return result;
-}
-
-int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[],
-                         int output, int errors, pid_t *pid) {
-    int out = fcntl(output, F_DUPFD_CLOEXEC, 10);
-    if (out < 0) return errno;
-    int err = fcntl(errors, F_DUPFD_CLOEXEC, 10);
-    if (err < 0) {
-        int e = errno;
-        close(out);
-        return e;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    int result = posix_spawn_file_actions_init(&actions);
-    if (result == 0) {
-        result = posix_spawnattr_init(&attributes);
-        if (result == 0) {
-            sigset_t none, defaults;
-            sigemptyset(&none);
-            sigemptyset(&defaults);
-            sigaddset(&defaults, SIGTERM);
-            sigaddset(&defaults, SIGINT);
-            sigaddset(&defaults, SIGHUP);
-            sigaddset(&defaults, SIGPIPE);
-            if ((result = posix_spawnattr_setsigmask(&attributes, &none)) == 0
-                && (result = posix_spawnattr_setsigdefault(&attributes, &defaults)) == 0
-                && (result = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) == 0
-                && (result = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) == 0
-                && (result = posix_spawn_file_actions_adddup2(&actions, out, 1)) == 0
-                && (result = posix_spawn_file_actions_adddup2(&actions, err, 2)) == 0
-                && (result = posix_spawn_file_actions_addclosefrom_np(&actions, 3)) == 0) {
+            for (int i = 0; i < count && result == 0; i++) {
+                result = copies[i] >= 0 ? posix_spawn_file_actions_adddup2(&actions, copies[i], i)
+                                        : posix_spawn_file_actions_addopen(&actions, i, "/dev/null", i == 0 ? O_RDONLY : O_WRONLY, 0);
+            }
+            if (result == 0) result = posix_spawn_file_actions_addclosefrom_np(&actions, count);
+            if (result == 0) {
                 result = strchr(path, '/') ? posix_spawn(pid, path, &actions, &attributes, argv, envp)
                                            : posix_spawnp(pid, path, &actions, &attributes, argv, envp);
             }
@@ -153,9 +112,22 @@ int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[
         }
         posix_spawn_file_actions_destroy(&actions);
     }
-    close(out);
-    close(err);
+    for (int i = 0; i < count; i++) {
+        if (copies[i] >= 0) close(copies[i]);
+    }
     return result;
+}
+
+int cplatform_spawn_helper(const char *path, char *const argv[], char *const envp[],
+                           int input, int output, pid_t *pid) {
+    const int fds[5] = {-1, -1, -1, input, output};
+    return spawn_mapped(path, argv, envp, fds, 5, pid);
+}
+
+int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[],
+                         int output, int errors, pid_t *pid) {
+    const int fds[3] = {-1, output, errors};
+    return spawn_mapped(path, argv, envp, fds, 3, pid);
 }
 
 int cplatform_pidfd_open(pid_t pid) {

@@ -131,19 +131,11 @@ extension IniRewriter {
     }
 
     private static func readFile(_ path: String) throws(ConfigWriteError) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ConfigWriteError(path: path, message: errnoDescription(errno)) }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw ConfigWriteError(path: path, message: errnoDescription(errno))
-            }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
+        let bytes: [UInt8]
+        do {
+            bytes = try readFileBytes(path)
+        } catch {
+            throw ConfigWriteError(path: path, message: errnoDescription(error.errno))
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigWriteError(path: path, message: "not UTF-8 text")

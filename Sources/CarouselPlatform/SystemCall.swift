@@ -83,3 +83,23 @@ public func loadLibrary<Table>(
     }
     return .success(table.move())
 }
+
+/// A whole file's bytes, at most `limit` of them (a larger file is EFBIG):
+/// for the small files carouseld's tools read (configuration, manifests, keys).
+public func readFileBytes(_ path: String, limit: Int = 64 << 20) throws(SystemCallError) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw SystemCallError(call: "open", errno: errno) }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw SystemCallError(call: "read", errno: errno)
+        }
+        if n == 0 { return bytes }
+        bytes += chunk[0..<n]
+        if bytes.count > limit { throw SystemCallError(call: "read", errno: EFBIG) }
+    }
+}

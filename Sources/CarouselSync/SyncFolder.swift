@@ -103,26 +103,4 @@ public struct SyncFolder: Sendable {
         fsync(fd)
         close(fd)
     }
-
-    /// A whole small file, or nil (errno says why).
-    public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if n == 0 { return bytes }
-            bytes += chunk[0..<n]
-            if bytes.count > limit {
-                errno = EFBIG
-                return nil
-            }
-        }
-    }
 }

@@ -36,8 +36,11 @@ public struct SyncManifest: Equatable, Sendable {
     /// what is not ours, so the pass stops.
     public static func load(_ path: String) throws(SyncError) -> SyncManifest {
         guard access(path, F_OK) == 0 else { return SyncManifest() }
-        guard let bytes = SyncFolder.readFile(path, limit: 64 << 20) else {
-            throw SyncError(.local, "cannot read the manifest \(path): \(errnoDescription(errno))")
+        let bytes: [UInt8]
+        do {
+            bytes = try readFileBytes(path)
+        } catch {
+            throw SyncError(.local, "cannot read the manifest \(path): \(errnoDescription(error.errno))")
         }
         let text = String(decoding: bytes, as: UTF8.self)
         guard let json = JSONValue.parse(text), case let .array(files)? = json["files"] else {
