@@ -30,38 +30,17 @@ import threading
 import time
 import urllib.request
 
+from checks import CheckSuite, Failure, free_port, until
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = os.path.join(REPO, "scripts/demo/images")
 SERVER = os.path.join(REPO, "scripts/sync/immich_server.py")
 KEY = "test-key-0123456789"
 
 
-class Failure(Exception):
-    pass
-
-
 def expect(condition, what):
     if not condition:
         raise Failure(what)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def until(what, check, timeout=30, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise Failure(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(interval)
 
 
 def uid(n, prefix="1"):
@@ -196,37 +175,17 @@ class Frame:
         return p.returncode, err.decode(errors="replace")
 
     def files(self, hidden=False):
-        return sorted(n for n in os.listdir(self.album) if hidden or not n.startswith("."))
+        """The pictures in the album (with hidden=True, also what the frame ignores but the sync's status)."""
+        return sorted(n for n in os.listdir(self.album) if (hidden or not n.startswith(".")) and n != ".carouseld-sync.json")
 
     def put(self, name, text):
         with open(os.path.join(self.album, name), "w") as f:
             f.write(text)
 
 
-class Suite:
+class Suite(CheckSuite):
     def __init__(self, binary):
-        self.binary = binary
-        self.folder = tempfile.mkdtemp(prefix="carouseld-sync-")
-        self.passed, self.failed, self.figures = [], [], {}
-        self.cleanup = []
-
-    def check(self, name, fn):
-        t0 = time.monotonic()
-        try:
-            detail = fn()
-        except Exception as e:  # one failed check must not stop the others
-            self.failed.append((name, repr(e)))
-            print(f"FAIL {name}: {e}", flush=True)
-        else:
-            self.passed.append(name)
-            print(f"ok   {name} ({time.monotonic() - t0:.1f} s){': ' + detail if detail else ''}", flush=True)
-        finally:
-            for f in reversed(self.cleanup):
-                try:
-                    f()
-                except Exception:
-                    pass
-            self.cleanup = []
+        super().__init__(binary, "carouseld-sync-")
 
     def immich(self, assets, albums, **kw):
         server = Immich(tempfile.mkdtemp(dir=self.folder), assets, albums, **kw)
@@ -281,6 +240,9 @@ def main():
                "the caption's description and date are in the file")
         expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
         until("the daemon to show 3 pictures", lambda: daemon.count() == 3)
+        synced = daemon.ask("status")["sync"]
+        expect(synced["files"] == 2 and synced["error"] is None and synced["bytes"] > 20000 and abs(synced["time"] - time.time()) < 60,
+               f"the daemon's status says what the sync did: {synced}")
         # The album grows on the server, and loses one.
         albums[0]["assetIds"] = [uid(1), uid(3)]
         server.library["albums"] = albums
@@ -300,6 +262,53 @@ def main():
         expect(status == 0 and frame.files() == ["mine.jpg"], f"an empty album: {frame.files()} {log}")
         until("the daemon to show only the user's picture", lambda: daemon.count() == 1)
         expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+
+    def selections():
+        # People, favourites, today's memories and a date range, as Immich selects them, each asset once.
+        today = time.strftime("%Y-%m-%d")
+        assets = [asset(20 + i, "01-mountains.jpg", f"20{10 + i}-03-0{i + 1}T10:00:00.000Z") for i in range(6)]
+        assets[0]["people"] = [uid(1, "b")]
+        assets[1]["people"] = [uid(1, "b"), uid(2, "b")]
+        assets[2]["isFavorite"] = True
+        assets[1]["isFavorite"] = True
+        server = suite.immich(assets, [])
+        server.library["people"] = [{"id": uid(1, "b"), "name": "Grandma"}, {"id": uid(2, "b"), "name": "Tom"}]
+        server.library["memories"] = [{"id": uid(1, "c"), "memoryAt": today + "T00:00:00.000Z", "year": 2013,
+                                       "assetIds": [uid(23)], "showAt": today + "T00:00:00.000Z",
+                                       "hideAt": today + "T23:59:59.999Z"}]
+        server.reload()
+        frame = make_frame(server, people="grandma", favorites="true", memories="true")
+        status, log = frame.sync()
+        got = {n.rsplit("_", 1)[1][:8] for n in frame.files()}
+        expect(status == 0 and got == {uid(20)[:8], uid(21)[:8], uid(22)[:8], uid(23)[:8]},
+               f"people (by name, any case), favourites and memories, each once: {frame.files()} {log}")
+        # A date range alone selects every picture in it; with the rest, it narrows them.
+        frame.write_ini({"source": "immich", "server": server.url, "api_key_file": frame.key_file,
+                         "taken_after": "2013-01-01", "taken_before": "2014-12-31"})
+        status, log = frame.sync()
+        got = {n.rsplit("_", 1)[1][:8] for n in frame.files()}
+        expect(status == 0 and got == {uid(23)[:8], uid(24)[:8]}, f"2013-2014 only: {frame.files()} {log}")
+        # An album that is not there (deleted): one line naming it, nothing removed, exit 1.
+        frame.write_ini({"source": "immich", "server": server.url, "api_key_file": frame.key_file, "albums": "Gone"})
+        before = frame.files()
+        status, log = frame.sync()
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and "no album 'Gone'" in lines[0] and frame.files() == before,
+               f"a deleted album: {status} {log}")
+        expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+
+    def tls_and_names():
+        # TLS refused (https:// to a server that speaks HTTP) and a name that does not resolve: one line each.
+        server = suite.immich([asset(1, "01-mountains.jpg", "2024-01-01T10:00:00.000Z")],
+                              [family_album(ids=(1,))])
+        frame = make_frame(server, albums="Family")
+        expect(frame.sync()[0] == 0 and len(frame.files()) == 1, "the first pass")
+        for url, what in ((server.url.replace("http://", "https://"), "TLS"), ("http://frame-test.invalid:2283", "resolve")):
+            frame.write_ini({"source": "immich", "server": url, "api_key_file": frame.key_file, "albums": "Family"})
+            status, log = frame.sync()
+            lines = [l for l in log.splitlines() if l.strip()]
+            expect(status == 1 and len(lines) == 1 and (what in lines[0] or "SSL" in lines[0]) and len(frame.files()) == 1,
+                   f"{what}: {status} {log}")
 
     def failures_lose_nothing():
         server = suite.immich(family(), [family_album()])
@@ -325,6 +334,8 @@ def main():
         lines = [l for l in log.splitlines() if l.strip()]
         expect(status == 1 and len(lines) == 1 and frame.key_file in lines[0] and "401" in lines[0], f"a revoked key: {status} {log}")
         expect(frame.files() == before, "nothing removed while the key is refused")
+        error = daemon.ask("status")["sync"]["error"] or ""
+        expect(frame.key_file in error and daemon.ask("status")["sync"]["files"] == 3, f"the status says why: {error}")
         server.fault("none")
         # Malformed JSON: one line, nothing removed.
         server.fault("malformed-json", path_prefix="/api/search", count=1)
@@ -494,6 +505,8 @@ def main():
 
     checks = [
         ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
+        ("people, favourites, memories and a date range select as Immich does; a deleted album is one line", selections),
+        ("TLS refused and a name that does not resolve: one line each, nothing removed", tls_and_names),
         ("failures lose nothing: a cut download, a revoked key, malformed JSON, a stalled server, the server gone", failures_lose_nothing),
         ("a pass killed halfway shows only whole pictures, the next completes", killed_midway),
         ("the long-running mode: SIGHUP syncs at once, SIGTERM stops", long_running),

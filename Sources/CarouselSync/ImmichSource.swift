@@ -55,26 +55,19 @@ public final class ImmichSource: SyncSourceClient {
     }
 
     private func get(_ path: String, _ query: [(String, String)] = [], _ what: String) throws(SyncError) -> JSONValue {
-        do {
-            return try json(try http.get(url(path, query), headers: headers), what)
-        } catch let error as FetchError {
-            throw Self.syncError(error, what)
-        } catch let error as SyncError {
-            throw error
-        } catch {
-            throw SyncError(.server, "\(what): \(error)")
-        }
+        try json(try request(what) { () throws(FetchError) in try http.get(url(path, query), headers: headers) }, what)
     }
 
     private func post(_ path: String, _ body: JSONValue, _ what: String) throws(SyncError) -> JSONValue {
+        try json(try request(what) { () throws(FetchError) in try http.post(url(path), json: body.encoded, headers: headers) }, what)
+    }
+
+    /// A request's answer, or its failure as the sync's kind.
+    private func request(_ what: String, _ send: () throws(FetchError) -> HTTPResponse) throws(SyncError) -> HTTPResponse {
         do {
-            return try json(try http.post(url(path), json: body.encoded, headers: headers), what)
-        } catch let error as FetchError {
-            throw Self.syncError(error, what)
-        } catch let error as SyncError {
-            throw error
+            return try send()
         } catch {
-            throw SyncError(.server, "\(what): \(error)")
+            throw Self.syncError(error, what)
         }
     }
 
@@ -106,13 +99,16 @@ public final class ImmichSource: SyncSourceClient {
     // MARK: - The selection
 
     public func list() throws(SyncError) -> [RemoteItem] {
-        guard let bytes = SyncFolder.readFile(keyFile, limit: 4096) else {
-            throw SyncError(.local, "cannot read api_key_file \(keyFile): \(errnoDescription(errno))")
+        let bytes: [UInt8]
+        do {
+            bytes = try readFileBytes(keyFile, limit: 4096)
+        } catch {
+            throw SyncError(.local, "cannot read api_key_file \(keyFile): \(errnoDescription(error.errno))")
         }
         key = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
         guard !key.isEmpty else { throw SyncError(.local, "api_key_file \(keyFile) is empty") }
         // One cheap request first: a refused key or an absent server is one clear line.
-        _ = try get("/users/me", [], "Immich at \(server)")
+        _ = try get("/users/me", [], "Immich")
 
         var assets: [JSONValue] = []
         if !settings.albums.isEmpty {
@@ -127,7 +123,12 @@ public final class ImmichSource: SyncSourceClient {
             }
         }
         if !settings.people.isEmpty {
-            let people = try get("/people", [("withHidden", "false")], "the people list")["people"]?.arrayValue ?? []
+            var people: [JSONValue] = []
+            for page in 1... {
+                let answer = try get("/people", [("withHidden", "false"), ("page", String(page)), ("size", "500")], "the people list")
+                people += answer["people"]?.arrayValue ?? []
+                guard answer["hasNextPage"]?.boolValue == true, page < 1000 else { break }
+            }
             for wanted in settings.people {
                 guard let id = Self.find(wanted, in: people, nameField: "name") else {
                     let names = people.compactMap { $0["name"]?.stringValue }.filter { !$0.isEmpty }.prefix(10)
@@ -223,19 +224,16 @@ public final class ImmichSource: SyncSourceClient {
         let original = item.version.hasSuffix(" original")
         let address = original ? url("/assets/\(item.key)/original") : url("/assets/\(item.key)/thumbnail", [("size", "preview")])
         var errorBody: [UInt8] = []
+        let (status, bytes): (Int, Int)
         do {
-            let (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes,
-                                                    afterJPEGStart: item.caption?.jpegSegments ?? [], errorBody: &errorBody)
-            try Self.check(status, body: String(decoding: errorBody, as: UTF8.self), what: "asset \(item.key)", keyFile: keyFile)
-            guard bytes > 0 else { throw SyncError(.server, "asset \(item.key): an empty file") }
-            return bytes
-        } catch let error as FetchError {
-            throw Self.syncError(error, "asset \(item.key)")
-        } catch let error as SyncError {
-            throw error
+            (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes,
+                                                afterJPEGStart: item.caption?.jpegSegments ?? [], errorBody: &errorBody)
         } catch {
-            throw SyncError(.server, "asset \(item.key): \(error)")
+            throw Self.syncError(error, "asset \(item.key)")
         }
+        try Self.check(status, body: String(decoding: errorBody, as: UTF8.self), what: "asset \(item.key)", keyFile: keyFile)
+        guard bytes > 0 else { throw SyncError(.server, "asset \(item.key): an empty file") }
+        return bytes
     }
 
     // MARK: - Names
