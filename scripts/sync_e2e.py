@@ -303,6 +303,24 @@ def main():
                               [family_album(ids=(1,))])
         frame = make_frame(server, albums="Family")
         expect(frame.sync()[0] == 0 and len(frame.files()) == 1, "the first pass")
+        # A server that redirects elsewhere: not followed (the key would go along), one line saying what to set.
+        redirect_port = free_port()
+        redirector = subprocess.Popen([sys.executable, "-c", f"""
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(302); self.send_header("Location", "{server.url}" + self.path); self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
+"""])
+        suite.cleanup.append(lambda: (redirector.kill(), redirector.wait()))
+        until("the redirecting server", lambda: socket.socket().connect_ex(("127.0.0.1", redirect_port)) == 0)
+        before = len(server.control("requests"))
+        frame.write_ini({"source": "immich", "server": f"http://127.0.0.1:{redirect_port}", "api_key_file": frame.key_file,
+                         "albums": "Family"})
+        status, log = frame.sync()
+        expect(status == 1 and "redirects (302)" in log and len(server.control("requests")) == before,
+               f"a redirect: {status} {log}")
         for url, what in ((server.url.replace("http://", "https://"), "TLS"), ("http://frame-test.invalid:2283", "resolve")):
             frame.write_ini({"source": "immich", "server": url, "api_key_file": frame.key_file, "albums": "Family"})
             status, log = frame.sync()
@@ -395,8 +413,19 @@ def main():
         time.sleep(0.2)
         p.send_signal(signal.SIGHUP)
         until("SIGHUP's pass to remove the one that left", lambda: len(frame.files()) == 1)
+        # SIGTERM in the middle of a download that stalls: it stops at once, not after the stall limit.
+        server.library["assets"].append(asset(3, "03-portrait.jpg", "2022-05-05T09:00:00.000Z"))
+        server.library["albums"][0]["assetIds"].append(uid(3))
+        server.reload()
+        server.fault("stall", path_prefix="/api/assets/" + uid(3), seconds=60)
+        p.send_signal(signal.SIGHUP)
+        until("the stalled download", lambda: any(uid(3) in r["path"] for r in server.control("requests")), timeout=30)
+        t0 = time.monotonic()
         p.send_signal(signal.SIGTERM)
         expect(p.wait(30) == 0, "SIGTERM stops it with status 0")
+        stopped_in = time.monotonic() - t0
+        expect(stopped_in < 10, f"SIGTERM during a stalled download took {stopped_in:.1f} s")
+        expect(len(frame.files()) == 1 and frame.files(hidden=True) == frame.files(), f"nothing half-fetched: {frame.files(hidden=True)}")
         err.seek(0)
         log = err.read().decode()
         expect("sync: stopping (SIGTERM)" in log, f"its log: {log}")
@@ -506,10 +535,10 @@ def main():
     checks = [
         ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
         ("people, favourites, memories and a date range select as Immich does; a deleted album is one line", selections),
-        ("TLS refused and a name that does not resolve: one line each, nothing removed", tls_and_names),
+        ("a redirect not followed, TLS refused, a name that does not resolve: one line each, nothing removed", tls_and_names),
         ("failures lose nothing: a cut download, a revoked key, malformed JSON, a stalled server, the server gone", failures_lose_nothing),
         ("a pass killed halfway shows only whole pictures, the next completes", killed_midway),
-        ("the long-running mode: SIGHUP syncs at once, SIGTERM stops", long_running),
+        ("the long-running mode: SIGHUP syncs at once, SIGTERM stops, also in a stalled download", long_running),
         ("check-config refuses a bad [sync] with its line", check_config),
         ("rclone: a WebDAV remote served by rclone, the same guarantees", rclone_webdav),
         ("figures: 200 remote assets at preview and original size", figures_200),

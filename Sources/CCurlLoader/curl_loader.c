@@ -47,6 +47,13 @@ CURLcode ccurl_setopt_write(const ccurl_library *table, CURL *handle, ccurl_writ
     return table->curl_easy_setopt(handle, CURLOPT_WRITEDATA, context);
 }
 
+CURLcode ccurl_setopt_progress(const ccurl_library *table, CURL *handle, ccurl_progress_callback callback, void *context) {
+    CURLcode rc = table->curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    if (rc == CURLE_OK) rc = table->curl_easy_setopt(handle, CURLOPT_XFERINFODATA, context);
+    if (rc == CURLE_OK) rc = table->curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+    return rc;
+}
+
 CURLcode ccurl_getinfo_long(const ccurl_library *table, CURL *handle, CURLINFO info, long *value) {
     return table->curl_easy_getinfo(handle, info, value);
 }

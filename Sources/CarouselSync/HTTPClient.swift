@@ -19,6 +19,8 @@ public struct FetchError: Error, CustomStringConvertible, Sendable {
         case truncated
         /// The body is larger than the caller allows.
         case tooLarge
+        /// `shouldAbort` said to stop.
+        case stopped
         /// The local file could not be written (a full disk: `ENOSPC`).
         case write(errno: Int32)
     }
@@ -51,6 +53,9 @@ public final class HTTPClient {
     public var requestTimeout = 120
     /// CA certificates (PEM) to trust instead of the system's store.
     public var caFile: String?
+    /// Asked while a transfer runs (about once a second, and as data comes):
+    /// true aborts it (a stop requested), as a `.stopped` failure.
+    public var shouldAbort: @Sendable () -> Bool = { false }
     private let curl: UnsafeMutableRawPointer
     private let library: ccurl_library
 
@@ -177,11 +182,12 @@ public final class HTTPClient {
         func long(_ option: CURLoption, _ value: Int) { _ = ccurl_setopt_long(&table, handle, option, value) }
         func string(_ option: CURLoption, _ value: String) { _ = ccurl_setopt_string(&table, handle, option, value) }
         string(CURLOPT_URL, url)
-        // Only HTTP and HTTPS, also after a redirect (a URL from a server is not a file:// to read).
+        // Only HTTP and HTTPS. Redirects are not followed: libcurl would send
+        // the x-api-key header on to whatever host a redirect names (it strips
+        // only Authorization and cookies), so a redirect is an answer the
+        // caller reports (set the server's final address instead).
         string(CURLOPT_PROTOCOLS_STR, "http,https")
-        string(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        long(CURLOPT_FOLLOWLOCATION, 1)
-        long(CURLOPT_MAXREDIRS, 5)
+        long(CURLOPT_FOLLOWLOCATION, 0)
         // No signals from libcurl (its DNS timeouts would use SIGALRM).
         long(CURLOPT_NOSIGNAL, 1)
         long(CURLOPT_CONNECTTIMEOUT, connectTimeout)
@@ -210,12 +216,18 @@ public final class HTTPClient {
             // Returning less than was given makes libcurl stop with CURLE_WRITE_ERROR.
             return sink.take(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }, context)
+        let abort = AbortCheck(shouldAbort)
+        _ = ccurl_setopt_progress(&table, handle, { context, _, _, _, _ in
+            Unmanaged<AbortCheck>.fromOpaque(context!).takeUnretainedValue().check() ? 1 : 0
+        }, Unmanaged.passUnretained(abort).toOpaque())
         let rc = library.curl_easy_perform(handle)
+        withExtendedLifetime(abort) {}
         withExtendedLifetime(sink) {}
         if let failure = sink.failure { throw failure }
         guard rc == CURLE_OK else {
             let why = library.curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error \(rc.rawValue)"
             switch rc {
+            case CURLE_ABORTED_BY_CALLBACK: throw FetchError(.stopped, "\(Self.hostOf(url)): stopped")
             case CURLE_OPERATION_TIMEDOUT: throw FetchError(.timeout, "\(Self.hostOf(url)): \(why)")
             case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR: throw FetchError(.truncated, "\(Self.hostOf(url)): \(why)")
             default: throw FetchError(.network, "\(Self.hostOf(url)): \(why)")
@@ -224,6 +236,12 @@ public final class HTTPClient {
         var code = 0
         _ = ccurl_getinfo_long(&table, handle, CURLINFO_RESPONSE_CODE, &code)
         return code
+    }
+
+    /// `shouldAbort` held by a class, so that libcurl's callback gets a pointer to it.
+    private final class AbortCheck {
+        let check: () -> Bool
+        init(_ check: @escaping () -> Bool) { self.check = check }
     }
 
     /// The scheme and host of `url`, for messages (never its query: it may hold a key).

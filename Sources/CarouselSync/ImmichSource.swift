@@ -32,6 +32,7 @@ public final class ImmichSource: SyncSourceClient {
             throw SyncError(.local, error.message)
         }
         http.caFile = settings.caFile
+        http.shouldAbort = { SyncRunner.terminationPending() }
     }
 
     public var summary: String { "Immich at \(server)" }
@@ -75,6 +76,7 @@ public final class ImmichSource: SyncSourceClient {
         switch error.kind {
         case .network, .timeout: SyncError(.offline, "\(what): \(error.message)")
         case .truncated, .tooLarge: SyncError(.server, "\(what): \(error.message)")
+        case .stopped: SyncError(.stopped, "\(what): stopped")
         case .write(errno: ENOSPC): SyncError(.diskFull, "\(what): the disk is full")
         case .write, .library: SyncError(.local, "\(what): \(error.message)")
         }
@@ -91,6 +93,8 @@ public final class ImmichSource: SyncSourceClient {
             throw SyncError(.unauthorized, "\(what): Immich refused the API key in \(keyFile) (\(status): \(said)); make a new one in Immich's account settings")
         case 400, 404:
             throw SyncError(.missing, "\(what): \(status) \(said)")
+        case 301, 302, 303, 307, 308:
+            throw SyncError(.server, "\(what): the server redirects (\(status)); set [sync] server to the address it redirects to (the API key is not sent on to another address)")
         default:
             throw SyncError(.server, "\(what): the server answered \(status) (\(said))")
         }

@@ -15,6 +15,8 @@ public struct SyncError: Error, CustomStringConvertible, Sendable, Equatable {
         case local
         /// The disk is full: downloading stops, nothing is deleted.
         case diskFull
+        /// A stop was requested (SIGTERM) in the middle of a transfer.
+        case stopped
     }
     public let kind: Kind
     public let message: String

@@ -63,6 +63,9 @@ public struct SyncPass {
     public var maxFiles = 0
     /// The largest single file accepted.
     public var maxFileBytes = 512 << 20
+    /// Asked before each download: true ends the pass there (a stop
+    /// requested), with every file so far whole and in the manifest.
+    public var shouldStop: () -> Bool = { false }
 
     public init(source: SyncSourceClient, folder: SyncFolder, manifestPath: String) {
         self.source = source
@@ -119,6 +122,7 @@ public struct SyncPass {
         }
 
         for item in kept {
+            if shouldStop() { break }
             if let have = manifest.entries[item.key], have.version == item.version, have.name == item.name,
                folder.exists(item.name) {
                 outcome.kept += 1
@@ -151,7 +155,7 @@ public struct SyncPass {
                 }
             } catch {
                 switch error.kind {
-                case .diskFull, .offline, .unauthorized, .local:
+                case .diskFull, .offline, .unauthorized, .local, .stopped:
                     // The rest would fail alike: stop here, keep what is whole.
                     outcome.stoppedBy = error
                     try manifest.save(manifestPath)

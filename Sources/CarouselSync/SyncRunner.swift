@@ -48,6 +48,7 @@ public final class SyncRunner {
         var pass = SyncPass(source: source, folder: SyncFolder(path: folder), manifestPath: manifestPath)
         pass.maxBytes = settings.maxMB * 1_048_576
         pass.maxFiles = settings.maxFiles
+        pass.shouldStop = Self.terminationPending
         let outcome: SyncOutcome
         do {
             outcome = try pass.run()
@@ -78,6 +79,9 @@ public final class SyncRunner {
                 if lastReason != nil { log(.info, "sync: working again") }
                 lastReason = nil
                 failures = 0
+            } catch where error.kind == .stopped {
+                // SIGTERM in the middle of a transfer: the wait below reads it and ends.
+                wait = 0
             } catch {
                 if error.message != lastReason {
                     log(error.kind == .unauthorized || error.kind == .local ? .error : .warning, "sync: \(error)")
@@ -104,6 +108,14 @@ public final class SyncRunner {
         } catch {
             log(.warning, "sync: cannot write \(statusPath): \(error)")
         }
+    }
+
+    /// SIGTERM or SIGINT is waiting (the long-running mode blocks them for its
+    /// signalfd): a pass ends after the file it is on, not after all of them.
+    static func terminationPending() -> Bool {
+        var pending = sigset_t()
+        sigpending(&pending)
+        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
     }
 
     static func megabytes(_ bytes: Int) -> String {
@@ -159,15 +171,16 @@ public enum SyncCommand {
             var request = pollfd(fd: signals.fd.raw, events: Int16(POLLIN), revents: 0)
             let end = MonotonicClock.now() + Int64(seconds) * 1_000_000
             while true {
+                // Looked at once even with no time left: a SIGTERM that stopped the pass is read here.
                 let left = end - MonotonicClock.now()
-                if left <= 0 { return true }
-                if poll(&request, 1, Int32(min(left / 1000 + 1, 3_600_000))) > 0 {
+                if poll(&request, 1, Int32(max(0, min(left / 1000 + 1, 3_600_000)))) > 0 {
                     for signal in signals.read() {
                         if signal == SIGHUP { return true }
                         log(.info, "sync: stopping (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
                         return false
                     }
                 }
+                if left <= 0 { return true }
             }
         }
         return 0

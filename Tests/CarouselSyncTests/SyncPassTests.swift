@@ -150,6 +150,17 @@ final class SyncSandbox {
         #expect(box.files() == ["p0.jpg", "p1.jpg", "p2.jpg", "p3.jpg"])
     }
 
+    @Test func aStopRequestedEndsThePassAfterTheFileItIsOn() throws {
+        let box = try SyncSandbox()
+        let source = MemorySource()
+        for i in 0..<4 { source.add("k\(i)", "p\(i).jpg") }
+        var pass = SyncPass(source: source, folder: SyncFolder(path: box.folder), manifestPath: box.state + "/manifest.json")
+        pass.shouldStop = { source.fetched.count >= 2 }
+        let outcome = try pass.run()
+        #expect(outcome.downloaded == 2 && box.files() == ["p0.jpg", "p1.jpg"])
+        #expect(Set(try SyncManifest.load(box.state + "/manifest.json").entries.keys) == ["k0", "k1"])
+    }
+
     @Test func aFullDiskStopsDownloadingAndDeletesNothing() throws {
         let box = try SyncSandbox()
         let source = MemorySource()

@@ -58,6 +58,13 @@ typedef size_t (*ccurl_write_callback)(char *_Nonnull data, size_t size, size_t 
 CURLcode ccurl_setopt_write(const ccurl_library *_Nonnull table, CURL *_Nonnull handle, ccurl_write_callback _Nonnull callback,
                             void *_Nullable context);
 
+/// The callback libcurl calls while a transfer runs (CURLOPT_XFERINFOFUNCTION):
+/// non-zero aborts it (CURLE_ABORTED_BY_CALLBACK).
+typedef int (*ccurl_progress_callback)(void *_Nullable context, curl_off_t download_total, curl_off_t downloaded,
+                                       curl_off_t upload_total, curl_off_t uploaded);
+CURLcode ccurl_setopt_progress(const ccurl_library *_Nonnull table, CURL *_Nonnull handle,
+                               ccurl_progress_callback _Nonnull callback, void *_Nullable context);
+
 /// curl_easy_getinfo for a long (CURLINFO_RESPONSE_CODE) and a curl_off_t (sizes).
 CURLcode ccurl_getinfo_long(const ccurl_library *_Nonnull table, CURL *_Nonnull handle, CURLINFO info, long *_Nonnull value);
 CURLcode ccurl_getinfo_off(const ccurl_library *_Nonnull table, CURL *_Nonnull handle, CURLINFO info,
