@@ -318,9 +318,23 @@ if [ "$sync" -eq 1 ]; then
   folder=$(ini_value sync folder)
   [ -n "$folder" ] || folder=$(ini_value images path)
   [ -n "$folder" ] || folder=$images
-  install -d -o carouseld -g carouseld -m 2775 "$folder"
+  case "$folder" in
+    /*) ;;
+    *) die "--sync: the folder '$folder' is not an absolute path" ;;
+  esac
+  [[ "$folder" =~ [[:space:]\"\'\\] ]] && die "--sync: the folder '$folder' has a space or a quote, which ReadWritePaths= cannot take here; choose one without"
+  # A folder that is there already is the administrator's: made only when missing.
+  if [ ! -d "$folder" ]; then
+    install -d -o carouseld -g carouseld -m 2775 "$folder"
+  elif ! runuser -u carouseld -- test -w "$folder" 2>/dev/null; then
+    say "warning: $folder is not writable by the carouseld user; the sync will say so (chgrp carouseld, chmod g+w)"
+  fi
   dropin_sync=/etc/systemd/system/carouseld-sync.service.d/sync.conf
-  sed "s|@ALLOW@|${allow[*]}|; s|@FOLDER@|$folder|" "$unit_src/carouseld-sync.conf" | put 0644 /dev/stdin "$dropin_sync"
+  # Bash's own replacement, quoted: no sed, so no character of a value is a command.
+  template=$(<"$unit_src/carouseld-sync.conf")
+  template=${template//@ALLOW@/"${allow[*]}"}
+  template=${template//@FOLDER@/"$folder"}
+  printf '%s\n' "$template" | put 0644 /dev/stdin "$dropin_sync"
   say "sync: IP opened to ${allow[*]} for $host, writing $folder ($dropin_sync); next: systemctl enable --now carouseld-sync"
 fi
 

@@ -117,6 +117,10 @@ extension Schema {
                   v.split(separator: "/", omittingEmptySubsequences: true).count >= 2 else {
                 throw ValueError("expected http(s)://HOST[:PORT], such as https://photos.example.com")
             }
+            // A user:password@ would be in every log line and in the status: Immich takes the key instead.
+            guard !v.split(separator: "/", omittingEmptySubsequences: true)[1].contains("@") else {
+                throw ValueError("no user or password in the address: Immich takes the API key from api_key_file")
+            }
             var url = v
             while url.hasSuffix("/") { url.removeLast() }
             if url.hasSuffix("/api") { url.removeLast(4) }

@@ -25,10 +25,13 @@ public struct CaptionTags: Equatable, Sendable {
         return "\(year):\(two(m)):\(two(d)) \(two(rest[0])):\(two(rest[1])):\(two(rest[2]))"
     }
 
-    /// The bytes to insert after a JPEG's SOI: the segments, or none.
-    public var jpegSegments: [UInt8] {
+    /// The bytes to insert after a JPEG's SOI: the segments, or none. An
+    /// EXIF segment (the date) only `withDate`: a file with EXIF of its own
+    /// (an original) keeps it, since the reader takes the first and its
+    /// Orientation must not be hidden (the picture would lie on its side).
+    public func jpegSegments(withDate: Bool) -> [UInt8] {
         var out: [UInt8] = []
-        if let date = dateTaken, date.utf8.count == 19 { out += Self.exifSegment(date) }
+        if withDate, let date = dateTaken, date.utf8.count == 19 { out += Self.exifSegment(date) }
         if let description, !description.isEmpty { out += Self.xmpSegment(description) }
         return out
     }

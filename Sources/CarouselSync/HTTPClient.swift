@@ -138,10 +138,14 @@ public final class HTTPClient {
                 }
                 return writeOut(UnsafeRawBufferPointer(rebasing: data))
             }
-            // JSON, or an error's body: kept in memory, a small one for errors.
-            let cap = file == nil ? limit : 64 << 10
-            guard bytes.count + data.count <= cap else {
-                failure = FetchError(.tooLarge, "an answer larger than \(cap / 1024) KB")
+            // JSON: kept in memory, up to the caller's limit.
+            guard file == nil else {
+                // An error's body (a proxy's HTML page for a 401): its start is enough to say why.
+                bytes.append(contentsOf: data.prefix(max(0, (64 << 10) - bytes.count)))
+                return true
+            }
+            guard bytes.count + data.count <= limit else {
+                failure = FetchError(.tooLarge, "an answer larger than \(limit / 1024) KB")
                 return false
             }
             bytes.append(contentsOf: data)

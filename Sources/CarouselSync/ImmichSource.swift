@@ -114,7 +114,16 @@ public final class ImmichSource: SyncSourceClient {
         // One cheap request first: a refused key or an absent server is one clear line.
         _ = try get("/users/me", [], "Immich")
 
-        var assets: [JSONValue] = []
+        // Each page is made items at once (a few hundred bytes an asset), not
+        // kept as JSON: a whole library in a date range fits a small board.
+        var items: [RemoteItem] = []
+        var seen = Set<String>()
+        func take(_ assets: [JSONValue]) {
+            for asset in assets {
+                guard let item = item(asset), inRange(asset), seen.insert(item.key).inserted else { continue }
+                items.append(item)
+            }
+        }
         if !settings.albums.isEmpty {
             let all = try get("/albums", [], "the album list").arrayValue ?? []
             for wanted in settings.albums {
@@ -123,7 +132,7 @@ public final class ImmichSource: SyncSourceClient {
                     throw SyncError(.missing, "Immich has no album '\(wanted)' this key can see (albums: \(names))")
                 }
                 // Through the search, not GET /albums/{id}: Immich 3 no longer lists an album's assets there.
-                assets += try search(["albumIds": .array([.string(id)])], "album '\(wanted)'")
+                try search(["albumIds": .array([.string(id)])], "album '\(wanted)'", into: take)
             }
         }
         if !settings.people.isEmpty {
@@ -138,23 +147,18 @@ public final class ImmichSource: SyncSourceClient {
                     let names = people.compactMap { $0["name"]?.stringValue }.filter { !$0.isEmpty }.prefix(10)
                     throw SyncError(.missing, "Immich knows no person '\(wanted)' (named people: \(names.joined(separator: ", ")))")
                 }
-                assets += try search(["personIds": .array([.string(id)])], "person '\(wanted)'")
+                try search(["personIds": .array([.string(id)])], "person '\(wanted)'", into: take)
             }
         }
-        if settings.favorites { assets += try search(["isFavorite": true], "favorites") }
+        if settings.favorites { try search(["isFavorite": true], "favorites", into: take) }
         if settings.memories {
-            let memories = try get("/memories", [("for", today + "T00:00:00.000Z")], "memories").arrayValue ?? []
-            for memory in memories { assets += memory["assets"]?.arrayValue ?? [] }
+            guard let memories = try get("/memories", [("for", today + "T00:00:00.000Z")], "memories").arrayValue else {
+                throw SyncError(.server, "memories: the server's answer is not a list")
+            }
+            for memory in memories { take(memory["assets"]?.arrayValue ?? []) }
         }
         let onlyDates = settings.albums.isEmpty && settings.people.isEmpty && !settings.favorites && !settings.memories
-        if onlyDates { assets += try search([:], "pictures taken in the range") }
-
-        var items: [RemoteItem] = []
-        var seen = Set<String>()
-        for asset in assets {
-            guard let item = item(asset), inRange(asset), seen.insert(item.key).inserted else { continue }
-            items.append(item)
-        }
+        if onlyDates { try search([:], "pictures taken in the range", into: take) }
         return items
     }
 
@@ -168,8 +172,7 @@ public final class ImmichSource: SyncSourceClient {
     }
 
     /// POST /search/metadata, page after page (Immich's pages are numbered from 1; `nextPage` is null at the end).
-    private func search(_ filter: [String: JSONValue], _ what: String) throws(SyncError) -> [JSONValue] {
-        var found: [JSONValue] = []
+    private func search(_ filter: [String: JSONValue], _ what: String, into take: ([JSONValue]) -> Void) throws(SyncError) {
         var page = 1
         while true {
             var body = filter
@@ -183,11 +186,13 @@ public final class ImmichSource: SyncSourceClient {
             guard let assets = answer["assets"], let items = assets["items"]?.arrayValue else {
                 throw SyncError(.server, "\(what): the search's answer has no assets.items")
             }
-            found += items
-            guard let next = assets["nextPage"]?.stringValue, let n = Int(next), n > page else { return found }
+            take(items)
+            // An empty page ends it too, and no selection has 10,000 pages:
+            // a server (or a proxy) that pages for ever is not followed.
+            guard !items.isEmpty, let next = assets["nextPage"]?.stringValue, let n = Int(next), n > page, n <= 10_000 else {
+                return
+            }
             page = n
-            // A server that pages for ever is stopped: no album is this big.
-            if found.count > 1_000_000 { return found }
         }
     }
 
@@ -231,7 +236,8 @@ public final class ImmichSource: SyncSourceClient {
         let (status, bytes): (Int, Int)
         do {
             (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes,
-                                                afterJPEGStart: item.caption?.jpegSegments ?? [], errorBody: &errorBody)
+                                                afterJPEGStart: item.caption?.jpegSegments(withDate: !original) ?? [],
+                                                errorBody: &errorBody)
         } catch {
             throw Self.syncError(error, "asset \(item.key)")
         }

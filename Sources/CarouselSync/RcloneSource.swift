@@ -34,7 +34,7 @@ public struct RcloneSource: SyncSourceClient {
     public func list() throws(SyncError) -> [RemoteItem] {
         let run = try ToolRun(executable: executable, arguments: ["lsjson", "--recursive", "--files-only", "--no-mimetype"]
                                   + common + [remote]).run()
-        guard run.status == 0 else { throw Self.error(run, listing: remote) }
+        guard run.status == 0 else { throw Self.error(run, listing: remote, path: remote) }
         guard case let .array(entries)? = JSONValue.parse(String(decoding: run.output, as: UTF8.self)) else {
             throw SyncError(.server, "rclone lsjson \(remote): not a JSON list")
         }
@@ -42,7 +42,8 @@ public struct RcloneSource: SyncSourceClient {
         for entry in entries {
             guard let path = entry["Path"]?.stringValue, let size = entry["Size"]?.intValue,
                   let time = entry["ModTime"]?.stringValue, Self.isWanted(path, videos: videos) else { continue }
-            items.append(RemoteItem(key: path, name: Self.localName(path), version: "\(time) \(size)", bytes: size))
+            // A size of -1: the backend does not know it beforehand.
+            items.append(RemoteItem(key: path, name: Self.localName(path), version: "\(time) \(size)", bytes: size >= 0 ? size : nil))
         }
         // rclone lists in no promised order: by path, as a folder shows them.
         return items.sorted { $0.key < $1.key }
@@ -54,7 +55,7 @@ public struct RcloneSource: SyncSourceClient {
         }
         let source = remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + item.key : remote + "/" + item.key
         let run = try ToolRun(executable: executable, arguments: ["cat"] + common + [source]).run(output: fd)
-        guard run.status == 0 else { throw Self.error(run, listing: source) }
+        guard run.status == 0 else { throw Self.error(run, listing: source, path: source) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SyncError(.local, "fstat: \(errnoDescription(errno))") }
         let written = Int(info.st_size)
@@ -68,9 +69,11 @@ public struct RcloneSource: SyncSourceClient {
     /// What kind of failure rclone's message is (its exit codes: 3 a
     /// directory not found, 4 a file not found, 5 a temporary error, 1 and
     /// 2 the rest).
-    static func error(_ run: ToolRun.Outcome, listing what: String) -> SyncError {
+    static func error(_ run: ToolRun.Outcome, listing what: String, path: String) -> SyncError {
         let message = "rclone \(what): \(run.lastError)"
-        let text = run.errors.lowercased()
+        // Matched without the path: IMG_0403.JPG is not a 403.
+        let text = run.errors.replacingAll(path, with: "").lowercased()
+        if text.contains("no space left on device") { return SyncError(.diskFull, message) }
         switch run.status {
         case 3, 4: return SyncError(.missing, message)
         case 5: return SyncError(.offline, message)
@@ -102,14 +105,47 @@ public struct RcloneSource: SyncSourceClient {
 
     /// The file's name in the folder: the remote's path with its folders
     /// joined by '_' (the album may not look into folders), anything a
-    /// name cannot hold replaced.
+    /// name cannot hold replaced. A name over 200 bytes keeps its end (the
+    /// extension) within that, after a hash of the whole path, so that two
+    /// long paths do not become one name and `.NAME.part` fits 255 bytes.
     static func localName(_ path: String) -> String {
         var name = ""
         for scalar in path.unicodeScalars {
             name.unicodeScalars.append(scalar == "/" ? "_" : scalar.value < 0x20 ? "_" : scalar)
         }
         while name.hasPrefix(".") { name.removeFirst() }
-        if name.utf8.count > 200 { name = String(name.suffix(120)) }
+        if name.utf8.count > 200 {
+            var tail = String.UnicodeScalarView()
+            var bytes = 0
+            for scalar in name.unicodeScalars.reversed() {
+                bytes += String(scalar).utf8.count
+                if bytes > 180 { break }
+                tail.insert(scalar, at: tail.startIndex)
+            }
+            name = Self.hash(path) + "_" + String(tail)
+        }
         return name.isEmpty ? "_" : name
+    }
+
+    /// FNV-1a of the path, 16 hex digits: stable across runs and machines.
+    static func hash(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+extension String {
+    /// The string with every `target` replaced (Foundation's, without Foundation).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            out += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return out + rest
     }
 }

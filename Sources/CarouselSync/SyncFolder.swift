@@ -41,13 +41,16 @@ public struct SyncFolder: Sendable {
     /// descriptor and returns how many): to the temporary name, fsync,
     /// rename, fsync of the folder. Anything thrown leaves no trace but
     /// the temporary file's removal.
-    public func write(_ name: String, fill: (Int32) throws(SyncError) -> Int) throws(SyncError) -> Int {
+    public func write(_ name: String, fill: (Int32) throws(SyncError) -> Int,
+                      beforeRename: (Int) throws(SyncError) -> Void = { _ throws(SyncError) in }) throws(SyncError) -> Int {
         precondition(Self.isPlainName(name))
         let part = path + "/" + Self.partName(name)
         let fd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else {
             let e = errno
-            throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot create \(part): \(errnoDescription(e))")
+            // A name this file system cannot hold fails this item only.
+            let kind: SyncError.Kind = e == ENOSPC ? .diskFull : e == ENAMETOOLONG ? .server : .local
+            throw SyncError(kind, "cannot create \(part): \(errnoDescription(e))")
         }
         var closed = false
         defer {
@@ -65,6 +68,7 @@ public struct SyncFolder: Sendable {
                 let e = errno
                 throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot write \(part): \(errnoDescription(e))")
             }
+            try beforeRename(bytes)
             if rename(part, path + "/" + name) != 0 {
                 throw SyncError(.local, "cannot rename \(part): \(errnoDescription(errno))")
             }
@@ -84,17 +88,21 @@ public struct SyncFolder: Sendable {
         }
     }
 
-    /// Temporary files a killed pass left behind (they are the sync's: the
-    /// name is its own), removed at the start of a pass.
-    public func removeLeftovers() {
+    /// Temporary files a killed pass left behind, for the names the sync
+    /// writes (`names`): a user's own `.something.part` is not touched.
+    public func removeLeftovers(of names: Set<String>) {
         guard let dir = opendir(path) else { return }
         defer { closedir(dir) }
+        var found: [String] = []
         while let entry = readdir(dir) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name.hasPrefix("."), name.hasSuffix(".part"), name.count > 6 { unlink(path + "/" + name) }
+            if name.hasPrefix("."), name.hasSuffix(".part"), names.contains(String(name.dropFirst().dropLast(5))) {
+                found.append(name)
+            }
         }
+        for name in found { unlink(path + "/" + name) }
     }
 
     private func syncDirectory() {

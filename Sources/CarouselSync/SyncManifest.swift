@@ -25,7 +25,11 @@ public struct SyncManifest: Equatable, Sendable {
     }
 
     public var entries: [String: Entry] = [:]
-    public init() {}
+    /// The folder its files are in: a manifest of another folder owns nothing here.
+    public var folder = ""
+    public init(folder: String = "") {
+        self.folder = folder
+    }
 
     public var totalBytes: Int { entries.values.reduce(0) { $0 + $1.bytes } }
     /// Whether `name` in the folder is one of the sync's files.
@@ -34,8 +38,8 @@ public struct SyncManifest: Equatable, Sendable {
     /// The manifest at `path`; an empty one when there is none yet. A file
     /// that cannot be read as one is an error: guessing would risk deleting
     /// what is not ours, so the pass stops.
-    public static func load(_ path: String) throws(SyncError) -> SyncManifest {
-        guard access(path, F_OK) == 0 else { return SyncManifest() }
+    public static func load(_ path: String, folder: String) throws(SyncError) -> SyncManifest {
+        guard access(path, F_OK) == 0 else { return SyncManifest(folder: folder) }
         let bytes: [UInt8]
         do {
             bytes = try readFileBytes(path)
@@ -46,7 +50,15 @@ public struct SyncManifest: Equatable, Sendable {
         guard let json = JSONValue.parse(text), case let .array(files)? = json["files"] else {
             throw SyncError(.local, "\(path) is not a sync manifest; move it away to start again (the files it listed are then left alone)")
         }
-        var manifest = SyncManifest()
+        // The folder moved ([images] path or [sync] folder changed): the files
+        // listed are in the old one, left as they are; in the new folder the
+        // sync owns nothing yet, so a user's picture of a listed name is safe.
+        guard json["folder"]?.stringValue == folder else {
+            log(.warning, "sync: the folder is now \(folder) (was \(json["folder"]?.stringValue ?? "unknown")); "
+                + "the pictures fetched into the old one are left there")
+            return SyncManifest(folder: folder)
+        }
+        var manifest = SyncManifest(folder: folder)
         for file in files {
             guard let key = file["key"]?.stringValue, let name = file["name"]?.stringValue,
                   let version = file["version"]?.stringValue, let bytes = file["bytes"]?.intValue,
@@ -64,7 +76,8 @@ public struct SyncManifest: Equatable, Sendable {
             .fields([JSONField("key", .string(e.key)), JSONField("name", .string(e.name)),
                      JSONField("version", .string(e.version)), JSONField("bytes", .int(e.bytes))])
         }
-        let text = JSONValue.fields([JSONField("manifest", 1), JSONField("files", .array(files))]).encoded + "\n"
+        let text = JSONValue.fields([JSONField("manifest", 1), JSONField("folder", .string(folder)),
+                                     JSONField("files", .array(files))]).encoded + "\n"
         do {
             try IniRewriter.writeAtomically(path: path, text: text, mode: 0o644)
         } catch {

@@ -74,10 +74,13 @@ public struct SyncPass {
     }
 
     public func run() throws(SyncError) -> SyncOutcome {
+        // One pass at a time over a manifest: a pass by hand beside the
+        // service's would drop the other's entries and remove its .part files.
+        let lock = try SyncLock(manifestPath + ".lock")
+        defer { lock.release() }
         var outcome = SyncOutcome()
-        var manifest = try SyncManifest.load(manifestPath)
         try folder.create()
-        folder.removeLeftovers()
+        var manifest = try SyncManifest.load(manifestPath, folder: folder.path)
         let listed = try source.list()
         outcome.listed = listed.count
         // Names are unique in the folder: the first item of a name wins.
@@ -86,6 +89,8 @@ public struct SyncPass {
         for item in listed where SyncFolder.isPlainName(item.name) && seenNames.insert(item.name).inserted {
             wanted.append(item)
         }
+        // A killed pass's temporary files: only those of names the sync writes.
+        folder.removeLeftovers(of: seenNames.union(manifest.entries.values.map(\.name)))
         // The caps, in the selection's order: what comes later is furthest from being shown.
         var budget = maxBytes > 0 ? maxBytes : Int.max
         if maxFiles > 0, wanted.count > maxFiles {
@@ -103,9 +108,12 @@ public struct SyncPass {
         try manifest.save(manifestPath)
 
         var kept: [RemoteItem] = []
+        // A size the source does not say (Immich's previews) is taken as the
+        // files' average so far, so that the cap does not fetch what it drops.
+        let estimate = manifest.entries.isEmpty ? 0 : manifest.totalBytes / manifest.entries.count
         for item in wanted {
             let have = manifest.entries[item.key]
-            let size = have?.version == item.version ? have!.bytes : (item.bytes ?? 0)
+            let size = have?.version == item.version ? have!.bytes : (item.bytes ?? estimate)
             if size > budget {
                 outcome.capped += 1
                 continue
@@ -121,7 +129,7 @@ public struct SyncPass {
             outcome.removed += 1
         }
 
-        for item in kept {
+        for (position, item) in kept.enumerated() {
             if shouldStop() { break }
             if let have = manifest.entries[item.key], have.version == item.version, have.name == item.name,
                folder.exists(item.name) {
@@ -135,22 +143,37 @@ public struct SyncPass {
                 continue
             }
             do {
-                let bytes = try folder.write(item.name) { fd throws(SyncError) in
+                let bytes = try folder.write(item.name, fill: { fd throws(SyncError) in
                     try source.fetch(item, into: fd, maxBytes: maxFileBytes)
-                }
+                }, beforeRename: { bytes throws(SyncError) in
+                    // In the manifest before it is in the folder: a file the
+                    // sync put there is never one it does not know (a power
+                    // cut in between leaves an entry whose file is missing,
+                    // fetched again next time).
+                    manifest.entries[item.key] = SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes)
+                    try manifest.save(manifestPath)
+                })
                 if let old = ours, old.name != item.name { folder.remove(old.name) }
-                manifest.entries[item.key] = SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes)
-                try manifest.save(manifestPath)
                 outcome.downloaded += 1
                 outcome.bytesDownloaded += bytes
                 // A size the source did not say beforehand can pass the byte
-                // cap: then this one goes again, and so does the rest of the list.
+                // cap: what comes last in the selection goes, then this one
+                // if it is still too much; the rest of the list is past it.
                 if maxBytes > 0, manifest.totalBytes > maxBytes {
-                    folder.remove(item.name)
-                    manifest.entries[item.key] = nil
+                    for later in kept[position...].reversed() where manifest.totalBytes > maxBytes {
+                        guard let entry = manifest.entries[later.key] else { continue }
+                        folder.remove(entry.name)
+                        manifest.entries[later.key] = nil
+                        outcome.capped += 1
+                        if later.key == item.key { outcome.downloaded -= 1 }
+                    }
+                    for earlier in kept[..<position].reversed() where manifest.totalBytes > maxBytes {
+                        guard let entry = manifest.entries[earlier.key] else { continue }
+                        folder.remove(entry.name)
+                        manifest.entries[earlier.key] = nil
+                        outcome.capped += 1
+                    }
                     try manifest.save(manifestPath)
-                    outcome.downloaded -= 1
-                    outcome.capped += 1
                     break
                 }
             } catch {

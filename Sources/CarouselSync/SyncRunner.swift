@@ -57,7 +57,7 @@ public final class SyncRunner {
             throw error
         }
         lastOutcome = outcome
-        let manifest = (try? SyncManifest.load(manifestPath)) ?? SyncManifest()
+        let manifest = (try? SyncManifest.load(manifestPath, folder: folder)) ?? SyncManifest(folder: folder)
         var line = "sync: \(manifest.entries.count) pictures from \(source.summary) in \(folder): \(outcome.downloaded) new"
         if outcome.bytesDownloaded > 0 { line += " (\(Self.megabytes(outcome.bytesDownloaded)))" }
         line += ", \(outcome.removed) removed, \(outcome.kept) unchanged"
@@ -96,12 +96,13 @@ public final class SyncRunner {
 
     /// What the last pass did, for `carouselctl status` and MQTT: a small JSON file.
     private func writeStatus(_ outcome: SyncOutcome?, error: SyncError?) {
-        let manifest = (try? SyncManifest.load(manifestPath)) ?? SyncManifest()
+        let manifest = (try? SyncManifest.load(manifestPath, folder: folder)) ?? SyncManifest(folder: folder)
         var fields: [JSONField] = [JSONField("time", .int(Int(time(nil))))]
         fields.append(JSONField("files", .int(manifest.entries.count)))
         fields.append(JSONField("bytes", .int(manifest.totalBytes)))
         if let outcome { fields.append(JSONField("downloaded", .int(outcome.downloaded))) }
-        fields.append(JSONField("error", error.map { .string($0.message) } ?? .null))
+        // A line, not a page: the daemon reads a few KB of it (server-supplied names can be long).
+        fields.append(JSONField("error", error.map { .string(String($0.message.prefix(1000))) } ?? .null))
         do {
             try SyncFolder(path: folder).create()
             try IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o644)
@@ -174,11 +175,13 @@ public enum SyncCommand {
                 // Looked at once even with no time left: a SIGTERM that stopped the pass is read here.
                 let left = end - MonotonicClock.now()
                 if poll(&request, 1, Int32(max(0, min(left / 1000 + 1, 3_600_000)))) > 0 {
-                    for signal in signals.read() {
-                        if signal == SIGHUP { return true }
-                        log(.info, "sync: stopping (\(signal == SIGTERM ? "SIGTERM" : "SIGINT"))")
+                    // All of them: a reload then a stop is a stop (SIGHUP is read first).
+                    let received = signals.read()
+                    if let stop = received.first(where: { $0 == SIGTERM || $0 == SIGINT }) {
+                        log(.info, "sync: stopping (\(stop == SIGTERM ? "SIGTERM" : "SIGINT"))")
                         return false
                     }
+                    if received.contains(SIGHUP) { return true }
                 }
                 if left <= 0 { return true }
             }

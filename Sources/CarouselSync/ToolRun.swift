@@ -48,11 +48,21 @@ struct ToolRun {
             guard errno == EINTR else { throw SyncError(.local, "waitpid: \(errnoDescription(errno))") }
         }
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: exit, output: keptOutput >= 0 ? Self.readAll(keptOutput) : [],
-                       errors: String(decoding: Self.readAll(errorsFile).suffix(4096), as: UTF8.self))
+        let output = keptOutput >= 0 ? Self.readAll(keptOutput, limit: Self.outputLimit) : []
+        guard let output else {
+            throw SyncError(.server, "\(executable) \(arguments.first ?? ""): more than \(Self.outputLimit >> 20) MB of output")
+        }
+        return Outcome(status: exit, output: output,
+                       errors: String(decoding: (Self.readAll(errorsFile, limit: 1 << 20) ?? []).suffix(4096), as: UTF8.self))
     }
 
-    private static func readAll(_ fd: Int32) -> [UInt8] {
+    /// A listing larger than this is refused (a million files is under 256 MB of lsjson).
+    static let outputLimit = 256 << 20
+
+    /// What the tool wrote, from the start; nil past `limit` bytes.
+    private static func readAll(_ fd: Int32, limit: Int) -> [UInt8]? {
+        var info = stat()
+        if fstat(fd, &info) == 0, Int(info.st_size) > limit { return nil }
         _ = lseek(fd, 0, SEEK_SET)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -61,6 +71,7 @@ struct ToolRun {
             if n < 0, errno == EINTR { continue }
             if n <= 0 { return bytes }
             bytes += chunk[0..<n]
+            if bytes.count > limit { return nil }
         }
     }
 }

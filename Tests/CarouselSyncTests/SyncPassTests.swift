@@ -57,7 +57,9 @@ final class SyncSandbox {
         return try pass.run()
     }
 
-    func files() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted() }
+    func files(hidden: Bool = false) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { hidden || !$0.hasPrefix(".") }.sorted()
+    }
     func bytes(_ name: String) -> [UInt8]? { FileManager.default.contents(atPath: folder + "/" + name).map { [UInt8]($0) } }
     func write(_ name: String, _ text: String) { FileManager.default.createFile(atPath: folder + "/" + name, contents: Data(text.utf8)) }
 }
@@ -72,7 +74,7 @@ final class SyncSandbox {
         #expect(outcome.downloaded == 2 && outcome.bytesDownloaded == 4000)
         #expect(box.files() == ["a.jpg", "b.jpg"])
         #expect(box.bytes("b.jpg") == source.bytes["b"])
-        let manifest = try SyncManifest.load(box.state + "/manifest.json")
+        let manifest = try SyncManifest.load(box.state + "/manifest.json", folder: box.folder)
         #expect(Set(manifest.entries.values.map(\.name)) == ["a.jpg", "b.jpg"])
         // Nothing changed: nothing fetched again.
         source.fetched = []
@@ -140,7 +142,7 @@ final class SyncSandbox {
         #expect(outcome.downloaded == 2)
         // No half file, not even under its temporary name.
         #expect(box.files() == ["p0.jpg", "p1.jpg"])
-        let manifest = try SyncManifest.load(box.state + "/manifest.json")
+        let manifest = try SyncManifest.load(box.state + "/manifest.json", folder: box.folder)
         #expect(Set(manifest.entries.keys) == ["k0", "k1"])
         // The server is back: the rest comes, nothing is fetched twice.
         source.failAfter = nil
@@ -158,7 +160,7 @@ final class SyncSandbox {
         pass.shouldStop = { source.fetched.count >= 2 }
         let outcome = try pass.run()
         #expect(outcome.downloaded == 2 && box.files() == ["p0.jpg", "p1.jpg"])
-        #expect(Set(try SyncManifest.load(box.state + "/manifest.json").entries.keys) == ["k0", "k1"])
+        #expect(Set(try SyncManifest.load(box.state + "/manifest.json", folder: box.folder).entries.keys) == ["k0", "k1"])
     }
 
     @Test func aFullDiskStopsDownloadingAndDeletesNothing() throws {
@@ -189,10 +191,60 @@ final class SyncSandbox {
         let source = MemorySource()
         source.add("a", "a.jpg")
         _ = try box.pass(source)
-        FileManager.default.createFile(atPath: box.state + "/manifest.json", contents: Data("{\"files\": [{\"name\": \"../x\"}]}".utf8))
+        let hostile = #"{"manifest":1,"folder":"\#(box.folder)","files":[{"key":"a","name":"../x","version":"1","bytes":1}]}"#
+        FileManager.default.createFile(atPath: box.state + "/manifest.json", contents: Data(hostile.utf8))
         source.items = []
         #expect(throws: SyncError.self) { try box.pass(source) }
         #expect(box.files() == ["a.jpg"])
+    }
+
+    @Test func aManifestOfAnotherFolderOwnsNothingInThisOne() throws {
+        let box = try SyncSandbox()
+        let source = MemorySource()
+        source.add("a", "a.jpg")
+        _ = try box.pass(source)
+        // The frame's folder changes to one where the user has an a.jpg of their own.
+        let other = box.root + "/other"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: other + "/a.jpg", contents: Data("the user's".utf8))
+        source.items = []
+        var pass = SyncPass(source: source, folder: SyncFolder(path: other), manifestPath: box.state + "/manifest.json")
+        pass.maxFiles = 0
+        _ = try pass.run()
+        #expect(FileManager.default.contents(atPath: other + "/a.jpg") == Data("the user's".utf8))
+        #expect(box.files() == ["a.jpg"], "what was fetched into the old folder is left there")
+    }
+
+    @Test func onePassAtATimeAndOnlyItsOwnLeftoversAreRemoved() throws {
+        let box = try SyncSandbox()
+        let source = MemorySource()
+        source.add("a", "a.jpg")
+        _ = try box.pass(source)
+        box.write(".notes.part", "a user's file")
+        box.write(SyncFolder.partName("a.jpg"), "half of a sync's")
+        let held = try SyncLock(box.state + "/manifest.json.lock")
+        #expect(throws: SyncError.self) { try box.pass(source) }
+        held.release()
+        _ = try box.pass(source)
+        #expect(box.files(hidden: true) == [".notes.part", "a.jpg"])
+    }
+
+    @Test func unknownSizesOverTheCapDropTheEndOfTheSelectionWithoutRefetching() throws {
+        let box = try SyncSandbox()
+        let source = MemorySource()
+        for i in 0..<4 { source.add("k\(i)", "p\(i).jpg", size: 400_000) }
+        for i in source.items.indices { source.items[i].bytes = nil }
+        _ = try box.pass(source, maxMB: 1)
+        #expect(box.files() == ["p0.jpg", "p1.jpg"])
+        // A new picture at the head of the selection: it comes, the last one goes, nothing is fetched for nothing.
+        source.items.insert(RemoteItem(key: "new", name: "new.jpg", version: "1"), at: 0)
+        source.bytes["new"] = [UInt8](repeating: 7, count: 400_000)
+        source.fetched = []
+        _ = try box.pass(source, maxMB: 1)
+        #expect(box.files() == ["new.jpg", "p0.jpg"] && source.fetched == ["new"], "\(box.files()) \(source.fetched)")
+        source.fetched = []
+        _ = try box.pass(source, maxMB: 1)
+        #expect(source.fetched.isEmpty && box.files() == ["new.jpg", "p0.jpg"])
     }
 
     @Test func aListingThatFailsDeletesNothing() throws {
@@ -225,13 +277,27 @@ final class SyncSandbox {
                                description: "Grandma's 80th <in the garden> & café ☕")
         var jpeg = Self.fixture
         #expect(jpeg.prefix(2) == [0xFF, 0xD8])
-        jpeg.insert(contentsOf: tags.jpegSegments, at: 2)
+        jpeg.insert(contentsOf: tags.jpegSegments(withDate: true), at: 2)
         let metadata = jpeg.withUnsafeBytes { ImageMetadata.parse($0) }
         #expect(metadata.dateTaken == ImageMetadata.DateTaken(year: 2024, month: 6, day: 30, hour: 14, minute: 32, second: 10))
         #expect(metadata.description == "Grandma's 80th <in the garden> & café ☕")
         // The picture still decodes.
         let decoded = try ImageDecoder.decode(bytes: jpeg, name: "tagged.jpg")
         #expect(decoded.width > 0)
+    }
+
+    @Test func anOriginalKeepsItsOwnExifAndItsOrientation() throws {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(2)
+        let path = parts.joined(separator: "/") + "/CarouselImagingTests/Fixtures/orientation-7.jpg"
+        var jpeg = [UInt8](try #require(FileManager.default.contents(atPath: path)))
+        #expect(try ImageDecoder.inspect(bytes: jpeg, name: "o.jpg").orientation != .identity)
+        let before = try ImageDecoder.inspect(bytes: jpeg, name: "o.jpg").orientation
+        let tags = CaptionTags(dateTaken: "2024:06:30 14:32:10", description: "On its side, unless the EXIF is kept")
+        // An original gets the description only: its own EXIF (orientation, date) stays the one read.
+        jpeg.insert(contentsOf: tags.jpegSegments(withDate: false), at: 2)
+        #expect(try ImageDecoder.inspect(bytes: jpeg, name: "o.jpg").orientation == before)
+        #expect(jpeg.withUnsafeBytes { ImageMetadata.parse($0) }.description == "On its side, unless the EXIF is kept")
     }
 
     @Test func isoTimesBecomeExifDates() {
@@ -252,6 +318,21 @@ final class SyncSandbox {
         #expect(RcloneSource.localName(".hidden/a.jpg") == "hidden_a.jpg")
         #expect(RcloneSource.isWanted("a/b.JPG", videos: false) && !RcloneSource.isWanted("a/clip.mp4", videos: false))
         #expect(RcloneSource.isWanted("a/clip.mp4", videos: true) && !RcloneSource.isWanted("notes.txt", videos: true))
+        // Long paths (CJK: 3 bytes a character) fit a name with room for ".NAME.part", and stay apart.
+        let long = String(repeating: "写真", count: 60)
+        let a = RcloneSource.localName("a/\(long).jpg"), b = RcloneSource.localName("b/\(long).jpg")
+        #expect(a.utf8.count <= 200 && a.hasSuffix(".jpg") && a != b && SyncFolder.isPlainName(SyncFolder.partName(a)))
+    }
+
+    @Test func rcloneErrorsAreToldByWhatRcloneSaysNotByThePath() {
+        func kind(_ status: Int32, _ errors: String) -> SyncError.Kind {
+            RcloneSource.error(ToolRun.Outcome(status: status, output: [], errors: errors), listing: "nas:p/IMG_0403.JPG",
+                               path: "nas:p/IMG_0403.JPG").kind
+        }
+        #expect(kind(1, "ERROR : nas:p/IMG_0403.JPG: corrupted on transfer") == .server)
+        #expect(kind(1, "ERROR : couldn't write: no space left on device") == .diskFull)
+        #expect(kind(1, "ERROR : 401 Unauthorized") == .unauthorized)
+        #expect(kind(3, "directory not found") == .missing)
     }
 }
 
@@ -287,6 +368,7 @@ final class SyncSandbox {
         #expect(error("[sync]\nsource = dropbox\n").hasPrefix("t.ini:2: source = 'dropbox': expected immich or rclone:REMOTE:PATH"))
         #expect(error("[sync]\nsource = rclone:photos\n").hasPrefix("t.ini:2: source = 'rclone:photos'"))
         #expect(error("[sync]\nsource = immich\nserver = photos.example.com\n").hasPrefix("t.ini:3: server = 'photos.example.com'"))
+        #expect(error("[sync]\nsource = immich\nserver = https://me:secret@p.example\n").contains("no user or password"))
         #expect(error("[sync]\nsource = immich\nserver = https://p.example\napi_key_file = key.txt\n").hasPrefix("t.ini:4: api_key_file"))
         #expect(error("[sync]\nsource = immich\nserver = https://p.example\n").contains("needs api_key_file"))
         #expect(error("[sync]\nsource = immich\nserver = https://p.example\napi_key_file = /k\n").contains("needs something to show"))
