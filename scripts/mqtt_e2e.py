@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 
-from checks import CheckSuite, Failure, free_port, until
+from checks import CheckSuite, Failure, OffscreenDaemon, free_port, until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = os.path.join(REPO, "scripts/demo/images")
@@ -119,53 +119,22 @@ def pub(broker, topic, message, extra=()):
                     *extra], check=True, timeout=30)
 
 
-class Daemon:
+class Daemon(OffscreenDaemon):
     """carouseld run on the offscreen display with an INI of its own."""
 
     def __init__(self, binary, folder, mqtt, extra=""):
         self.folder = folder
+        self.binary = binary
         self.socket = os.path.join(folder, f"control-{free_port()}.sock")
         self.ini = os.path.join(folder, "carouseld.ini")
-        self.binary = binary
         self.write_ini(mqtt, extra)
-        self.err = b""
-        self.proc = subprocess.Popen([binary, "run", "--config", self.ini, "--display", "offscreen:320x200"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     env={**os.environ, "STATE_DIRECTORY": folder})
-        threading.Thread(target=self._read, daemon=True).start()
-        until("the daemon's first picture", lambda: "first picture on screen" in self.log, timeout=60)
+        super().__init__(binary, self.ini, folder, self.socket, "first picture on screen", "the daemon's first picture")
 
     def write_ini(self, mqtt, extra=""):
         lines = [f"[images]\npath = {IMAGES}\n[control]\nsocket = {self.socket}\n{extra}\n[mqtt]\n"]
         lines += [f"{k} = {v}\n" for k, v in mqtt.items()]
         with open(self.ini, "w") as f:
             f.write("".join(lines))
-
-    def _read(self):
-        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
-            self.err += chunk
-
-    @property
-    def log(self):
-        return self.err.decode(errors="replace")
-
-    def ask(self, line):
-        c = socket.socket(socket.AF_UNIX)
-        c.settimeout(10)
-        c.connect(self.socket)
-        c.sendall(line.encode() + b"\n")
-        reply = c.makefile().readline()
-        c.close()
-        return json.loads(reply)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 class Suite(CheckSuite):

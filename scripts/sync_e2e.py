@@ -30,7 +30,7 @@ import threading
 import time
 import urllib.request
 
-from checks import CheckSuite, Failure, free_port, until
+from checks import CheckSuite, Failure, OffscreenDaemon, free_port, until
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = os.path.join(REPO, "scripts/demo/images")
@@ -93,48 +93,15 @@ class Immich:
             self.proc.wait()
 
 
-class Daemon:
+class Daemon(OffscreenDaemon):
     """carouseld on the offscreen display, its album the sync's folder."""
 
     def __init__(self, binary, folder, ini):
-        self.socket = os.path.join(folder, "control.sock")
-        self.ini = ini
-        self.err = b""
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen([binary, "run", "--config", ini, "--display", "offscreen:320x200"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     env={**os.environ, "STATE_DIRECTORY": folder})
-        threading.Thread(target=self._read, daemon=True).start()
-        until("the daemon's first frame", lambda: "first frame on screen" in self.log, timeout=60)
-
-    def _read(self):
-        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
-            self.err += chunk
-
-    @property
-    def log(self):
-        return self.err.decode(errors="replace")
-
-    def ask(self, line):
-        c = socket.socket(socket.AF_UNIX)
-        c.settimeout(10)
-        c.connect(self.socket)
-        c.sendall(line.encode() + b"\n")
-        reply = c.makefile().readline()
-        c.close()
-        return json.loads(reply)
+        super().__init__(binary, ini, folder, os.path.join(folder, "control.sock"), "first frame on screen",
+                         "the daemon's first frame")
 
     def count(self):
         return self.ask("status")["count"]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 class Frame:
