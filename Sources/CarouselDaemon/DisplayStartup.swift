@@ -83,10 +83,3 @@ public func blockTerminationSignals() {
     sigprocmask(SIG_BLOCK, &blocked, nil)
 }
 
-/// Whether SIGTERM or SIGINT is pending (blocked signals stay pending), for
-/// waits that happen before the event loop exists.
-public func terminationRequested() -> Bool {
-    var pending = sigset_t()
-    sigpending(&pending)
-    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
-}

@@ -231,3 +231,12 @@ public final class ClockChangeWatch {
         return true
     }
 }
+
+/// Whether SIGTERM or SIGINT is pending (blocked signals stay pending): for
+/// waits before the daemon's loop exists, and for the sync's pass, which
+/// stops after the file it is on.
+public func terminationRequested() -> Bool {
+    var pending = sigset_t()
+    sigpending(&pending)
+    return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
+}

@@ -32,7 +32,7 @@ public final class ImmichSource: SyncSourceClient {
             throw SyncError(.local, error.message)
         }
         http.caFile = settings.caFile
-        http.shouldAbort = { SyncRunner.terminationPending() }
+        http.shouldAbort = { terminationRequested() }
     }
 
     public var summary: String { "Immich at \(server)" }

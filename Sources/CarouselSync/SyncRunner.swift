@@ -48,7 +48,8 @@ public final class SyncRunner {
         var pass = SyncPass(source: source, folder: SyncFolder(path: folder), manifestPath: manifestPath)
         pass.maxBytes = settings.maxMB * 1_048_576
         pass.maxFiles = settings.maxFiles
-        pass.shouldStop = Self.terminationPending
+        // The long-running mode blocks SIGTERM for its signalfd: a pass ends after the file it is on.
+        pass.shouldStop = terminationRequested
         let outcome: SyncOutcome
         do {
             outcome = try pass.run()
@@ -109,14 +110,6 @@ public final class SyncRunner {
         } catch {
             log(.warning, "sync: cannot write \(statusPath): \(error)")
         }
-    }
-
-    /// SIGTERM or SIGINT is waiting (the long-running mode blocks them for its
-    /// signalfd): a pass ends after the file it is on, not after all of them.
-    static func terminationPending() -> Bool {
-        var pending = sigset_t()
-        sigpending(&pending)
-        return sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1
     }
 
     static func megabytes(_ bytes: Int) -> String {
