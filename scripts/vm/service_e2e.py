@@ -87,12 +87,7 @@ class Suite:
         except Exception as e:  # one failed check must not hide the others
             # Undo what the check changed (a broken INI, a drop-in), so that
             # the next checks test their own thing rather than this failure.
-            for undo in self.restore:
-                if callable(undo):
-                    undo()
-                else:
-                    self.sh(undo)
-            self.restore.clear()
+            self.undo(strict=False)
             self.failed.append((name, repr(e)))
             print(f"FAIL {name}: {e}", flush=True)
             print(self.sh("systemctl status carouseld --no-pager -n 0; "
@@ -102,6 +97,19 @@ class Suite:
         self.passed.append(name)
         extra = f": {detail}" if detail else ""
         print(f"ok   {name} ({time.monotonic() - start:.1f} s){extra}", flush=True)
+
+    def undo(self, strict=True):
+        """Undoes what a check changed (`restore`), newest first; `strict`:
+        each step must succeed (a check that passed puts the unit back as
+        shipped for the checks after it), else best effort (after a failure)."""
+        for step in reversed(self.restore):
+            if callable(step):
+                step()
+            elif strict:
+                self.ok(step, timeout=120)
+            else:
+                self.sh(step)
+        self.restore.clear()
 
     # -- guest helpers -----------------------------------------------------
 
@@ -568,9 +576,7 @@ def main():
             if s.status()["display"]["brightness"] != 30 or "display.brightness" not in config["value_template"]:
                 raise Failure(f"the brightness number's state: {config['value_template']}, status {s.status()['display']}")
             # Back to the unit as shipped for the checks after this one.
-            for undo in reversed(s.restore):
-                s.ok(undo, timeout=120)
-            s.restore.clear()
+            s.undo()
             s.wait_active(90)
             return f"closed without the drop-in ({closed.group(0)[:90]}); exposure {m.group(1)} with it; goto over MQTT"
 
@@ -600,9 +606,7 @@ def main():
             if value < 30:
                 raise Failure(f"the framebuffer does not show the first picture: PSNR {value:.1f} dB")
             s.ctl("resume")
-            for undo in reversed(s.restore):
-                s.ok(undo, timeout=120)
-            s.restore.clear()
+            s.undo()
             s.wait_active(90)
             return f"without the drop-in: {refused.group(0)[:80]}; with it PSNR {value:.1f} dB"
 
@@ -663,9 +667,7 @@ def main():
             props = s.ok("systemctl show carouseld-sync -p ReadWritePaths -p IPAddressAllow -p IPAddressDeny --no-pager")
             if "/var/lib/carouseld/images" not in props or "127.0.0.1" not in props:
                 raise Failure(f"the unit's properties: {props}")
-            for undo in reversed(s.restore):
-                s.ok(undo, timeout=120)
-            s.restore.clear()
+            s.undo()
             return f"exposure {m.group(1)} {m.group(2)}; 2 pictures through the sandbox; another address refused ({refused.group(0)[-70:]})"
 
         def ctl_group_member():
