@@ -4,6 +4,7 @@
 #   sudo make install              what make build built, into PREFIX (/usr/local): unit, user, /var/lib/carouseld/images
 #   make install DESTDIR=/tmp/x PREFIX=/usr   staging for a package (nothing else touched)
 #   make dist                      out/dist/carouseld-VERSION-ARCH.tar.gz for a board without Swift
+#   make deb                       out/deb/carouseld_VERSION_ARCH.deb (Debian's debhelper), for apt install
 #   make test                      the whole test suite (scripts/test.sh, as root)
 
 PREFIX ?= /usr/local
@@ -15,7 +16,7 @@ SWIFT_BUILD = $(SWIFT) build -c release --static-swift-stdlib --scratch-path $(S
 BIN_DIR = $(SCRATCH)/release
 VERSION := $(shell sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/CarouselConfig/Version.swift)
 
-.PHONY: all build install dist test clean-dist version
+.PHONY: all build install dist deb test clean-dist version bin-dir
 
 all: build
 
@@ -34,11 +35,19 @@ $(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl:
 dist: build
 	bash scripts/dist.sh --bin-dir "$(BIN_DIR)"
 
+# The same release build, packaged by Debian's tools (debian/): see scripts/deb.sh.
+deb: build
+	bash scripts/deb.sh
+
 test:
 	bash scripts/test.sh
 
 version:
 	@echo $(VERSION)
+
+# Where `make build` leaves the binaries (debian/rules asks).
+bin-dir:
+	@echo $(BIN_DIR)
 
 clean-dist:
 	rm -rf out/dist
