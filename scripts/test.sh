@@ -115,6 +115,16 @@ stage "faults in QEMU: display driver unbound and bound, touchscreen removed mid
 stage "the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd" \
     's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/service_e2e.py .build-static/release
 
+# The Debian package of the same release build (make deb: debhelper, then
+# lintian, which fails on any error or warning not overridden with a
+# reason), installed, upgraded, removed and purged with apt in the VM.
+deb_package() {
+    bash scripts/deb.sh || return 1
+    python3 scripts/vm/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
+}
+stage "the Debian package: make deb and lintian, then apt install, upgrade, remove and purge in QEMU" \
+    's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' deb_package
+
 # One closing line for the whole suite, after each stage's count. (The soak,
 # scripts/vm/soak.py, runs by hand: an hour.)
 echo "== summary"
