@@ -24,27 +24,24 @@
 #   PREFIX/share/carouseld/demo-images/, PREFIX/share/doc/carouseld/README.md
 #   UDEVRULESDIR/70-carouseld-backlight.rules (the carouseld group may write
 #                                          a backlight's brightness, bl_power)
+#   PREFIX/lib/carouseld/board-setup      (board-setup.sh: the steps below that
+#                                          depend on the board, to run again later)
+#   PREFIX/share/carouseld/systemd/       (its drop-in templates)
 # and, without DESTDIR (as root): creates the carouseld user and group
 # (systemd-sysusers), /var/lib/carouseld/images (systemd-tmpfiles), copies the
 # demo pictures into that folder if it did not exist before (so the screen
 # shows something at once; replace them with yours), and runs
-# `systemctl daemon-reload`. Where the board has a backlight
-# (/sys/class/backlight), it applies the udev rule to it and writes
-# /etc/systemd/system/carouseld.service.d/backlight.conf, which opens that
-# device's folder in the otherwise read-only /sys of the service
-# (ProtectKernelTunables=); run it again after adding a panel. It does not
-# enable or start the service.
+# `systemctl daemon-reload`, then board-setup.sh: where the board has a
+# backlight, it applies the udev rule to it and opens its folder in the
+# service's read-only /sys (run it again after adding a panel:
+# sudo PREFIX/lib/carouseld/board-setup). It does not enable or start the
+# service.
 #
-# --mqtt: the unit allows no IP at all; with --mqtt, after [mqtt] broker is
-# set in /etc/carouseld/carouseld.ini, it also installs
-# /etc/systemd/system/carouseld.service.d/mqtt.conf (systemd/carouseld-mqtt.conf)
-# opening AF_INET/AF_INET6 to the broker's addresses only (and the name
-# servers, for a broker given by name). Run it again when the broker moves.
-#
-# --sync: likewise for carouseld-sync.service: after [sync] is set, it
-# installs /etc/systemd/system/carouseld-sync.service.d/sync.conf
-# (systemd/carouseld-sync.conf) opening IP to the Immich server or the
-# rclone remote's server only, and the folder it fills for writing.
+# --mqtt, --sync: passed to board-setup.sh, which opens IP to the [mqtt]
+# broker (carouseld.service) or to the [sync] server and its folder
+# (carouseld-sync.service) only, through drop-ins made from
+# systemd/carouseld-mqtt.conf and carouseld-sync.conf (see its --help). Run
+# it again when the broker or server moves.
 set -euo pipefail
 
 prefix=${PREFIX:-/usr/local}
@@ -61,7 +58,7 @@ while (($#)); do
     --no-demo-images) demo_images=0; shift ;;
     --mqtt) mqtt=1; shift ;;
     --sync) sync=1; shift ;;
-    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -99,7 +96,7 @@ for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
   "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
-  "$unit_src/carouseld-sync.conf" "$ini_src"; do
+  "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$here/board-setup.sh" "$ini_src"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -146,6 +143,12 @@ put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld-sync.service") "$
 put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
 put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
 put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-backlight.rules"
+# board-setup and its drop-in templates, for running it again on the board
+# (a new panel, --mqtt, --sync) where the package or bundle is gone.
+put 0755 "$here/board-setup.sh" "$D$prefix/lib/carouseld/board-setup"
+for t in carouseld-mqtt.conf carouseld-sync.conf carouseld-fbdev.conf; do
+  put 0644 "$unit_src/$t" "$D$prefix/share/carouseld/systemd/$t"
+done
 say "unit $unitdir/carouseld.service (ExecStart=$prefix/bin/carouseld)"
 
 # The configuration is the administrator's: never replace an existing one.
@@ -220,123 +223,13 @@ if command -v ldconfig >/dev/null; then
     || say "note: libmosquitto.so.1 is not installed: [mqtt] cannot connect (apt-get install libmosquitto1)"
 fi
 
-# The backlight: the rule applied to the devices there now, and their folders
-# opened in the service's read-only /sys (systemd follows no wildcard there,
-# so the paths are this board's, resolved now).
-dropin=/etc/systemd/system/carouseld.service.d/backlight.conf
-backlights=()
-for b in /sys/class/backlight/*; do
-  [ -e "$b/brightness" ] && backlights+=("$(readlink -f "$b")")
-done
-if ((${#backlights[@]})); then
-  if command -v udevadm >/dev/null; then
-    udevadm control --reload 2>/dev/null || true
-    udevadm trigger --subsystem-match=backlight --action=add
-    udevadm settle --timeout=30 || true
-  fi
-  {
-    echo "# Written by install.sh: this board's backlight, writable by the service"
-    echo "# (see 70-carouseld-backlight.rules). Run install.sh again after a change."
-    echo "[Service]"
-    for b in "${backlights[@]}"; do echo "ReadWritePaths=-$b"; done
-  } | put 0644 /dev/stdin "$dropin"
-  say "backlight: ${backlights[*]##*/} (writable by the carouseld group; $dropin)"
-elif [ -e "$dropin" ]; then
-  rm -f "$dropin"
-  say "backlight: none now; removed $dropin"
-fi
-
-# ini_value SECTION KEY: the value in the installed configuration (empty if unset).
-ini_value() {
-  awk -v section="[$1]" -v key="$2" '/^\[/ { s = $0 } s == section && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$confdir/carouseld.ini"
-}
-
-# allow_for WHAT HOST [exact]: fills `allow` with HOST's addresses as they
-# resolve now and, for a name, the loopback and the name servers (the
-# service resolves it too, at each connection, maybe through a resolver on
-# the loopback). An address is allowed alone with `exact`; otherwise the
-# loopback comes too (a broker on the board itself).
-allow_for() {
-  local what=$1 host=$2 exact=${3:-}
-  allow=(localhost)
-  if [[ "$host" =~ ^[0-9.]+$ || "$host" == *:* ]]; then
-    if [ -n "$exact" ]; then allow=("$host"); else allow+=("$host"); fi
-  else
-    mapfile -t addresses < <(getent ahosts "$host" | awk '{ print $1 }' | sort -u)
-    ((${#addresses[@]})) || die "$what: the name '$host' does not resolve here; fix the configuration or the network first"
-    allow+=("${addresses[@]}")
-    while read -r key server _; do
-      [ "$key" = nameserver ] && allow+=("$server")
-    done </etc/resolv.conf
-  fi
-  mapfile -t allow < <(printf '%s\n' "${allow[@]}" | awk '!seen[$0]++')
-}
-
-# host_of URL: the host of http(s)://HOST[:PORT]/..., mqtt://..., [IPv6] without brackets.
-host_of() {
-  local host=${1#*://}
-  host=${host%%/*}
-  case "$host" in
-    \[*) host=${host#[}; host=${host%%]*} ;;
-    *) host=${host%:*} ;;
-  esac
-  printf '%s' "$host"
-}
-
-# MQTT: IP for the broker only (--mqtt).
-if [ "$mqtt" -eq 1 ]; then
-  # [mqtt] broker from the configuration: mqtt://HOST[:PORT] or mqtts://...
-  broker=$(ini_value mqtt broker)
-  [ -n "$broker" ] || die "--mqtt: set [mqtt] broker in $confdir/carouseld.ini first (e.g. broker = mqtt://homeassistant.local)"
-  allow_for "--mqtt: [mqtt] broker" "$(host_of "$broker")"
-  dropin_mqtt=/etc/systemd/system/carouseld.service.d/mqtt.conf
-  sed "s|@ALLOW@|${allow[*]}|" "$unit_src/carouseld-mqtt.conf" | put 0644 /dev/stdin "$dropin_mqtt"
-  say "mqtt: IP opened to ${allow[*]} for $broker ($dropin_mqtt)"
-fi
-
-# carouseld-sync: IP for its server only, write access to its folder (--sync).
-if [ "$sync" -eq 1 ]; then
-  source=$(ini_value sync source)
-  case "$source" in
-    immich)
-      server=$(ini_value sync server)
-      [ -n "$server" ] || die "--sync: set [sync] server in $confdir/carouseld.ini first"
-      host=$(host_of "$server") ;;
-    rclone:*)
-      remote=${source#rclone:}
-      remote=${remote%%:*}
-      rconf=$(ini_value sync rclone_config)
-      [ -n "$rconf" ] || die "--sync: set [sync] rclone_config (e.g. /etc/carouseld/rclone.conf, readable by the carouseld group): the service cannot read a home folder"
-      [ -r "$rconf" ] || die "--sync: $rconf cannot be read"
-      # The remote's server, as rclone's configuration names it (url, host or endpoint).
-      address=$(awk -v section="[$remote]" '/^\[/ { s = $0 } s == section && /^[ \t]*(url|host|endpoint)[ \t]*=/ { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$rconf")
-      [ -n "$address" ] || die "--sync: cannot tell which server the rclone remote '$remote' uses (no url, host or endpoint in $rconf); open IP by hand: systemctl edit carouseld-sync (IPAddressAllow=...)"
-      case "$address" in *://*) host=$(host_of "$address") ;; *) host=${address%:*} ;; esac ;;
-    *) die "--sync: set [sync] source in $confdir/carouseld.ini first (immich or rclone:REMOTE:PATH)" ;;
-  esac
-  allow_for "--sync: the server" "$host" exact
-  folder=$(ini_value sync folder)
-  [ -n "$folder" ] || folder=$(ini_value images path)
-  [ -n "$folder" ] || folder=$images
-  case "$folder" in
-    /*) ;;
-    *) die "--sync: the folder '$folder' is not an absolute path" ;;
-  esac
-  [[ "$folder" =~ [[:space:]\"\'\\] ]] && die "--sync: the folder '$folder' has a space or a quote, which ReadWritePaths= cannot take here; choose one without"
-  # A folder that is there already is the administrator's: made only when missing.
-  if [ ! -d "$folder" ]; then
-    install -d -o carouseld -g carouseld -m 2775 "$folder"
-  elif ! runuser -u carouseld -- test -w "$folder" 2>/dev/null; then
-    say "warning: $folder is not writable by the carouseld user; the sync will say so (chgrp carouseld, chmod g+w)"
-  fi
-  dropin_sync=/etc/systemd/system/carouseld-sync.service.d/sync.conf
-  # Bash's own replacement, quoted: no sed, so no character of a value is a command.
-  template=$(<"$unit_src/carouseld-sync.conf")
-  template=${template//@ALLOW@/"${allow[*]}"}
-  template=${template//@FOLDER@/"$folder"}
-  printf '%s\n' "$template" | put 0644 /dev/stdin "$dropin_sync"
-  say "sync: IP opened to ${allow[*]} for $host, writing $folder ($dropin_sync); next: systemctl enable --now carouseld-sync"
-fi
+# What depends on this board and its configuration: the backlight, and
+# with --mqtt / --sync the drop-ins opening IP (board-setup.sh, installed
+# beside the binaries' private files for running again later).
+setup_args=()
+((mqtt)) && setup_args+=(--mqtt)
+((sync)) && setup_args+=(--sync)
+bash "$here/board-setup.sh" --templates "$unit_src" "${setup_args[@]}"
 
 if [ -d /run/systemd/system ]; then
   systemctl daemon-reload

@@ -43,7 +43,11 @@ OWNED = ["/usr/bin/carouseld", "/usr/bin/carouselctl", "/lib/systemd/system/caro
          "/lib/systemd/system/carouseld-sync.service", "/usr/lib/sysusers.d/carouseld.conf",
          "/usr/lib/tmpfiles.d/carouseld.conf", "/lib/udev/rules.d/70-carouseld-backlight.rules",
          "/etc/carouseld/carouseld.ini", "/usr/share/doc/carouseld/README.md",
-         "/usr/share/doc/carouseld/copyright", "/usr/share/doc/carouseld/changelog.gz"]
+         "/usr/share/doc/carouseld/copyright", "/usr/share/doc/carouseld/changelog.gz",
+         "/usr/lib/carouseld/board-setup", "/usr/share/carouseld/systemd/carouseld-mqtt.conf",
+         "/usr/share/carouseld/systemd/carouseld-sync.conf"]
+BACKLIGHT = "/sys/class/backlight/carousel-test"
+DROPIN = "/etc/systemd/system/carouseld.service.d/backlight.conf"
 WANTS = "/etc/systemd/system/multi-user.target.wants/carouseld.service"
 
 
@@ -141,6 +145,8 @@ def main():
         # -- install -----------------------------------------------------------
 
         def install():
+            # A board with a panel backlight (the VM's test module), there before the install.
+            s.ok("modprobe carousel_test_backlight")
             s.ok(f"mkdir -p /root/board && cp {guest(deb)} {guest(newer_deb)} /root/board/")
             cmd = readme(f"sudo apt install ./{name}")
             # apt's "no stable CLI" warning aside, the same command, answering yes.
@@ -186,6 +192,24 @@ def main():
             if unit != shipped:
                 raise Failure("the installed unit differs from systemd/carouseld.service beyond its /usr paths")
             return f"{len(listed)} paths, user {user.split(':')[2]}, {len(pics)} demo pictures"
+
+        def backlight():
+            # The postinst ran board-setup: the rule applied and the device's
+            # folder opened in the unit's read-only /sys.
+            dropin = s.ok(f"cat {DROPIN}")
+            device = s.ok(f"readlink -f {BACKLIGHT}").strip()
+            if f"ReadWritePaths=-{device}" not in dropin:
+                raise Failure(f"{DROPIN} does not open {device}: {dropin!r}")
+            if s.status()["display"]["backlight"] != "carousel-test":
+                raise Failure(f"the service found no backlight: {s.status()['display']}")
+            s.ctl("brightness 40")
+            s.wait("brightness 40 % of 1023 in sysfs",
+                   lambda: s.ok(f"cat {BACKLIGHT}/actual_brightness").strip() == "409", 30)
+            # board-setup stays for later (--mqtt once a broker is set): it finds its templates.
+            r = s.sh("/usr/lib/carouseld/board-setup --mqtt")
+            if r.rc != 1 or "set [mqtt] broker" not in r.err:
+                raise Failure(f"board-setup --mqtt without a broker: rc {r.rc}: {r.out} {r.err}")
+            return f"{device.rsplit('/', 1)[1]} writable through the hardened unit; board-setup --mqtt asks for a broker"
 
         def ctl_status():
             st = s.status()
@@ -258,7 +282,8 @@ def main():
             s.figures["apt purge s"] = took
             if installed():
                 raise Failure(f"dpkg still knows the package: {installed()!r}")
-            left = [p for p in ("/etc/carouseld", "/var/lib/carouseld-sync", WANTS,
+            left = [p for p in ("/etc/carouseld", "/var/lib/carouseld-sync", WANTS, DROPIN,
+                                "/etc/systemd/system/carouseld.service.d",
                                 "/var/lib/systemd/deb-systemd-helper-enabled/carouseld.service.dsh-also")
                     if exists(p)]
             if left:
@@ -289,6 +314,7 @@ def main():
             ("the service enabled and started: READY=1, a demo picture on screen", started_ready),
             ("the files, the conffile, the user and the demo pictures, as installed", files_installed),
             ("carouselctl status answers", ctl_status),
+            ("the backlight opened to the service by the postinst's board-setup", backlight),
             ("systemd-analyze security and verify", security),
             ("an upgrade to a newer rebuilt package keeps the edited INI and restarts", upgrade_keeps_ini),
             ("apt remove: stopped, files gone, configuration, state and user kept", remove),
