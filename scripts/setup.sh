@@ -21,6 +21,18 @@ packages=(
   rclone  # carouseld sync's remotes, and `rclone serve webdav`, the real server its tests fetch from
   dpkg-dev debhelper lintian  # make deb: the Debian package (scripts/deb.sh) and its check
 )
+# The C kernels' twin test (scripts/kernels.sh) builds for x86-64, arm64
+# and armhf with the Swift toolchain's clang: for every architecture but
+# this machine's own, Debian's cross C library, libgcc and linker, and
+# qemu-user to run the build.
+packages+=(qemu-user)
+native=$(dpkg --print-architecture)
+declare -A cross_binutils=([amd64]=binutils-x86-64-linux-gnu [arm64]=binutils-aarch64-linux-gnu
+                           [armhf]=binutils-arm-linux-gnueabihf)
+for arch in amd64 arm64 armhf; do
+  [ "$arch" = "$native" ] && continue
+  packages+=("libc6-dev-$arch-cross" "libgcc-12-dev-$arch-cross" "${cross_binutils[$arch]}")
+done
 # Only scripts/make-fixtures.sh, run by hand to change the committed test
 # fixtures, needs more: libimage-exiftool-perl (EXIF orientation) and
 # libheif-examples (heif-enc, with libheif's encoders x265 and libaom).

@@ -24,6 +24,24 @@
 // whole cache line per streamed store) measured the same as the 8-pixel
 // AVX2 loop; software prefetch of both rows, 2.4-2.9x.
 //
+// On ARM the vector extension is the loop: no intrinsics, because clang
+// already turns it into the NEON one would write by hand (clang 21 -O2,
+// `clang --target=... -O2 -S blend.c`; no ARM board was at hand, and
+// qemu-user's timing means nothing, so these are instruction counts, not
+// measurements). Per 8 pixels:
+// * arm64: 22 instructions: 2 ldp, 4 usubl (widen and subtract in one), 4
+//   mul by the weight lane, 4 rshrn (the +64, >>7 and narrowing in one), 2
+//   add, 1 stp and 5 of loop control. A hand-written loop has the same.
+// * armhf with NEON: 29: 4 vld1, 4 vsubl, 4 vmla onto 4 vmov'd constants of
+//   64, 4 vshrn, 2 vadd, 2 vst1 and 5 of loop control. By hand (vld1 of 32
+//   bytes, vmul and vrshrn) about 21; but the loop moves 96 bytes of memory
+//   per 8 pixels, more than the DRAM of a 32-bit board (a Cortex-A7/A53 at
+//   1-1.5 GHz) delivers in the 15-30 cycles either takes, so it waits on
+//   memory as it does on x86. If carousel-bench --transitions on a board
+//   says otherwise, a NEON loop goes here beside the AVX2 one.
+// * armhf without NEON (Debian's baseline, VFPv3-D16): scalar code.
+// scripts/kernels.sh checks all three under qemu-user against the twin.
+//
 // The 2.2-2.35x measured after the xfade merge was where the 8-pixel loop
 // happened to lie, not anything the merge added to the frame (zoom's
 // checks in the layout and the strips cost nothing measurable): the loop's
@@ -150,6 +168,9 @@ int cic_crossfade_row_using(int loop, const uint32_t *a, const uint32_t *b, uint
         memcpy(out, w == 0 ? a : b, count * 4);
         return 0;
     }
+#ifndef CIC_X86
+    (void)stream;  // only the AVX2 loop streams; elsewhere every store is ordinary
+#endif
     switch (loop) {
 #ifdef CIC_X86
     case CIC_CROSSFADE_AVX2: crossfade_avx2(a, b, out, count, w, stream); return 0;

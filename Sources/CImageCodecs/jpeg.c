@@ -1,6 +1,7 @@
 // JPEG decoding through libjpeg-turbo with an error manager that returns
 // instead of exiting. See CImageCodecs.h for the contract.
 #include "CImageCodecs.h"
+#include "rows.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -169,26 +170,6 @@ int cic_jpeg_set_scale(cic_jpeg *jpeg, unsigned scale_eighths,
     return 0;
 }
 
-// Adobe applications write CMYK JPEGs with every sample inverted (255 = no
-// ink), and mark them with an APP14 "Adobe" segment; others write plain CMYK.
-// The naive conversion (no colour management) is what browsers do without a
-// profile. Converts in place: a CMYK pixel is 4 bytes, like the output pixel.
-static void cmyk_row_to_native(uint8_t *row, uint32_t width, int inverted) {
-    for (uint32_t x = 0; x < width; x++) {
-        uint8_t *p = row + 4 * (size_t)x;
-        unsigned c = p[0], m = p[1], y = p[2], k = p[3];
-        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
-        uint8_t r = (uint8_t)((c * k + 127) / 255);
-        uint8_t g = (uint8_t)((m * k + 127) / 255);
-        uint8_t b = (uint8_t)((y * k + 127) / 255);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        p[0] = b; p[1] = g; p[2] = r; p[3] = 0xFF;
-#else
-        p[0] = 0xFF; p[1] = r; p[2] = g; p[3] = b;
-#endif
-    }
-}
-
 int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err) {
     jpeg->err = err;
     if (setjmp(jpeg->jump)) return -1;
@@ -217,7 +198,7 @@ int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err)
         for (JDIMENSION i = 0; i < count; i++) rows[i] = dst + (size_t)(first + i) * stride;
         JDIMENSION got = jpeg_read_scanlines(&jpeg->cinfo, rows, count);
         if (jpeg->is_cmyk) {
-            for (JDIMENSION i = 0; i < got; i++) cmyk_row_to_native(rows[i], width, inverted);
+            for (JDIMENSION i = 0; i < got; i++) cic_cmyk_row_to_native(rows[i], width, inverted);
         }
         if (got == 0) {
             // Only a suspending data source returns 0 rows; ours never

@@ -2,6 +2,7 @@
 // this file only. See CImageCodecs.h for the contract.
 #include "CImageCodecs.h"
 #include "box.h"
+#include "rows.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -110,26 +111,6 @@ int cic_png_read_header(cic_png *reader, uint32_t *width, uint32_t *height,
     return 0;
 }
 
-// pixman composites premultiplied pixels: c' = round(c * a / 255), done
-// exactly with the usual add-and-shift division by 255.
-static void premultiply(uint8_t *row, uint32_t width) {
-    for (uint32_t x = 0; x < width; x++) {
-        uint8_t *p = row + 4 * (size_t)x;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        const unsigned a = p[3];
-        uint8_t *c = p;        // B, G, R
-#else
-        const unsigned a = p[0];
-        uint8_t *c = p + 1;    // R, G, B
-#endif
-        if (a == 255) continue;
-        for (int i = 0; i < 3; i++) {
-            unsigned t = c[i] * a + 128;
-            c[i] = (uint8_t)((t + (t >> 8)) >> 8);
-        }
-    }
-}
-
 // A full-size decode: libpng writes straight into `dst` (and runs the 7
 // Adam7 passes over those rows itself).
 static void decode_full(cic_png *reader, uint8_t *dst, size_t stride, cic_error *err) {
@@ -147,7 +128,7 @@ static void decode_full(cic_png *reader, uint8_t *dst, size_t stride, cic_error 
     // checked when libpng finishes the image data.
     png_read_image(png, reader->rows);
     if (reader->has_alpha) {
-        for (png_uint_32 y = 0; y < height; y++) premultiply(dst + (size_t)y * stride, width);
+        for (png_uint_32 y = 0; y < height; y++) cic_premultiply_row(dst + (size_t)y * stride, width);
     }
 }
 
@@ -173,7 +154,7 @@ static void decode_reduced(cic_png *reader, int interlaced, uint8_t *dst, size_t
     if (!interlaced) {
         for (png_uint_32 y = 0; y < height; y++) {
             png_read_row(png, (png_bytep)reader->row, NULL);
-            if (reader->has_alpha) premultiply((uint8_t *)reader->row, width);
+            if (reader->has_alpha) cic_premultiply_row((uint8_t *)reader->row, width);
             cic_box_add_row(reader->box, y, reader->row, 0, 1, width);
         }
     } else {
@@ -184,7 +165,7 @@ static void decode_reduced(cic_png *reader, int interlaced, uint8_t *dst, size_t
             if (rows == 0 || cols == 0) continue;
             for (png_uint_32 i = 0; i < rows; i++) {
                 png_read_row(png, (png_bytep)reader->row, NULL);
-                if (reader->has_alpha) premultiply((uint8_t *)reader->row, cols);
+                if (reader->has_alpha) cic_premultiply_row((uint8_t *)reader->row, cols);
                 cic_box_add_row(reader->box, PNG_ROW_FROM_PASS_ROW(i, pass), reader->row,
                                 PNG_PASS_START_COL(pass), 1u << PNG_PASS_COL_SHIFT(pass), cols);
             }

@@ -1,6 +1,7 @@
 // PNG encoding through libpng 1.6, for screenshots and `carouseld render`.
 // As for reading, libpng's errors longjmp: they land in this file only.
 #include "CImageCodecs.h"
+#include "rows.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -65,12 +66,7 @@ static int encode(FILE *file, const char *name, const uint8_t *pixels, uint32_t 
     png_write_info(png, info);
     for (uint32_t y = 0; y < height; y++) {
         const uint32_t *src = (const uint32_t *)(pixels + (size_t)y * stride);
-        for (uint32_t x = 0; x < width; x++) {
-            uint32_t p = src[x];
-            row[3 * x] = (uint8_t)(p >> 16);
-            row[3 * x + 1] = (uint8_t)(p >> 8);
-            row[3 * x + 2] = (uint8_t)p;
-        }
+        cic_xrgb_row_to_rgb(src, row, width);
         png_write_row(png, row);
     }
     png_write_end(png, info);
