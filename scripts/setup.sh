@@ -19,6 +19,7 @@ packages=(
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
   libcurl4-openssl-dev  # carouseld sync's HTTP (CCurlLoader: the header; libcurl is opened with dlopen by the sync only)
   rclone  # carouseld sync's remotes, and `rclone serve webdav`, the real server its tests fetch from
+  man-db groff-base  # scripts/check-man.sh renders the manual pages in man/ with man -l and groff, failing on any warning
 )
 # Only scripts/make-fixtures.sh, run by hand to change the committed test
 # fixtures, needs more: libimage-exiftool-perl (EXIF orientation) and
