@@ -559,7 +559,7 @@ public enum Schema {
             c.power.backlight = try BacklightChoice(v)
         },
         KeySpec(section: "power", name: "brightness", domain: .autoOrInteger(1...100),
-                accepts: "auto or 1 to 100 (percent; auto: the board's own level)", default: "auto", help: """
+                accepts: "auto or 1 to 100 (percent)", default: "auto", help: """
             The lit level, in percent of the backlight's range; `auto`: the level last set with `brightness N` (kept
             in the state directory), else the level the board had when carouseld started.
             """) { c, v throws(ValueError) in
