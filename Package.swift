@@ -49,6 +49,9 @@ let package = Package(
             name: "carouselctl",
             dependencies: ["CarouselControl", "CarouselPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // `swift run carousel-docs`: writes the shipped INI, the README's key
+        // table and carouseld.ini(5) from the schema. Not shipped, not installed.
+        .executableTarget(name: "carousel-docs", dependencies: ["CarouselConfig"]),
         .executableTarget(
             name: "CarouselBenchmarks",
             dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay"]

@@ -2,7 +2,8 @@
 # Makes the installable bundle out/dist/carouseld-VERSION-ARCH.tar.gz: the
 # release binaries (Swift's runtime linked in statically, so the board needs
 # no Swift toolchain, only Debian's C libraries), install.sh, the systemd
-# files, the default configuration, the demo pictures and the README.
+# files, the default configuration, the demo pictures, the manual pages and
+# the README.
 # On the board: tar xf carouseld-VERSION-ARCH.tar.gz; cd carouseld-VERSION-ARCH; sudo ./install.sh
 #
 #   scripts/dist.sh [--bin-dir DIR] [--out DIR]
@@ -44,7 +45,7 @@ name=carouseld-$version-$arch
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
-install -d "$root/bin" "$root/systemd" "$root/etc" "$root/demo-images"
+install -d "$root/bin" "$root/systemd" "$root/etc" "$root/demo-images" "$root/man"
 install -m 0755 "$bin_dir/carouseld" "$bin_dir/carouselctl" "$root/bin/"
 # Stripped: symbols and debug information are near half of the file, never needed on a
 # board. A strip that fails (a binary for another machine than the host's
@@ -63,6 +64,7 @@ install -m 0644 systemd/carouseld.service systemd/carouseld-sync.service systemd
 install -m 0644 etc/carouseld/carouseld.ini "$root/etc/carouseld.ini"
 install -m 0644 scripts/demo/images/* "$root/demo-images/"
 install -m 0644 README.md "$root/README.md"
+install -m 0644 man/carouseld.8 man/carouselctl.1 man/carouseld.ini.5 "$root/man/"
 mkdir -p "$out"
 tarball=$out/$name.tar.gz
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$tarball.tmp" "$name"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs carouseld: the binaries, the systemd unit, its sysusers.d and
-# tmpfiles.d files, the default configuration, the demo pictures and the
-# README. Runs from the repository (after `make build`) or from the root of
+# tmpfiles.d files, the default configuration, the demo pictures, the
+# manual pages and the README. Runs from the repository (after `make build`) or from the root of
 # a `make dist` bundle (carouseld-VERSION-ARCH.tar.gz: no Swift needed).
 #
 #   sudo ./install.sh [--prefix DIR] [--no-demo-images] [--mqtt] [--sync]
@@ -22,6 +22,8 @@
 #   /etc/carouseld/carouseld.ini          (never overwritten: a changed default
 #                                          is installed as carouseld.ini.new)
 #   PREFIX/share/carouseld/demo-images/, PREFIX/share/doc/carouseld/README.md
+#   PREFIX/share/man/man1/carouselctl.1, PREFIX/share/man/man5/carouseld.ini.5,
+#   PREFIX/share/man/man8/carouseld.8
 #   UDEVRULESDIR/70-carouseld-backlight.rules (the carouseld group may write
 #                                          a backlight's brightness, bl_power)
 #   PREFIX/lib/carouseld/board-setup      (board-setup.sh: the steps below that
@@ -58,7 +60,7 @@ while (($#)); do
     --no-demo-images) demo_images=0; shift ;;
     --mqtt) mqtt=1; shift ;;
     --sync) sync=1; shift ;;
-    -h|--help) sed -n '2,41p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -83,6 +85,7 @@ if [ -x "$here/bin/carouseld" ] && [ -f "$here/systemd/carouseld.service" ]; the
   ini_src=$here/etc/carouseld.ini
   demo_src=$here/demo-images
   readme_src=$here/README.md
+  man_src=$here/man
 else
   repo=$(cd "$here/.." && pwd)
   bin_src=${CAROUSELD_BIN_DIR:-$repo/.build-static/release}
@@ -90,13 +93,15 @@ else
   ini_src=$repo/etc/carouseld/carouseld.ini
   demo_src=$repo/scripts/demo/images
   readme_src=$repo/README.md
+  man_src=$repo/man
 fi
 for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
   [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
   "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
-  "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$here/board-setup.sh" "$ini_src"; do
+  "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$here/board-setup.sh" "$ini_src" \
+  "$man_src/carouseld.8" "$man_src/carouselctl.1" "$man_src/carouseld.ini.5"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -170,6 +175,11 @@ if [ -d "$demo_src" ]; then
   done
 fi
 [ -f "$readme_src" ] && put 0644 "$readme_src" "$D$prefix/share/doc/carouseld/README.md"
+# Uncompressed: man reads them as they are (Debian's packages gzip theirs).
+for page in carouseld.8 carouselctl.1 carouseld.ini.5; do
+  put 0644 "$man_src/$page" "$D$prefix/share/man/man${page##*.}/$page"
+done
+say "manual pages in $prefix/share/man: carouseld(8), carouselctl(1), carouseld.ini(5)"
 
 if [ -n "$destdir" ]; then
   say "staged in $destdir: no user created, no folder under /var made, nothing started"

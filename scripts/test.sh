@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets up everything (Debian packages, the QEMU test machine), builds
 # carouseld and runs the whole test suite: unit, property, renderer
-# reference, daemon and command-line tests, then the end-to-end tests on a
-# real Linux kernel in QEMU. CI runs this.
+# reference, daemon and command-line tests, the manual pages' rendering,
+# then the end-to-end tests on a real Linux kernel in QEMU. CI runs this.
 #
 # Every stage runs through `stage`: its output is shown and kept, its own
 # summary line ("NAME: N passed, 0 failed") is read back, and the count is
@@ -75,6 +75,9 @@ print("simulate example: 1 passed, 0 failed")
 PY
 }
 stage "simulate the bundled example" 's/^simulate example: \([0-9]*\) passed, 0 failed$/\1/p' simulate_example
+
+stage "the manual pages render without warnings (man -l, groff -ww)" \
+    's/^man pages: \([0-9]*\) passed, 0 failed$/\1/p' bash scripts/check-man.sh
 
 stage "MQTT against a real broker: Mosquitto started here on loopback, carouseld on the offscreen display" \
     's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/mqtt_e2e.py .build/debug/carouseld

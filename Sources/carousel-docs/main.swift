@@ -1,0 +1,46 @@
+// Writes the documents made from the configuration schema, from the
+// repository's root: etc/carouseld/carouseld.ini, the key table in
+// README.md (between its marker lines) and man/carouseld.ini.5.
+// SchemaDocsTests fails until they are written again after a schema change.
+
+import CarouselConfig
+import Foundation
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("carousel-docs: \(message)\n".utf8))
+    exit(1)
+}
+
+let root = FileManager.default.currentDirectoryPath
+func path(_ relative: String) -> String { root + "/" + relative }
+
+guard FileManager.default.fileExists(atPath: path("Package.swift")),
+      let readme = try? String(contentsOfFile: path(SchemaDocs.readmePath), encoding: .utf8) else {
+    fail("run me from the repository's root (swift run carousel-docs): no Package.swift and README.md in \(root)")
+}
+guard let newReadme = SchemaDocs.readme(replacingKeysIn: readme) else {
+    fail("README.md lacks the lines \(SchemaDocs.readmeBegin) and \(SchemaDocs.readmeEnd), in that order; "
+         + "put them where the key table goes")
+}
+
+let documents = [
+    (SchemaDocs.iniPath, SchemaDocs.shippedINI()),
+    (SchemaDocs.readmePath, newReadme),
+    (SchemaDocs.manPath, SchemaDocs.manPage()),
+]
+for (relative, text) in documents {
+    let file = path(relative)
+    let old = try? String(contentsOfFile: file, encoding: .utf8)
+    if old == text {
+        print("unchanged \(relative)")
+        continue
+    }
+    do {
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent,
+                                                withIntermediateDirectories: true)
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+    } catch {
+        fail("cannot write \(relative): \(error)")
+    }
+    print("wrote \(relative)")
+}
