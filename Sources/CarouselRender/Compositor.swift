@@ -54,7 +54,7 @@ public struct ZoomLayer: Sendable {
     }
 }
 
-/// Text that stays put on the screen (the clock), drawn over whatever lies
+/// Text that stays put on the screen (the clock, pushed text), drawn over whatever lies
 /// under it: a premultiplied ARGB picture in panel orientation and where its
 /// top-left corner goes in the window (panel pixels).
 public struct SceneStamp: Sendable {
@@ -88,6 +88,9 @@ public struct Scene: Sendable {
     /// The clock, fixed in the window while pictures slide under it; nil:
     /// none. Not touched by `layOut`: the daemon sets it when the minute changes.
     public var stamp: SceneStamp?
+    /// Pushed text (`[overlay] text_file`, `overlay text`), a stamp like
+    /// the clock; nil: none. Not touched by `layOut` either.
+    public var textStamp: SceneStamp?
 
     public init() {}
 }

@@ -17,6 +17,8 @@ public final class FramePainter {
     private let maxPixels: Int
     /// The clock drawn over every frame (`[overlay] clock`), if any.
     public var stamp: SceneStamp?
+    /// The pushed text drawn over every frame (`[overlay] text_file`), if any.
+    public var textStamp: SceneStamp?
 
     /// `panel` is the output size; the carousel is laid out in the logical
     /// orientation `rotation` gives and written turned. `caption`: captions
@@ -88,6 +90,7 @@ public final class FramePainter {
                               pageCount: pageCount, image: image)
         }
         writer.scene.stamp = stamp
+        writer.scene.textStamp = textStamp
         let out = Frame(width: panel.width, height: panel.height)
         writer.render(writer.scene, into: out)
         return (out, cache.drainFailures())

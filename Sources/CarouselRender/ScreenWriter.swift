@@ -150,7 +150,8 @@ public final class ScreenWriter {
             record.replace(with: desired, scratch: &merged)
         }
         writeDots(scene, window: window, into: target, record: &record)
-        writeStamp(scene, window: window, into: target, record: &record)
+        writeStamp(scene.stamp, scene, window: window, into: target, mark: \.stamp, record: &record)
+        writeStamp(scene.textStamp, scene, window: window, into: target, mark: \.textStamp, record: &record)
         record.window = window
         return window
     }

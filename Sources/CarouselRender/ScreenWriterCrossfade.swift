@@ -57,8 +57,9 @@ extension ScreenWriter {
             if p.x1 == end { i += 1 }
             if q.x1 == end { j += 1 }
         }
-        let clock = outgoing.stamp
+        let clock = outgoing.stamp, text = outgoing.textStamp
         let clockRect = clock.map { stampRect($0, window: 0) }
+        let textRect = text.map { stampRect($0, window: 0) }
         let dotsRect = plan?.bounds
         let fades = self.fades
         let scratch = self.scratch
@@ -83,7 +84,7 @@ extension ScreenWriter {
             }
         }
         // The pictures stay alive: the scenes hold them until this returns.
-        withExtendedLifetime((outgoing, incoming)) { withOverlay(clock, plan, window: 0) { overlay in
+        withExtendedLifetime((outgoing, incoming)) { withOverlay(clock, text, plan, window: 0) { overlay in
             for y in 0..<height {
                 // The columns under the clock or the dots in this row (none: c0 == c1).
                 var c0 = width, c1 = 0
@@ -93,6 +94,7 @@ extension ScreenWriter {
                     c1 = max(c1, min(r.x1, width))
                 }
                 cover(clockRect)
+                cover(textRect)
                 cover(dotsRect)
                 // Whole cache lines (16 pixels) either way: a line streamed in
                 // part and written through the cache in part costs a partial
@@ -121,6 +123,7 @@ extension ScreenWriter {
         record.markUnknown(0, compositor.axisExtent, scratch: &merged)
         record.dots = nil
         record.stamp = nil
+        record.textStamp = nil
         record.window = 0
     }
 }

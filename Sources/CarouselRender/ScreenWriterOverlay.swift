@@ -5,7 +5,7 @@ import CarouselImaging
 import Glibc
 #endif
 
-// ScreenWriter's dots and clock: composed over the pictures in a scratch row, only their rectangles rewritten.
+// ScreenWriter's dots, clock and pushed text: composed over the pictures in a scratch row, only their rectangles rewritten.
 extension ScreenWriter {
     // MARK: - Dots and the clock
 
@@ -15,20 +15,24 @@ extension ScreenWriter {
     /// touches nothing reference-counted. Per row, retaining the plan's
     /// arrays and the clock's picture cost more than the blending in a
     /// column of dots on a turned panel (hundreds of short rows).
-    func withOverlay<R>(_ stamp: SceneStamp?, _ plan: DotsPlan?, window s: Int, _ body: (Overlay) -> R) -> R {
+    func withOverlay<R>(_ stamp: SceneStamp?, _ textStamp: SceneStamp?, _ plan: DotsPlan?, window s: Int,
+                        _ body: (Overlay) -> R) -> R {
         let horizontal = axis == .horizontal
-        let clock = stamp.map { stamp in
-            OverlayClock(rect: stampRect(stamp, window: s),
-                         // The picture stays alive: `stamp` is held until this returns.
-                         pixels: stamp.image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) },
-                         stride: stamp.image.stride,
-                         x: stamp.x + (horizontal ? s : 0), y: stamp.y + (horizontal ? 0 : s))
+        func placed(_ stamp: SceneStamp?) -> OverlayClock? {
+            stamp.map { stamp in
+                OverlayClock(rect: stampRect(stamp, window: s),
+                             // The picture stays alive: `stamp` is held until this returns.
+                             pixels: stamp.image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) },
+                             stride: stamp.image.stride,
+                             x: stamp.x + (horizontal ? s : 0), y: stamp.y + (horizontal ? 0 : s))
+            }
         }
+        let clock = placed(stamp), text = placed(textStamp)
         let dots = plan?.dots ?? [], weights = plan?.weights ?? []
-        return withExtendedLifetime(stamp) {
+        return withExtendedLifetime((stamp, textStamp)) {
             dots.withUnsafeBufferPointer { dots in
                 weights.withUnsafeBufferPointer { weights in
-                    body(Overlay(clock: clock, dots: dots, weights: weights,
+                    body(Overlay(clock: clock, text: text, dots: dots, weights: weights,
                                  dotsRect: plan?.bounds.shifted(by: s, horizontal: horizontal), shift: s,
                                  horizontal: horizontal))
                 }
@@ -36,10 +40,30 @@ extension ScreenWriter {
         }
     }
 
-    /// The clock's pixels (premultiplied OVER), then the dots', of row `y`
-    /// between `x0` and `x1`.
+    /// The clock's pixels (premultiplied OVER), the pushed text's, then the
+    /// dots', of row `y` between `x0` and `x1`.
     func blend(_ overlay: Overlay, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int) {
-        if let clock = overlay.clock, y >= clock.rect.y0, y < clock.rect.y1 {
+        if let clock = overlay.clock { blend(clock, into: row, y: y, from: x0, to: x1) }
+        if let text = overlay.text { blend(text, into: row, y: y, from: x0, to: x1) }
+        guard let all = overlay.dotsRect, y >= all.y0, y < all.y1 else { return }
+        for dot in overlay.dots {
+            let b = dot.bounds.shifted(by: overlay.shift, horizontal: overlay.horizontal)
+            guard y >= b.y0, y < b.y1 else { continue }
+            let lo = max(b.x0, x0), hi = min(b.x1, x1)
+            guard hi > lo else { continue }
+            let first = dot.firstWeight + (y - b.y0) * (b.x1 - b.x0) - b.x0
+            for x in lo..<hi {
+                let weight = overlay.weights[first + x]
+                guard weight > 0 else { continue }
+                row[x] = compositor.blend(row[x], dot.color, weight)
+            }
+        }
+    }
+
+    /// A stamp's pixels (premultiplied OVER) in row `y` between `x0` and `x1`.
+    @inline(__always)
+    func blend(_ clock: OverlayClock, into row: UnsafeMutablePointer<UInt32>, y: Int, from x0: Int, to x1: Int) {
+        if y >= clock.rect.y0, y < clock.rect.y1 {
             let a = max(x0, clock.rect.x0), b = min(x1, clock.rect.x1)
             // (x, y) of the buffer is (x - clock.x, y - clock.y) of the picture (the rectangle may be clipped).
             let source = (clock.pixels + (y - clock.y) * clock.stride).assumingMemoryBound(to: UInt32.self) - clock.x
@@ -54,19 +78,6 @@ extension ScreenWriter {
                     return min(255, ((p >> shift) & 0xFF) + ((t + (t >> 8)) >> 8))
                 }
                 row[x] = 0xFF00_0000 | channel(16) << 16 | channel(8) << 8 | channel(0)
-            }
-        }
-        guard let all = overlay.dotsRect, y >= all.y0, y < all.y1 else { return }
-        for dot in overlay.dots {
-            let b = dot.bounds.shifted(by: overlay.shift, horizontal: overlay.horizontal)
-            guard y >= b.y0, y < b.y1 else { continue }
-            let lo = max(b.x0, x0), hi = min(b.x1, x1)
-            guard hi > lo else { continue }
-            let first = dot.firstWeight + (y - b.y0) * (b.x1 - b.x0) - b.x0
-            for x in lo..<hi {
-                let weight = overlay.weights[first + x]
-                guard weight > 0 else { continue }
-                row[x] = compositor.blend(row[x], dot.color, weight)
             }
         }
     }
@@ -99,7 +110,7 @@ extension ScreenWriter {
         // Indexed by buffer column.
         let row = scratch - rect.x0
         // The pictures stay alive: the scene holds them until this returns.
-        withExtendedLifetime(scene) { withOverlay(scene.stamp, plan, window: s) { overlay in
+        withExtendedLifetime(scene) { withOverlay(scene.stamp, scene.textStamp, plan, window: s) { overlay in
             rectStrips.withUnsafeBufferPointer { strips in
                 var k = 0
                 for y in rect.y0..<rect.y1 {
@@ -162,22 +173,25 @@ extension ScreenWriter {
         record.dots = DotsMark(key: key, rect: rect)
     }
 
-    /// Draws the clock where the scene puts it: again when it changed (a new
-    /// minute), when the window moved (a slide: it stays put on the screen)
-    /// or when pictures were written under it; what lay under its old place
-    /// is put back.
-    func writeStamp(_ scene: Scene, window s: Int, into target: Target, record: inout Record) {
+    /// Draws a stamp (the clock, the pushed text) where the scene puts it:
+    /// again when it changed (a new minute, a new text), when the window
+    /// moved (a slide: it stays put on the screen) or when pictures were
+    /// written under it; what lay under its old place is put back. `mark`
+    /// is where the record keeps this stamp's place.
+    func writeStamp(_ stamp: SceneStamp?, _ scene: Scene, window s: Int, into target: Target,
+                    mark: WritableKeyPath<Record, StampMark?>, record: inout Record) {
         let plan = plan(page: scene.page, pageCount: scene.pageCount)
-        let key = scene.stamp?.image.identity
-        let rect = scene.stamp.map { stampRect($0, window: s) }
-        let redraw = rect.map { new in record.stamp?.key != key || record.stamp?.rect != new || touched(new) } ?? false
-        if let old = record.stamp, redraw || rect == nil {
+        let key = stamp?.image.identity
+        let rect = stamp.map { stampRect($0, window: s) }
+        let drawn = record[keyPath: mark]
+        let redraw = rect.map { new in drawn?.key != key || drawn?.rect != new || touched(new) } ?? false
+        if let old = drawn, redraw || rect == nil {
             if old.rect != rect { restore(old.rect, scene, window: s, into: target, record: &record, dots: plan) }
-            record.stamp = nil
+            record[keyPath: mark] = nil
         }
         guard redraw, let key, let rect else { return }
         writeComposed(rect, scene, window: s, into: target, dots: plan)
-        record.stamp = StampMark(key: key, rect: rect)
+        record[keyPath: mark] = StampMark(key: key, rect: rect)
     }
 
     /// Whether `rect` lies within what `scene` shows with the window at `s`.

@@ -173,6 +173,7 @@ extension ScreenWriter {
         record.empty = true
         record.dots = nil
         record.stamp = nil
+        record.textStamp = nil
         record.window = 0
     }
 }

@@ -87,9 +87,11 @@ extension ScreenWriter {
         var y: Int
     }
 
-    /// The clock and the dots of one rectangle or crossfade frame (`ScreenWriter.withOverlay`).
+    /// The clock, the pushed text and the dots of one rectangle or crossfade frame (`ScreenWriter.withOverlay`).
     struct Overlay {
         var clock: OverlayClock?
+        /// The pushed text, drawn as the clock is.
+        var text: OverlayClock?
         var dots: UnsafeBufferPointer<DotsPlan.Dot>
         var weights: UnsafeBufferPointer<Double>
         /// The dots' bounds with the window at `shift`; nil: no dots.
@@ -177,6 +179,8 @@ extension ScreenWriter {
         var dots: DotsMark?
         /// Where the clock was drawn, and which picture of it.
         var stamp: StampMark?
+        /// Where the pushed text was drawn, and which picture of it.
+        var textStamp: StampMark?
         /// The empty-folder picture is in the window.
         var empty = false
 

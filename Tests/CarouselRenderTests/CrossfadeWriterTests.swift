@@ -45,6 +45,12 @@ struct CrossfadeWriterTests {
                 writer.scene.stamp = SceneStamp(image: testStamp(size, seed: run), x: r.int(-2...setup.panel.width - size.width),
                                                 y: r.int(0...setup.panel.height - size.height))
             }
+            if let clock = writer.scene.stamp, run % 2 == 0 {
+                // Pushed text too: a second stamp, the clock's mirrored (no random number drawn).
+                writer.scene.textStamp = SceneStamp(image: testStamp(clock.image.size, seed: run + 1000),
+                                                    x: setup.panel.width - clock.x - clock.image.width,
+                                                    y: setup.panel.height - clock.y - clock.image.height)
+            }
             var offset = Double(r.int(0...setup.count - 1))
             for step in 0..<10 {
                 if r.int(0...5) == 0 { session.decoded.insert(r.int(0...setup.count - 1)) }
@@ -65,6 +71,7 @@ struct CrossfadeWriterTests {
                     writer.fade = nil
                     // The clock stays put over both pictures.
                     writer.incoming.stamp = writer.scene.stamp
+                    writer.incoming.textStamp = writer.scene.textStamp
                     let a = ScreenWriterTests.frame(compositor, writer.scene)
                     let b = ScreenWriterTests.frame(compositor, writer.incoming)
                     var wrong = 0

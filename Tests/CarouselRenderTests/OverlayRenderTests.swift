@@ -44,6 +44,16 @@ func testStamp(_ size: PixelSize, seed: Int) -> DecodedImage {
                                   y: r.int(0...setup.panel.height - size.height))
             }
             session.writer.scene.stamp = newStamp()
+            // Pushed text in half the runs: a second stamp, the clock's mirrored
+            // (beside it, or over it where they meet), drawn without touching
+            // the random sequence, so that the runs stay those without it.
+            func mirrored() {
+                guard run % 2 == 0, let clock = session.writer.scene.stamp else { return }
+                let w = clock.image.width, h = clock.image.height
+                session.writer.scene.textStamp = SceneStamp(image: testStamp(clock.image.size, seed: seed + 1000),
+                                                            x: setup.panel.width - clock.x - w, y: setup.panel.height - clock.y - h)
+            }
+            mirrored()
             for step in 0..<12 {
                 switch r.int(0...6) {
                 case 0, 1:
@@ -52,11 +62,12 @@ func testStamp(_ size: PixelSize, seed: Int) -> DecodedImage {
                     let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: true, travel: travel)
                     #expect(wrong == 0, "run \(run) step \(step): slide: \(wrong) pixels wrong")
                     if wrong > 0 { return }
-                case 2:  // a new minute, maybe wider, maybe elsewhere
+                case 2:  // a new minute, maybe wider, maybe elsewhere (and a new text)
                     session.writer.scene.stamp = newStamp()
+                    mirrored()
                     fallthrough
-                case 3:  // the clock turned off (a reload)
-                    if r.int(0...5) == 0 { session.writer.scene.stamp = nil }
+                case 3:  // the clock turned off (a reload), and the text with it
+                    if r.int(0...5) == 0 { session.writer.scene.stamp = nil; session.writer.scene.textStamp = nil }
                     fallthrough
                 default:
                     if r.bool() { offset = offset.rounded() }
