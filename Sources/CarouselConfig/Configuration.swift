@@ -211,11 +211,17 @@ public struct ValueError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension OverlaySettings {
-    /// Why these settings cannot be drawn as written: the clock and the
-    /// captions in the same corner would cover each other.
+    /// Why these settings cannot be drawn as written: the clock or the
+    /// file's text and the captions in the same corner would cover each other.
     public var conflict: String? {
-        guard clock != nil, caption != .none, clockPosition == position else { return nil }
-        return "[overlay] clock_position and position are both \(position.rawValue): the clock would cover the captions; "
-            + "put one of them elsewhere"
+        if clock != nil, caption != .none, clockPosition == position {
+            return "[overlay] clock_position and position are both \(position.rawValue): the clock would cover the captions; "
+                + "put one of them elsewhere"
+        }
+        if textFile != nil, caption != .none, textPosition == position {
+            return "[overlay] text_position and position are both \(position.rawValue): the text would cover the captions; "
+                + "put one of them elsewhere"
+        }
+        return nil
     }
 }

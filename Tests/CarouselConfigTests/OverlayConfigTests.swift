@@ -16,6 +16,8 @@ import Testing
         #expect(o.text.size == nil)
         #expect(o.text.backdrop == .shadow)
         #expect(o.text.pixelSize(shorterSide: 1080) == 43)
+        #expect(o.textFile == nil)
+        #expect(o.textPosition == .topLeft, "away from the caption's and the clock's corners")
     }
 
     @Test func everyKeyIsRead() throws {
@@ -29,6 +31,8 @@ import Testing
         size = 30
         color = #FFEE00CC
         backdrop = scrim
+        text_file = /dev/shm/frame-text
+        text_position = bottom-right
         """
         let o = try Configuration.parse(text, file: "c.ini").overlay
         #expect(o.caption == .sidecar)
@@ -39,6 +43,8 @@ import Testing
         #expect(o.text.size == 30)
         #expect(o.text.color == PixelColor(red: 0xFF, green: 0xEE, blue: 0, alpha: 0xCC))
         #expect(o.text.backdrop == .scrim)
+        #expect(o.textFile == "/dev/shm/frame-text")
+        #expect(o.textPosition == .bottomRight)
     }
 
     @Test(arguments: [
@@ -51,6 +57,11 @@ import Testing
         ("[overlay]\nfont = ", "c.ini:2: font = '': expected a fontconfig pattern such as DejaVu Sans (fc-list : family lists the fonts)"),
         ("[overlay]\ncaption = date\nclock = HH:MM\nposition = top-right\n",
          "c.ini:4: [overlay] clock_position and position are both top-right: the clock would cover the captions; put one of them elsewhere"),
+        ("[overlay]\ntext_file = frame-text", "c.ini:2: text_file = 'frame-text': expected an absolute path to a file, such as /dev/shm/carouseld-text"),
+        ("[overlay]\ntext_file = /dev/shm/", "c.ini:2: text_file = '/dev/shm/': expected an absolute path to a file, such as /dev/shm/carouseld-text"),
+        ("[overlay]\ntext_position = middle", "c.ini:2: text_position = 'middle': expected one of: bottom-left, bottom-center, bottom-right, top-left, top-center, top-right"),
+        ("[overlay]\ncaption = name\ntext_file = /dev/shm/t\ntext_position = bottom-left\n",
+         "c.ini:4: [overlay] text_position and position are both bottom-left: the text would cover the captions; put one of them elsewhere"),
     ])
     func badValuesAreOneClearLine(text: String, message: String) {
         #expect(throws: ConfigError.self) { try Configuration.parse(text, file: "c.ini") }
@@ -66,6 +77,9 @@ import Testing
         let text = "[overlay]\ncaption = date\nclock = HH:MM\nposition = top-right\nclock_position = top-left\n"
         let o = try Configuration.parse(text, file: "c.ini").overlay
         #expect(o.position == .topRight && o.clockPosition == .topLeft)
+        // The text may share the clock's corner: it goes beneath the clock.
+        let shared = try Configuration.parse("[overlay]\nclock = HH:MM\ntext_file = /dev/shm/t\ntext_position = top-right\n", file: "c.ini")
+        #expect(shared.overlay.textPosition == shared.overlay.clockPosition)
     }
 
     @Test func clockFormats() throws {
