@@ -6,7 +6,8 @@ the offscreen display (`run --display offscreen:WxH`): what MQTT does to the
 carousel is read back through its own control socket.
 
 Checks: Home Assistant discovery and availability (retained), the state on
-change, a command moving the carousel and its reply, a bad command's error
+change, a command moving the carousel and its reply, text pushed through the
+Text entity shown and cleared (the state says so), a bad command's error
 reply with nothing changed, the shared command topic, the screenshot as a
 PNG, the will on kill -9, a broker restart survived with the carousel
 moving throughout, TLS with a test CA, a wrong password refused with one
@@ -176,11 +177,11 @@ def main():
         w = s.watcher(b)
         d = s.daemon(plain(b), "[autoplay]\nenabled = false")
         w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
-        configs = until("7 discovery configs", lambda: (lambda c: c if len(c) >= 7 else None)(
+        configs = until("8 discovery configs", lambda: (lambda c: c if len(c) >= 8 else None)(
             sorted({t for _, t, _ in list(w.messages) if t.startswith("homeassistant/") and t.endswith("/config")})))
         kinds = sorted(t.split("/")[1] + "/" + t.split("/")[3] for t in configs)
         want = ["button/next", "button/previous", "image/screenshot", "number/interval", "sensor/picture",
-                "switch/autoplay", "switch/display"]
+                "switch/autoplay", "switch/display", "text/text"]
         if kinds != want:
             raise Failure(f"discovery announced {kinds}, expected {want}")
         for t in configs:
@@ -221,6 +222,26 @@ def main():
             raise Failure(f"the picture sensor: {entity['sensor/picture']['value_template']}, image {st['image']}")
         if entity["image/screenshot"]["image_topic"] != f"{T}/screenshot":
             raise Failure(f"the image entity listens on {entity['image/screenshot']['image_topic']}")
+        # The Text entity: a text pushed as Home Assistant sends it shows (the
+        # state says so), then an empty one clears it; a multi-line payload
+        # (a JSON-templated automation) is its lines.
+        tx = entity["text/text"]
+        n = press("text/text", tx["command_template"].replace("{{ value }}", "Sunny 21 °C\\nRain from 16:00"))
+        st = state_after(n, "the pushed text in the state",
+                         lambda st: st["overlay"]["text"] == "Sunny 21 °C\nRain from 16:00")
+        if st["overlay"]["source"] != "pushed" or "value_json.overlay.text" not in tx["value_template"]:
+            raise Failure(f"the text entity: {tx['value_template']}, overlay {st['overlay']}")
+        if d.ask("status")["overlay"]["text"] != "Sunny 21 °C\nRain from 16:00":
+            raise Failure("the socket does not see the text MQTT pushed")
+        n = press("text/text", "overlay text Doorbell\nParcel at the door\n")
+        state_after(n, "a text of two lines", lambda st: st["overlay"]["text"] == "Doorbell\nParcel at the door")
+        n = press("text/text", tx["command_template"].replace("{{ value }}", ""))
+        state_after(n, "the text cleared", lambda st: st["overlay"]["text"] is None and st["overlay"]["source"] is None)
+        n = len(w.on(f"{T}/state"))
+        pub(b, f"{T}/command", "overlay text again")
+        state_after(n, "a text again", lambda st: st["overlay"]["text"] == "again")
+        pub(b, f"{T}/command", "overlay clear")
+        state_after(n, "overlay clear", lambda st: st["overlay"]["text"] is None)
         # Retained: a subscriber that comes later still gets them.
         late = s.watcher(b, f"{T}/#")
         late.wait("the retained state for a later subscriber", f"{T}/state", lambda p: json.loads(p)["index"] == 0)
@@ -295,7 +316,7 @@ def main():
         if len(w.on(f"{T}/state")) > n_state:
             raise Failure(f"{len(w.on(f'{T}/state')) - n_state} states in 3 s at rest: {w.texts(f'{T}/state')[n_state - 1:]}")
         s.figures["PNG screenshot bytes"] = len(png)
-        return f"{len(configs)} entities, goto/shared/screenshot/display, PNG {len(png)} bytes"
+        return f"{len(configs)} entities, text pushed and cleared, goto/shared/screenshot/display, PNG {len(png)} bytes"
 
     def will_on_kill():
         b = s.broker()

@@ -35,11 +35,17 @@ public enum ControlRequest: Equatable, Sendable {
     /// `zoom SCALE` or `zoom reset` (`scale` nil): the current picture
     /// zoomed about its centre (the daemon clamps to `[zoom] max_scale`).
     case zoom(scale: Double?)
+    /// `overlay text TEXT`: text shown on the screen over `[overlay]
+    /// text_file`'s until `overlay clear` (`\n` ends a line; a text in
+    /// double quotes is read as a JSON string). An empty text clears.
+    case overlayText(String)
+    /// `overlay clear`: the pushed text goes; the file's shows again.
+    case overlayClear
 
     /// Every command name, in the order `help` lists them.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
-        "set", "screenshot", "display", "brightness", "zoom", "subscribe", "version", "help",
+        "set", "screenshot", "display", "brightness", "zoom", "overlay", "subscribe", "version", "help",
     ]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -49,6 +55,7 @@ public enum ControlRequest: Equatable, Sendable {
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
+        "overlay": "overlay text <text>|clear",
     ]
 
     /// The largest scale `zoom` accepts (as `[zoom] max_scale` does).
@@ -68,7 +75,8 @@ public enum ControlRequest: Equatable, Sendable {
         case .pause: .pause
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
-        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness: nil
+        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness,
+             .overlayText, .overlayClear: nil
         }
     }
 
@@ -91,6 +99,9 @@ public enum ControlRequest: Equatable, Sendable {
         case let .display(setting): "display \(setting.rawValue)"
         case let .brightness(percent): "brightness \(percent)"
         case let .zoom(scale): scale.map { "zoom \(JSONValue.number($0))" } ?? "zoom reset"
+        // Quoted as JSON: a line end or a quote inside survives the one line.
+        case let .overlayText(text): "overlay text \(JSONValue.string(text).encoded)"
+        case .overlayClear: "overlay clear"
         }
     }
 
@@ -129,6 +140,8 @@ public enum ControlRequest: Equatable, Sendable {
                         + " got \(text.isEmpty ? "nothing" : "'\(text)'")"))
             }
             return .success(.zoom(scale: scale))
+        case "overlay":
+            return parseOverlay(line, Array(arguments))
         case "display":
             guard arguments.count == 1, let setting = DisplayPowerSetting(rawValue: arguments[arguments.startIndex].text) else {
                 let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
@@ -195,6 +208,37 @@ public enum ControlRequest: Equatable, Sendable {
             return .failure(ControlError("goto takes an index and an optional duration, got extra '\(arguments[2].text)'"))
         }
         return .success(.goto(index: index, milliseconds: milliseconds))
+    }
+
+    /// The most text `overlay text` takes (bytes): a few lines, not a page.
+    public static let maximumOverlayText = 4096
+
+    private static func parseOverlay(_ line: String, _ arguments: [Word]) -> Result<ControlRequest, ControlError> {
+        let usage = "usage: overlay text <text>|clear"
+        switch arguments.first?.text {
+        case "clear":
+            guard arguments.count == 1 else {
+                return .failure(ControlError("overlay clear takes no arguments, got '\(arguments[1].text)'"))
+            }
+            return .success(.overlayClear)
+        case "text":
+            // The text is the rest of the line, with its inner spacing.
+            var text = arguments.count > 1 ? trimmed(String(line[arguments[1].start...])) : ""
+            if text.hasPrefix("\""), text.count >= 2, text.hasSuffix("\"") {
+                guard case let .string(decoded)? = JSONValue.parse(text) else {
+                    return .failure(ControlError(
+                        "overlay text: a text in double quotes is read as a JSON string (escape \\\" and \\\\), got \(text)"))
+                }
+                text = decoded
+            }
+            guard text.utf8.count <= maximumOverlayText else {
+                return .failure(ControlError("overlay text takes at most \(maximumOverlayText) bytes, got \(text.utf8.count)"))
+            }
+            return .success(.overlayText(text))
+        default:
+            let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
+            return .failure(ControlError("overlay needs text or clear (\(usage)), got \(got)"))
+        }
     }
 
     private struct Word {

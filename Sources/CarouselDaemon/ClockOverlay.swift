@@ -96,20 +96,25 @@ final class ClockOverlay {
     /// The stamp of `text`: the sprite turned to the panel, placed at the
     /// look's position; nil when there is no font (logged once).
     static func draw(_ text: String, _ look: ClockLook) -> SceneStamp? {
-        let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
-        guard case let .success(renderer) = result else {
-            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions and the clock are not drawn") }
-            return nil
-        }
-        guard let mask = renderer.render(lines: [text], alignment: look.position.horizontal),
-              let sprite = try? TextSprite.make(mask, style: look.style, size: look.size),
-              let turned = try? sprite.turned(look.rotation) else { return nil }
+        guard let sprite = Self.sprite(text, look), let turned = try? sprite.turned(look.rotation) else { return nil }
         let o = TextSprite.origin(of: sprite.size, in: look.logical, at: look.position, margin: TextSprite.margin(size: look.size))
         // The logical rectangle's corners on the panel.
         let p = look.rotation.panel(x: o.x, y: o.y, panelWidth: look.panel.width, panelHeight: look.panel.height)
         let q = look.rotation.panel(x: o.x + sprite.width - 1, y: o.y + sprite.height - 1,
                                     panelWidth: look.panel.width, panelHeight: look.panel.height)
         return SceneStamp(image: turned, x: min(p.x, q.x), y: min(p.y, q.y))
+    }
+
+    /// The sprite of `text` upright (not yet turned to the panel); nil when
+    /// there is no font (logged once).
+    static func sprite(_ text: String, _ look: ClockLook) -> DecodedImage? {
+        let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
+        guard case let .success(renderer) = result else {
+            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions and the clock are not drawn") }
+            return nil
+        }
+        guard let mask = renderer.render(lines: [text], alignment: look.position.horizontal) else { return nil }
+        return try? TextSprite.make(mask, style: look.style, size: look.size)
     }
 }
 

@@ -42,6 +42,12 @@ extension Daemon {
         case let .brightness(percent):
             if let error = setBrightness(percent: percent) { return .error("brightness \(percent): \(error)") }
             return .ok(status())
+        case let .overlayText(text):
+            services.first(PushedTextService.self)?.push(text)
+            return .ok(status())
+        case .overlayClear:
+            services.first(PushedTextService.self)?.clear()
+            return .ok(status())
         }
     }
 
@@ -77,6 +83,8 @@ extension Daemon {
             "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),
             // What `carouseld sync` last did (its file in the folder), with [sync] set.
             "sync": SyncStatusFile.read(for: config) ?? .null,
+            // The pushed text on screen and where it comes from (`overlay text`, `[overlay] text_file`).
+            "overlay": services.first(PushedTextService.self)?.status ?? .null,
         ]
     }
 

@@ -13,7 +13,7 @@ import Glibc
 /// The running carousel: one loop over the services registered on it
 /// (`LoopService`: input, the display's flips and hotplug, the control
 /// socket, MQTT, the folder watch, the work handed off the loop, signals,
-/// the watchdog, the clock overlay, the wall clock), and the interpreter
+/// the watchdog, the clock overlay, pushed text, the wall clock), and the interpreter
 /// of what they ask (`ask`). Nothing on the loop blocks; at rest it sleeps
 /// in `epoll_wait` until a descriptor is ready or the earliest deadline.
 ///
@@ -156,6 +156,7 @@ public final class Daemon {
         clockOverlay.daemon = self
         clockOverlay.reconfigure(layout.clockLook(config))
         services.register(clockOverlay)
+        services.register(PushedTextService(daemon: self))
         services.register(MQTTService(daemon: self))
         // Input last: it opens once the first frame is handed to the display.
         if options.input { services.register(InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds)) }

@@ -161,6 +161,8 @@ extension Daemon {
         case .next, .prev, .goto, .pause, .resume, .reload, .set, .brightness, .zoom: power.used(at: clock())
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .version, .help: break
+        // The house pushing the weather is not someone at the frame.
+        case .overlayText, .overlayClear: break
         }
     }
 

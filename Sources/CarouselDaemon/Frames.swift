@@ -38,6 +38,8 @@ public final class FramePath {
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
     var needsFrame = true
+    /// The pushed text's stamp (`PushedTextService` sets it and asks for a frame).
+    var textStamp: SceneStamp?
     /// The content moves with time (a settle, momentum, an animation, a
     /// drift), as the model's effects said: draw every frame until it stops.
     private(set) var moving = false
@@ -156,6 +158,7 @@ public final class FramePath {
             }
         }
         writer.scene.stamp = d.clockOverlay.stamp
+        writer.scene.textStamp = textStamp
         let complete = !placed.isEmpty && writer.scene.complete
         let window = writer.draw(into: buffer)
         do {

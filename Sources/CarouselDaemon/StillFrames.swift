@@ -34,6 +34,7 @@ extension Layout {
         let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
         let painter = stillPainter(config, layout: layout, paths: paths)
         painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
+        painter.textStamp = layout.textFileStamp(config)
         if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
         for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
         // A file that changed since (or fails only at the frame's size) is

@@ -92,6 +92,12 @@ extension FrameProtocol {
             // `screenshot` on the command topic publishes a new picture here.
             Entity(component: "image", object: "screenshot", name: "Screen",
                    fields: ["image_topic": .string(screenshotTopic), "content_type": .string("image/png")]),
+            // Text on the screen: what is set shows over `[overlay] text_file`'s;
+            // an empty text clears it (the file's shows again).
+            Entity(component: "text", object: "text", name: "Text",
+                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value }}"),
+                            "state_topic": state, "value_template": .string("{{ (value_json.overlay.text or '')[:255] }}"),
+                            "max": .int(255), "mode": .string("text"), "icon": .string("mdi:message-text-outline")]),
         ]
         if identity.hasBacklight {
             list.append(Entity(component: "number", object: "brightness", name: "Brightness",

@@ -108,6 +108,11 @@ public struct FrameProtocol: Equatable, Sendable {
         // One request per message; a trailing line end (mosquitto_pub -l, echo) is not a second one.
         var line = Substring(text)
         while let last = line.last, last == "\n" || last == "\r" { line = line.dropLast() }
+        // Text for the screen may come in several lines (a JSON payload
+        // templated by Home Assistant): they are its lines, as `\n` says.
+        if line.hasPrefix("overlay ") || line.hasPrefix("overlay\t") {
+            line = Substring(line.replacing("\r\n", with: "\\n").replacing("\n", with: "\\n"))
+        }
         guard !line.contains("\n") else {
             return .failure(ControlError("one request per message, got several lines"))
         }

@@ -22,6 +22,7 @@ struct Carouselctl: ParsableCommand {
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
             Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
+            Overlay.self,
         ]
     )
 
@@ -279,6 +280,26 @@ struct Zoom: ParsableCommand {
         }
     }
     func run() throws { try connection.perform(.zoom(scale: scale == "reset" ? nil : Double(scale)!)) }
+}
+
+struct Overlay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show text on the screen (overlay text TEXT), or take it away (overlay clear).",
+        discussion: """
+            The text stays put while pictures slide under it, at [overlay] text_position, \
+            over the text of [overlay] text_file until overlay clear. \\n ends a line; \
+            at most 4 lines show. It survives a reload, not a restart.
+            """)
+    @Argument(help: ArgumentHelp("text or clear.", valueName: "text|clear")) var action: String
+    @Argument(help: ArgumentHelp("The text (words are joined by spaces).", valueName: "text")) var words: [String] = []
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if action == "clear", !words.isEmpty { throw ValidationError("overlay clear takes no text") }
+        if action != "clear", action != "text" { throw ValidationError("overlay takes text or clear, got '\(action)'") }
+    }
+    func run() throws {
+        try connection.perform(action == "clear" ? .overlayClear : .overlayText(words.joined(separator: " ")))
+    }
 }
 
 struct Status: ParsableCommand {

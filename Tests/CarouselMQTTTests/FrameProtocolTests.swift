@@ -32,6 +32,15 @@ import Testing
         #expect(try FrameProtocol.request(payload: Array("display off".utf8)).get() == .display(.off))
     }
 
+    @Test func pushedTextMayComeInSeveralLines() throws {
+        // Home Assistant's text entity, or a JSON payload's real line ends: the text's lines.
+        #expect(try FrameProtocol.request(payload: Array("overlay text Sunny 21 °C".utf8)).get() == .overlayText("Sunny 21 °C"))
+        #expect(try FrameProtocol.request(payload: Array("overlay text Sunny\nRain from 16:00\n".utf8)).get()
+                == .overlayText("Sunny\\nRain from 16:00"))
+        #expect(try FrameProtocol.request(payload: Array("overlay text \"a\r\nb\"".utf8)).get() == .overlayText("a\nb"))
+        #expect(try FrameProtocol.request(payload: Array("overlay clear".utf8)).get() == .overlayClear)
+    }
+
     @Test func refusedRequestsGetTheirErrorOnly() {
         func message(_ text: String) -> String? {
             if case let .failure(e) = FrameProtocol.request(payload: Array(text.utf8)) { return e.message }
@@ -84,7 +93,7 @@ import Testing
             "homeassistant/button/kitchen/next/config", "homeassistant/button/kitchen/previous/config",
             "homeassistant/switch/kitchen/autoplay/config", "homeassistant/switch/kitchen/display/config",
             "homeassistant/sensor/kitchen/picture/config", "homeassistant/number/kitchen/interval/config",
-            "homeassistant/image/kitchen/screenshot/config",
+            "homeassistant/image/kitchen/screenshot/config", "homeassistant/text/kitchen/text/config",
         ])
         #expect(messages.allSatisfy { $0.retain })
         for m in messages {
@@ -98,6 +107,12 @@ import Testing
         #expect(next["payload_press"]?.stringValue == "next")
         let image = try #require(JSONValue.parse(messages[6].text))
         #expect(image["image_topic"]?.stringValue == "carouseld/kitchen/screenshot")
+        // The text entity pushes `overlay text` and reads back what shows.
+        let text = try #require(JSONValue.parse(messages[7].text))
+        #expect(text["command_topic"]?.stringValue == "carouseld/kitchen/command")
+        #expect(text["command_template"]?.stringValue == "overlay text {{ value }}")
+        #expect(text["state_topic"]?.stringValue == "carouseld/kitchen/state")
+        #expect(text["value_template"]?.stringValue?.contains("value_json.overlay.text") == true)
         // The brightness number only with a backlight.
         var lit = frame.identity
         lit.hasBacklight = true

@@ -229,6 +229,30 @@ struct RenderOverlayTests {
     }
 }
 
+extension RenderOverlayTests {
+    @Test func theTextFileIsDrawnAtItsPositionAndAnUnshownFileIsOneLine() throws {
+        let scratch = try Scratch("render-text")
+        let plain = try #require(try render(scratch, overlay: "size = 16\n").image)
+        let file = try scratch.write("weather.txt", "Sunny 21 °C\nRain from 16:00\n")
+        let shown = try render(scratch, overlay: "size = 16\ntext_file = \(file)\ntext_position = bottom-right\n")
+        let image = try #require(shown.image, "\(shown.stderr)")
+        let b = try #require(box(plain, image), "the text is drawn")
+        // Two lines of 16 px in the bottom-right corner, right-aligned, within half the width.
+        #expect(b.x0 >= 160 && b.x1 > 290 && b.y0 > 120 && b.y1 > 180, "\(b)")
+        #expect(b.y1 - b.y0 > 30, "two lines: \(b)")
+        // The default corner is top-left.
+        let topLeft = try #require(try render(scratch, overlay: "size = 16\ntext_file = \(file)\n").image)
+        let t = try #require(box(plain, topLeft))
+        #expect(t.x0 < 30 && t.y0 < 30 && t.x1 < 160, "\(t)")
+        // A binary file: one warning line, and the frame without text.
+        let binary = try scratch.write("binary.txt", "PNG\u{0}binary")
+        let refused = try render(scratch, overlay: "size = 16\ntext_file = \(binary)\n")
+        #expect(refused.status == 0)
+        #expect(refused.stderr.split(separator: "\n").filter { $0.contains("holds a NUL byte") }.count == 1, "\(refused.stderr)")
+        #expect(box(plain, try #require(refused.image)) == nil)
+    }
+}
+
 /// A zoom's sharper decode replaces the screen's picture enlarged while the
 /// zoom stays: it must be that picture, fill and caption included, only with
 /// more pixels (it was drawn with the default fill and no caption).
