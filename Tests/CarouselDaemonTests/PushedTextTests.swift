@@ -117,6 +117,24 @@ final class TextFolder {
         #expect(stamp.x + stamp.image.width > 280, "right-aligned in the same corner")
     }
 
+    @Test func aLineTooWideIsCutToItsShareAndRightToLeftAndCJKAreDrawn() throws {
+        let d = try OffscreenDaemon(ini: "[overlay]\nsize = 14\ntext_position = top-right\n")
+        d.showFirstPicture()
+        let text = try service(d)
+        // More than 4 lines: the first 4; a line far too wide: cut to half the screen.
+        #expect(isOK(d.daemon.answer(.overlayText(String(repeating: "Rain later today ", count: 20) + #"\n2\n3\n4\n5"#))))
+        try settle(d) { text.stamp != nil }
+        #expect(text.shown?.lines.lines.count == 4)
+        let wide = try #require(text.stamp)
+        #expect(wide.image.width <= 160 + 14, "cut to its share: \(wide.image.width) px of 320")
+        #expect(wide.x + wide.image.width > 300, "right-aligned in the top-right corner")
+        // Arabic and Japanese draw (the fallback fonts are the captions').
+        #expect(isOK(d.daemon.answer(.overlayText(#"مطر بعد الظهر\n雨のち晴れ"#))))
+        try settle(d) { text.drawn?.lines == ["مطر بعد الظهر", "雨のち晴れ"] }
+        let rtl = try #require(text.stamp)
+        #expect(rtl.image.height > 2 * 14, "two lines drawn: \(rtl.image.height) px high")
+    }
+
     @Test func theFileFollowedAcrossRenameAndDeletion() throws {
         let folder = try TextFolder()
         let d = try OffscreenDaemon(ini: "[overlay]\ntext_file = \(folder.file)\n")

@@ -31,7 +31,9 @@ struct SocketLimitsTests {
             ("display off", { if case let .object(d)? = $0["display"] { return d["power"] == .string("off") }; return false }),
             ("display on", { if case let .object(d)? = $0["display"] { return d["power"] == .string("on") }; return false }),
             ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 16 }; return false }),
+            ("overlay text Sunny", { if case let .object(o)? = $0["overlay"] { return o["text"] == .string("Sunny") }; return false }),
+            ("overlay clear", { if case let .object(o)? = $0["overlay"] { return o["text"] == .null }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 17 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {
