@@ -77,6 +77,11 @@ extension Daemon {
             "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),
             // What `carouseld sync` last did (its file in the folder), with [sync] set.
             "sync": SyncStatusFile.read(for: config) ?? .null,
+            // `[power] presence`: whether someone is there, and since when (the sensor's last word).
+            "presence": config.power.presence.map { source in
+                .object(["source": .string(source.description), "present": .bool(power.present),
+                         "since_ms": power.presenceChanged.map { .int(Int(uptimeMilliseconds($0))) } ?? .null])
+            } ?? .null,
         ]
     }
 
