@@ -142,7 +142,7 @@ public enum PresenceSource: Equatable, Sendable, CustomStringConvertible {
 
     /// Parses the key's value; empty: none (`nil`).
     public static func parse(_ text: String) throws(ValueError) -> PresenceSource? {
-        let text = String(text.trimmingWhitespace())
+        let text = String(text[...].trimmingWhitespace())
         if text.isEmpty { return nil }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         let kind = parts[0].lowercased()

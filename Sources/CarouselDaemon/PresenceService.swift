@@ -120,7 +120,7 @@ final class GPIOPresenceLine {
             throw GPIOPresenceError(description: "cannot open GPIO chip \(chipName): \(errnoDescription(code))"
                 + Self.hint(code, device: chipName))
         }
-        let device = String(cString: lib.gpiod_chip_name(chip))
+        let device = lib.gpiod_chip_name(chip).map { String(cString: $0) } ?? chipName
         let found: OpaquePointer? = switch lineName {
         case let .offset(n): lib.gpiod_chip_get_line(chip, n)
         case let .named(name): lib.gpiod_chip_find_line(chip, name)
@@ -128,7 +128,7 @@ final class GPIOPresenceLine {
         guard let line = found else {
             let code = errno
             lib.gpiod_chip_close(chip)
-            throw GPIOPresenceError(description: "no line \(lineName) on \(device) (\(String(cString: lib.gpiod_chip_label(chip))))"
+            throw GPIOPresenceError(description: "no line \(lineName) on \(device) (\(lib.gpiod_chip_label(chip).map { String(cString: $0) } ?? "?"))"
                 + ": \(errnoDescription(code)) (gpioinfo \(device) lists its lines)")
         }
         let flags = activeLow ? cgpiod_flag_active_low : 0

@@ -9,10 +9,10 @@ import Testing
     @Test func eachEdgeMovesTheSettlingInstantAndTheLevelIsReadOnce() {
         var d = PresenceDebounce(seconds: 0.05)
         #expect(d.settlesAt == nil, "at rest: no deadline")
-        #expect(!d.edge(at: 1_000_000))
+        #expect(d.edge(at: 1_000_000) == false)
         #expect(d.settlesAt == 1_050_000)
-        #expect(!d.edge(at: 1_020_000))
-        #expect(!d.edge(at: 1_030_000))
+        #expect(d.edge(at: 1_020_000) == false)
+        #expect(d.edge(at: 1_030_000) == false)
         #expect(d.settlesAt == 1_080_000)
         #expect(d.due(now: 1_079_999) == nil)
         #expect(d.due(now: 1_080_000) == 1_030_000, "the level counts from the last edge")
@@ -21,7 +21,7 @@ import Testing
 
     @Test func noDebounceReadsAtOnce() {
         var d = PresenceDebounce(seconds: 0)
-        #expect(d.edge(at: 5))
+        #expect(d.edge(at: 5) == true)
         #expect(d.settlesAt == nil && d.lastEdge == 5)
     }
 
