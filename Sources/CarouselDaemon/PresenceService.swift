@@ -17,13 +17,16 @@ final class PresenceService: LoopService {
     private unowned let daemon: Daemon
     private var line: GPIOPresenceLine?
     private var debounce = PresenceDebounce(seconds: 0)
+    /// Counts the lines opened: a line opened again (a reload) may get the
+    /// closed one's descriptor number, which epoll must be told is new.
+    private var generation: UInt64 = 0
 
     init(daemon: Daemon) {
         self.daemon = daemon
         open(daemon.config.power)
     }
 
-    var interests: [EpollInterest] { line.map { [EpollInterest(fd: $0.eventDescriptor)] } ?? [] }
+    var interests: [EpollInterest] { line.map { [EpollInterest(fd: $0.eventDescriptor, serial: generation)] } ?? [] }
 
     var deadline: Int64? { line == nil ? nil : debounce.settlesAt }
 
@@ -33,6 +36,7 @@ final class PresenceService: LoopService {
         do {
             let opened = try GPIOPresenceLine(chip: chip, line: lineName, activeLow: power.presenceActiveLow)
             line = opened
+            generation &+= 1
             log(.info, "presence: \(opened.summary)\(power.presenceActiveLow ? ", active low" : ""), debounce \(Schema.format(power.presenceDebounce)) s")
             // Someone there already at start: their presence holds it from now.
             if try opened.value() { daemon.sensePresence(true, at: daemon.clock()) }
