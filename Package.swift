@@ -34,7 +34,7 @@ let package = Package(
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquittoLoader", "CarouselCalibration", "CarouselSimulation",
+                "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
             ]
         ),
         .executableTarget(
@@ -120,6 +120,9 @@ let package = Package(
         // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
         // Opened with dlopen when [mqtt] first connects (not linked: see CMosquittoLoader.h).
         .target(name: "CMosquittoLoader", dependencies: ["CPlatform"]),
+        // libgpiod v1 (Debian: libgpiod-dev), a presence sensor's GPIO line on the loop.
+        // Opened with dlopen when [power] presence names a GPIO line (not linked: see CGPIODLoader.h).
+        .target(name: "CGPIODLoader", dependencies: ["CPlatform"]),
         // `carouseld sync`: Immich and rclone into the album folder, a process of its own.
         // libcurl is opened with dlopen by the sync only (not linked: see CCurlLoader.h).
         .target(name: "CCurlLoader", dependencies: ["CPlatform"]),

@@ -59,7 +59,7 @@ for b in carouseld carouselctl; do
 done
 install -m 0755 scripts/install.sh "$root/install.sh"
 install -m 0755 scripts/board-setup.sh "$root/board-setup.sh"
-install -m 0644 systemd/carouseld.service systemd/carouseld-sync.service systemd/carouseld-sync.conf systemd/carouseld.sysusers systemd/carouseld.tmpfiles systemd/carouseld-backlight.rules systemd/carouseld-mqtt.conf systemd/carouseld-fbdev.conf \
+install -m 0644 systemd/carouseld.service systemd/carouseld-sync.service systemd/carouseld-sync.conf systemd/carouseld.sysusers systemd/carouseld.tmpfiles systemd/carouseld-backlight.rules systemd/carouseld-mqtt.conf systemd/carouseld-fbdev.conf systemd/carouseld-gpio.conf \
   systemd/README.md "$root/systemd/"
 install -m 0644 etc/carouseld/carouseld.ini "$root/etc/carouseld.ini"
 install -m 0644 scripts/demo/images/* "$root/demo-images/"

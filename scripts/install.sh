@@ -100,7 +100,7 @@ for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
   "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
-  "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$here/board-setup.sh" "$ini_src" \
+  "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$unit_src/carouseld-gpio.conf" "$here/board-setup.sh" "$ini_src" \
   "$man_src/carouseld.8" "$man_src/carouselctl.1" "$man_src/carouseld.ini.5"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
@@ -151,7 +151,7 @@ put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-bac
 # board-setup and its drop-in templates, for running it again on the board
 # (a new panel, --mqtt, --sync) where the package or bundle is gone.
 put 0755 "$here/board-setup.sh" "$D$prefix/lib/carouseld/board-setup"
-for t in carouseld-mqtt.conf carouseld-sync.conf carouseld-fbdev.conf; do
+for t in carouseld-mqtt.conf carouseld-sync.conf carouseld-fbdev.conf carouseld-gpio.conf; do
   put 0644 "$unit_src/$t" "$D$prefix/share/carouseld/systemd/$t"
 done
 say "unit $unitdir/carouseld.service (ExecStart=$prefix/bin/carouseld)"

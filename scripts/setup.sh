@@ -15,6 +15,7 @@ packages=(
   fonts-dejavu-core  # the default [overlay] font, and the one the text tests compare with ImageMagick
   fonts-wqy-zenhei  # a small CJK font: the text tests check fontconfig's fallback for ideographs DejaVu lacks
   libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquittoLoader: the header; the library is opened with dlopen, [mqtt])
+  libgpiod-dev  # a presence sensor on a GPIO line (CGPIODLoader: the header; the library is opened with dlopen, [power] presence = gpio:...)
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
   libcurl4-openssl-dev  # carouseld sync's HTTP (CCurlLoader: the header; libcurl is opened with dlopen by the sync only)

@@ -104,7 +104,80 @@ public struct PowerConfig: Equatable, Sendable {
     /// dims to `dimLevel` percent; 0: never.
     public var dimAfter: Double = 0
     public var dimLevel = 20
+    /// A presence sensor (`[power] presence`); nil: none.
+    public var presence: PresenceSource?
+    /// The GPIO line reads 0 when someone is there (`presence_active_low`).
+    public var presenceActiveLow = false
+    /// Seconds a GPIO line must hold still before its level counts (`presence_debounce`).
+    public var presenceDebounce = 0.05
+    /// Whether presence wakes the display outside the schedule's on-times.
+    public var presenceAtNight = PresenceAtNight.sleep
     public init() {}
+}
+
+/// `[power] presence_at_night`: outside the schedule's on-times presence
+/// leaves the display dark (`sleep`) or wakes it as by day (`wake`).
+public enum PresenceAtNight: String, Sendable, CaseIterable { case sleep, wake }
+
+/// Where presence comes from (`[power] presence`): a GPIO line through the
+/// kernel's character device (`gpio:CHIP:LINE`), or a key of an input
+/// device (`key:NAME`; a PIR wired as a `gpio-key`), down while someone is there.
+public enum PresenceSource: Equatable, Sendable, CustomStringConvertible {
+    /// `chip`: gpiochip0, /dev/gpiochip0 or a chip's label (libgpiod's
+    /// lookup); `line`: an offset on it or a line's name.
+    case gpio(chip: String, line: GPIOLineName)
+    /// A Linux key code and the name it was given by.
+    case key(code: UInt32, name: String)
+
+    public enum GPIOLineName: Equatable, Sendable, CustomStringConvertible {
+        case offset(UInt32)
+        case named(String)
+        public var description: String {
+            switch self {
+            case let .offset(n): String(n)
+            case let .named(name): name
+            }
+        }
+    }
+
+    /// Parses the key's value; empty: none (`nil`).
+    public static func parse(_ text: String) throws(ValueError) -> PresenceSource? {
+        let text = String(text[...].trimmingWhitespace())
+        if text.isEmpty { return nil }
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        let kind = parts[0].lowercased()
+        let rest = parts.count > 1 ? parts[1] : ""
+        switch kind {
+        case "gpio":
+            // The line follows the last colon: a chip's label may hold none, a path none either.
+            guard let colon = rest.lastIndex(of: ":") else {
+                throw ValueError("expected gpio:CHIP:LINE, e.g. gpio:gpiochip0:17 (the chip, then the line's number or name)")
+            }
+            let chip = String(rest[..<colon]), line = String(rest[rest.index(after: colon)...])
+            guard !chip.isEmpty, !line.isEmpty else {
+                throw ValueError("expected gpio:CHIP:LINE, e.g. gpio:gpiochip0:17 (the chip, then the line's number or name)")
+            }
+            guard !(chip + line).unicodeScalars.contains(where: { $0.value < 0x20 }), chip.utf8.count <= 255,
+                  line.utf8.count <= 255 else { throw ValueError("the chip or line name has control characters or is too long") }
+            if chip.contains("/"), !chip.hasPrefix("/dev/") {
+                throw ValueError("a chip given by path is under /dev (e.g. /dev/gpiochip0)")
+            }
+            return .gpio(chip: chip, line: UInt32(line).map { .offset($0) } ?? .named(line))
+        case "key":
+            let name = rest.uppercased()
+            if let code = LinuxKeyNames.codes[name] { return .key(code: code, name: name) }
+            throw ValueError("'\(rest)' is not a Linux key name (e.g. key:KEY_F13 or key:BTN_0, as in linux/input-event-codes.h)")
+        default:
+            throw ValueError("expected gpio:CHIP:LINE (e.g. gpio:gpiochip0:17) or key:NAME (e.g. key:KEY_F13)")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .gpio(chip, line): "gpio:\(chip):\(line)"
+        case let .key(_, name): "key:\(name)"
+        }
+    }
 }
 
 /// Which backlight the daemon drives (`[power] backlight`): the one the

@@ -85,6 +85,11 @@ extension Daemon {
             "sync": SyncStatusFile.read(for: config) ?? .null,
             // The pushed text on screen and where it comes from (`overlay text`, `[overlay] text_file`).
             "overlay": services.first(PushedTextService.self)?.status ?? .null,
+            // `[power] presence`: whether someone is there, and since when (the sensor's last word).
+            "presence": config.power.presence.map { source -> JSONValue in
+                .object(["source": .string(source.description), "present": .bool(power.present),
+                         "since_ms": power.presenceChanged.map { .int(Int(uptimeMilliseconds($0))) } ?? .null])
+            } ?? .null,
         ]
     }
 

@@ -144,6 +144,7 @@ public final class Daemon {
         }
         if let watchdog = WatchdogService(notifier: notifier, now: startTime) { services.register(watchdog) }
         services.register(screenPower)
+        services.register(PresenceService(daemon: self))
         services.register(DisplayFlipService(daemon: self))
         if options.hotplug, backend.hotplugDevice != nil, let hotplug = DisplayHotplugService(daemon: self) {
             services.register(hotplug)

@@ -13,6 +13,8 @@ extension Daemon {
             feed(input, at: time)
         case let .command(command):
             if let error = perform(command) { log(.info, "key ignored: \(error)") }
+        case let .presence(present, time):
+            sensePresence(present, at: time)
         case let .touchscreenAdded(info, size):
             log(.info, InputRouter.added(info))
             relayout(touchscreen: .touchscreen(id: info.id, name: info.name, size: size))

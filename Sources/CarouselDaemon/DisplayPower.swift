@@ -30,7 +30,8 @@ final class ScreenPowerService: LoopService {
 
     static func rules(_ config: Configuration) -> ScreenPowerPolicy.Rules {
         ScreenPowerPolicy.Rules(idleOffMinutes: config.power.idleOff, dimAfterMinutes: config.power.dimAfter,
-                                dimLevel: config.power.dimLevel)
+                                dimLevel: config.power.dimLevel,
+                                presenceWakesAtNight: config.power.presenceAtNight == .wake)
     }
 
     /// What is due at once is due at `.min`, not at the clock's reading now:
@@ -52,6 +53,7 @@ final class ScreenPowerService: LoopService {
         guard case let .configured(old) = happening else { return }
         policy.rules = Self.rules(daemon.config)
         if daemon.config.power.schedule != old.power.schedule { daemon.applySchedule(now: now, recompute: true) }
+        if let action = policy.presenceReasserted() { daemon.carryOut(action, at: now) }
     }
 }
 
@@ -149,8 +151,29 @@ extension Daemon {
         if setting != .auto, let error = setDisplayPower(on: setting == .on, by: .command, at: now) { return error }
         power.set(setting, at: now)
         // Back to the rules: the schedule's word holds at once.
-        if setting == .auto { applySchedule(now: now, reassert: true) }
+        if setting == .auto {
+            applySchedule(now: now, reassert: true)
+            if let action = power.presenceReasserted() { carryOut(action, at: now) }
+        }
         return nil
+    }
+
+    /// A presence sensor's word at `time` (its edge's own time stamp, µs,
+    /// CLOCK_MONOTONIC): logged and published when it changes; someone
+    /// coming may wake the display (no touch to swallow: nobody touched).
+    func sensePresence(_ present: Bool, at time: Int64) {
+        guard present != power.present else { return }
+        let action = power.presence(present, at: time)
+        log(.info, present ? "presence: someone is there" : "presence: nobody is there")
+        publishEvent(present ? "didDetectPresence" : "didLosePresence", ["t": .int(Int(uptimeMilliseconds(time)))])
+        if let action { carryOut(action, at: time) }
+    }
+
+    /// The sensor went or changed: nobody is taken to be there.
+    func presenceSensorGone() {
+        let wasPresent = power.present
+        power.presenceRemoved(at: clock())
+        if wasPresent { publishEvent("didLosePresence", ["t": .int(Int(uptimeMilliseconds(clock())))]) }
     }
 
     /// A request that changes something counts as use for the idle rule;
@@ -184,7 +207,7 @@ extension Daemon {
             guard power.key(at: clock()) else { return false }
             setDisplayPower(on: true, by: .key)
             return true
-        case .touchscreenAdded, .touchscreenRemoved, .note:
+        case .touchscreenAdded, .touchscreenRemoved, .note, .presence:
             return false
         }
     }

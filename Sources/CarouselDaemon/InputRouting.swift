@@ -11,6 +11,9 @@ public enum RoutedInput: Equatable, Sendable {
     case touch(TouchInput, time: Int64)
     /// A key (or an IR remote's key) asked for a command.
     case command(CarouselCommand)
+    /// The presence sensor's key (`[power] presence = key:NAME`): down, someone
+    /// is there; up, they left. At the event's own time stamp (µs).
+    case presence(Bool, time: Int64)
     /// A touchscreen came that reports its size: the touch slop can follow
     /// its density.
     case touchscreenAdded(InputDeviceInfo, size: InputPhysicalSize)
@@ -37,6 +40,9 @@ public struct InputRouter: Sendable {
     /// `[input] pointer` and `keyboard`.
     public var pointerEnabled: Bool
     public var keyboardEnabled: Bool
+    /// The key of `[power] presence = key:NAME`: presence, never a command
+    /// and never a waking key (also with `[input] keyboard = false`).
+    public var presenceKey: UInt32?
     /// The pointer's position in panel pixels, and whether its button is held.
     public private(set) var cursor: (x: Double, y: Double)
     public private(set) var pointerDown = false
@@ -90,6 +96,8 @@ public struct InputRouter: Sendable {
             pointerDown = pressed
             let input: TouchInput = pressed ? .down(id: Self.pointerID, at: layout(cursor.x, cursor.y)) : .up(id: Self.pointerID)
             return .touch(input, time: Int64(time))
+        case let .key(code, pressed, time) where code == presenceKey:
+            return .presence(pressed, time: Int64(time))
         case .key:
             guard keyboardEnabled, let key = KeyCommand(event) else { return nil }
             return .command(key.command)

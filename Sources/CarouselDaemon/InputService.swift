@@ -72,9 +72,16 @@ final class InputService: LoopService {
         let config = daemon.config
         do {
             source = try InputSource(config: config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
+            source?.router.presenceKey = Self.presenceKey(config)
         } catch {
             log(.warning, "no input: \(error)")
         }
+    }
+
+    /// The key of `[power] presence = key:NAME`, if that is the sensor.
+    static func presenceKey(_ config: Configuration) -> UInt32? {
+        if case let .key(code, _)? = config.power.presence { return code }
+        return nil
     }
 
     var interests: [EpollInterest] { source.map { [EpollInterest(fd: $0.context.fileDescriptor)] } ?? [] }
@@ -92,6 +99,8 @@ final class InputService: LoopService {
             // flips: "first frame on screen" (and READY=1), logged when the
             // flip is seen, then means touch works too.
             if deadline != nil { open() }
+        case .configured:
+            source?.router.presenceKey = Self.presenceKey(daemon.config)
         case .laidOut:
             source?.reconfigure(config: daemon.config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
         default:

@@ -40,7 +40,8 @@ final class MQTTService: LoopService {
         guard settings.broker != nil else { return nil }
         return FrameProtocol(identity: FrameIdentity(
             clientID: settings.effectiveClientID, topic: settings.effectiveTopic, discoveryPrefix: settings.discoveryPrefix,
-            version: CarouselVersion.string, hasBacklight: daemon.hasBacklight))
+            version: CarouselVersion.string, hasBacklight: daemon.hasBacklight,
+            hasPresence: daemon.config.power.presence != nil))
     }
 
     /// Starts the client for `[mqtt]`, if a broker is set. A client that
@@ -234,16 +235,17 @@ final class MQTTService: LoopService {
             state.noteChange()
         case let .configured(old):
             state.noteChange()
-            reconfigure(old: old.mqtt)
+            // A sensor added or removed changes what discovery announces.
+            reconfigure(old: old.mqtt, announces: (old.power.presence == nil) != (daemon.config.power.presence == nil))
         default:
             break
         }
     }
 
     /// After a reload or `set`: changed `[mqtt]` keys reconnect with the new ones.
-    private func reconfigure(old: MQTTConfig) {
+    private func reconfigure(old: MQTTConfig, announces changed: Bool = false) {
         let s = daemon.config.mqtt
-        guard s != old else { return }
+        guard s != old || changed else { return }
         let next = frameProtocol(s)
         // Same broker: the next client removes, once connected, what it does
         // not announce again (the old connection may be cut by the broker

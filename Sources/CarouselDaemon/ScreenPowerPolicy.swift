@@ -4,7 +4,8 @@ import CarouselCore
 /// Why the display was switched: said in the log and in the events.
 public enum DisplayPowerCause: String, Sendable {
     /// `display ...` on the socket; `idle` is `[power] idle_off`, `schedule` `[power] schedule`.
-    case command, touch, key, idle, schedule
+    /// `presence`: `[power] presence`, someone came.
+    case command, touch, key, idle, schedule, presence
 }
 
 /// The screen's power as one policy with no I/O and no clock (like
@@ -20,7 +21,11 @@ public enum DisplayPowerCause: String, Sendable {
 /// lit again at the next use; outside the schedule's on-times it is off,
 /// and a touch that wakes it there keeps it on for `idle_off` (or a few
 /// minutes where idle_off is never). `display on|off` holds until `display
-/// auto` or a waking touch or key gives it back to the rules.
+/// auto` or a waking touch or key gives it back to the rules. A presence
+/// sensor wakes the display (no touch is swallowed: nobody touched) and
+/// holds it on, undimmed; idle_off and dim_after count from when presence
+/// ends; outside the on-times presence does nothing unless
+/// `presence_at_night = wake`; it never overrides `display on|off`.
 public struct ScreenPowerPolicy: Equatable, Sendable {
     /// The settings the rules read (`[power]`).
     public struct Rules: Equatable, Sendable {
@@ -30,10 +35,15 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
         public var dimAfterMinutes: Double = 0
         /// The dimmed level, percent.
         public var dimLevel = 10
-        public init(idleOffMinutes: Double = 0, dimAfterMinutes: Double = 0, dimLevel: Int = 10) {
+        /// `[power] presence_at_night = wake`: presence wakes and holds the
+        /// display outside the schedule's on-times too.
+        public var presenceWakesAtNight = false
+        public init(idleOffMinutes: Double = 0, dimAfterMinutes: Double = 0, dimLevel: Int = 10,
+                    presenceWakesAtNight: Bool = false) {
             self.idleOffMinutes = idleOffMinutes
             self.dimAfterMinutes = dimAfterMinutes
             self.dimLevel = dimLevel
+            self.presenceWakesAtNight = presenceWakesAtNight
         }
     }
 
@@ -75,6 +85,10 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
     /// Fingers the model holds (down, not yet up or cancelled): going off
     /// cancels them, and while one rests the rules wait.
     public private(set) var fingersDown: Set<Int> = []
+    /// A presence sensor says someone is there, and since when (µs) it said
+    /// the last change (nil: no word from a sensor yet).
+    public private(set) var present = false
+    public private(set) var presenceChanged: Int64?
     /// Touch ids the model never sees: the touch that woke the display (and
     /// any finger that joined it). Removed on up or cancel.
     private var swallowed: Set<Int> = []
@@ -126,6 +140,43 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
         return isOff
     }
 
+    // MARK: Presence
+
+    /// Whether presence counts now: in the day, or at night with
+    /// `presence_at_night = wake`.
+    private var presenceCounts: Bool { !scheduledOff || rules.presenceWakesAtNight }
+
+    /// Presence holds the display on (and lit): someone is there and it counts.
+    public var heldByPresence: Bool { present && presenceCounts }
+
+    /// A presence sensor's word at `now` (its edge's time): someone came
+    /// (wakes a dark display while the rules decide and presence counts) or
+    /// left (the idle and dim rules count from now). Returns the action to
+    /// carry out, if any. Repeating the same word changes nothing.
+    public mutating func presence(_ isPresent: Bool, at now: Int64) -> Action? {
+        guard isPresent != present else { return nil }
+        present = isPresent
+        presenceChanged = now
+        // Arriving and leaving are both use: the rules count from the later.
+        lastActivity = max(lastActivity, now)
+        guard isPresent, isOff, mode == .auto, presenceCounts else { return nil }
+        return .on(.presence)
+    }
+
+    /// What presence asks now that the rules decide again (`display auto`,
+    /// a new `presence_at_night`): someone there lights a dark display.
+    public func presenceReasserted() -> Action? {
+        heldByPresence && isOff && mode == .auto ? .on(.presence) : nil
+    }
+
+    /// No sensor any more (or a new one): nobody is taken to be there; the
+    /// idle rule counts from `now`.
+    public mutating func presenceRemoved(at now: Int64) {
+        if present { lastActivity = max(lastActivity, now) }
+        present = false
+        presenceChanged = nil
+    }
+
     // MARK: Deadlines
 
     /// When the idle rule switches the display off (µs), if it will: while
@@ -134,14 +185,14 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
         // Outside the schedule's on-times a woken display goes off again
         // after idle_off, or a few minutes where idle_off is never.
         let minutes = rules.idleOffMinutes > 0 ? rules.idleOffMinutes : scheduledOff ? Self.nightWakeMinutes : 0
-        guard minutes > 0, !isOff, mode == .auto else { return nil }
+        guard minutes > 0, !isOff, mode == .auto, !heldByPresence else { return nil }
         return lastActivity + Self.microseconds(minutes)
     }
 
     /// When the backlight dims (µs), if it will: while lit, undimmed and the rules decide.
     public var dimDeadline: Int64? {
-        guard let lit = litLevel, !dimmed, rules.dimAfterMinutes > 0, rules.dimLevel < lit, !isOff, mode == .auto
-        else { return nil }
+        guard let lit = litLevel, !dimmed, rules.dimAfterMinutes > 0, rules.dimLevel < lit, !isOff, mode == .auto,
+              !heldByPresence else { return nil }
         return lastActivity + Self.microseconds(rules.dimAfterMinutes)
     }
 
@@ -150,7 +201,7 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
     private func undimDue(now: Int64) -> Bool {
         guard dimmed else { return false }
         return rules.dimAfterMinutes == 0 || now < lastActivity + Self.microseconds(rules.dimAfterMinutes)
-            || mode != .auto || isOff || rules.dimLevel >= (litLevel ?? 0)
+            || mode != .auto || isOff || rules.dimLevel >= (litLevel ?? 0) || heldByPresence
     }
 
     /// The earliest instant the rules act by themselves (µs).
@@ -200,6 +251,12 @@ public struct ScreenPowerPolicy: Equatable, Sendable {
         scheduleApplied = true
         guard changed || reassert, mode == .auto else { return nil }
         if !off, isOff { lastActivity = now }  // the idle rule counts from the morning
+        if off, present, rules.presenceWakesAtNight {
+            // Someone is there as the night begins: the display stays on
+            // until they leave and idle_off has passed.
+            lastActivity = max(lastActivity, now)
+            return isOff ? .on(.presence) : nil
+        }
         return off ? .off(.schedule) : .on(.schedule)
     }
 

@@ -106,6 +106,13 @@ extension FrameProtocol {
                                         "min": .int(1), "max": .int(100), "step": .int(1), "mode": .string("slider"),
                                         "unit_of_measurement": .string("%"), "icon": .string("mdi:brightness-6")]))
         }
+        if identity.hasPresence {
+            list.append(Entity(component: "binary_sensor", object: "presence", name: "Presence",
+                               fields: ["state_topic": state, "device_class": .string("occupancy"),
+                                        "payload_on": .string("ON"), "payload_off": .string("OFF"),
+                                        "value_template": .string(
+                                            "{{ 'ON' if value_json.presence and value_json.presence.present else 'OFF' }}")]))
+        }
         return list
     }
 }

@@ -38,13 +38,18 @@ public struct FrameIdentity: Equatable, Sendable {
     /// Whether the display has a backlight the daemon can dim: then a
     /// brightness number is announced too (`set display.brightness N`).
     public var hasBacklight: Bool
+    /// Whether a presence sensor is configured (`[power] presence`): then an
+    /// occupancy binary sensor is announced too (state `presence.present`).
+    public var hasPresence: Bool
 
-    public init(clientID: String, topic: String, discoveryPrefix: String, version: String, hasBacklight: Bool = false) {
+    public init(clientID: String, topic: String, discoveryPrefix: String, version: String, hasBacklight: Bool = false,
+                hasPresence: Bool = false) {
         self.clientID = clientID
         self.topic = topic
         self.discoveryPrefix = discoveryPrefix
         self.version = version
         self.hasBacklight = hasBacklight
+        self.hasPresence = hasPresence
     }
 }
 

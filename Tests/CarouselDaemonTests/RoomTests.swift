@@ -175,6 +175,16 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         #expect(router.route(.key(code: 106, pressed: true, time: 5)) == nil)
     }
 
+    @Test func thePresenceKeyIsPresenceNeverACommandAlsoWithTheKeyboardOff() {
+        var off = InputConfig()
+        off.keyboard = false
+        var router = InputRouter(rotation: .none, panelWidth: 10, panelHeight: 10, input: off)
+        router.presenceKey = 106  // KEY_RIGHT, which would page
+        #expect(router.route(.key(code: 106, pressed: true, time: 7)) == .presence(true, time: 7))
+        #expect(router.route(.key(code: 106, pressed: false, time: 9)) == .presence(false, time: 9))
+        #expect(router.route(.key(code: 57, pressed: true, time: 10)) == nil)
+    }
+
     @Test func aTouchscreenThatReportsItsSizeIsNamedForTheSlop() {
         var router = InputRouter(rotation: .none, panelWidth: 10, panelHeight: 10, input: InputConfig())
         let size = InputPhysicalSize(width: 155, height: 87)

@@ -117,6 +117,15 @@ import Testing
         var lit = frame.identity
         lit.hasBacklight = true
         #expect(FrameProtocol(identity: lit).discoveryTopics.last == "homeassistant/number/kitchen/brightness/config")
+        // The occupancy sensor only with a presence sensor, read from the state's `presence`.
+        var sensed = frame.identity
+        sensed.hasPresence = true
+        let presence = try #require(FrameProtocol(identity: sensed).discovery.last)
+        #expect(presence.topic == "homeassistant/binary_sensor/kitchen/presence/config")
+        let sensor = try #require(JSONValue.parse(presence.text))
+        #expect(sensor["device_class"]?.stringValue == "occupancy")
+        #expect(sensor["state_topic"]?.stringValue == "carouseld/kitchen/state")
+        #expect(sensor["value_template"]?.stringValue == "{{ 'ON' if value_json.presence and value_json.presence.present else 'OFF' }}")
         // No prefix, no discovery; removal is an empty retained message per topic.
         lit.discoveryPrefix = ""
         #expect(FrameProtocol(identity: lit).discovery.isEmpty)

@@ -60,6 +60,7 @@ GUEST_PACKAGES=(
   libwebpdemux2 libgif7 libheif1              # animated WebP, GIF, HEIF/AVIF (libheif1 brings its codecs)
   libharfbuzz0b libfreetype6 libfontconfig1 fonts-dejavu-core   # [overlay] captions and clock: shaping, glyphs, fonts
   libmosquitto1                               # [mqtt], the MQTT client
+  libgpiod2                                   # [power] presence = gpio:..., on gpio-sim's lines
   libcurl4                                    # carouseld sync's HTTP (opened with dlopen by the sync only)
   mosquitto mosquitto-clients                 # a broker in the guest for the service test's MQTT run (not started at boot)
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
@@ -94,6 +95,7 @@ GUEST_MODULES=(
   virtio_input                     # virtio-tablet-pci pointer
   xhci_pci usbhid hid_generic      # qemu-xhci + usb-tablet pointer
   vfb                              # a virtual framebuffer at any depth ([display] backend = fbdev at 16 bits)
+  configfs                         # gpio-sim's chips are made through configfs (the module is built below)
   virtio_pci virtio_blk ext4 virtio_rng   # also in the initramfs (depmod-consistent set)
 )
 # Modules the initramfs insmods: what it takes to reach the root filesystem,
@@ -218,6 +220,33 @@ build_test_backlight() {
   rm -rf "$src"
 }
 
+# gpio-sim, a simulated GPIO chip driven through sysfs, for the presence
+# sensor's gpio: path on the real kernel: Debian's 6.1 does not build it, so
+# it is built out of tree from the linux-source-6.1 of the kernel's own
+# version, with kernel/irq/irq_sim.c (CONFIG_IRQ_SIM is off too) linked into
+# the same module. irq_sim calls irq_to_desc(), which the kernel does not
+# export: generic_handle_irq() reaches the same handle_simple_irq.
+build_gpio_sim() {
+  local kver=$1 pkgver=$2 out=$3 src d
+  src=$(mktemp -d)
+  d=$(mktemp -d)
+  (cd "$d" && apt_get -o APT::Sandbox::User=root download "linux-source-6.1=$pkgver" >/dev/null) \
+    || die "cannot download linux-source-6.1=$pkgver (for gpio-sim)"
+  dpkg-deb --fsys-tarfile "$d"/linux-source-6.1_*.deb | tar -x -C "$d" ./usr/src/linux-source-6.1.tar.xz
+  tar -xJf "$d/usr/src/linux-source-6.1.tar.xz" -C "$d" linux-source-6.1/drivers/gpio/gpio-sim.c \
+    linux-source-6.1/drivers/gpio/gpiolib.h linux-source-6.1/kernel/irq/irq_sim.c
+  cp "$d/linux-source-6.1/drivers/gpio/gpio-sim.c" "$src/gpio-sim-main.c"
+  cp "$d/linux-source-6.1/drivers/gpio/gpiolib.h" "$d/linux-source-6.1/kernel/irq/irq_sim.c" "$src/"
+  rm -rf "$d"
+  grep -q 'handle_simple_irq(irq_to_desc(irqnum))' "$src/irq_sim.c" || die "gpio-sim: irq_sim.c changed, check the irq_to_desc patch"
+  sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$src/irq_sim.c"
+  cp "$here/guest/gpio-sim/Kbuild" "$src/"
+  make -s -C "/usr/src/linux-headers-$kver" M="$src" modules >"$src/build.log" 2>&1 \
+    || { cat "$src/build.log" >&2; die "the gpio-sim module does not build"; }
+  install -D -m 0644 "$src/gpio-sim.ko" "$out/gpio-sim.ko"
+  rm -rf "$src"
+}
+
 build_kernel() {
   local pkg=$1 dir=$cache/kernel tmp=$cache/kernel.tmp
   rm -rf "$tmp"; mkdir -p "$tmp/deb" "$cache/debs"
@@ -247,6 +276,7 @@ build_kernel() {
   done
   cp "$tmp/deb/lib/modules/$kver"/modules.{order,builtin,builtin.modinfo} "$tmp/modules/lib/modules/$kver/"
   build_test_backlight "$kver" "$tmp/modules/lib/modules/$kver/extra"
+  build_gpio_sim "$kver" "$(dpkg-deb -f "$deb" Version)" "$tmp/modules/lib/modules/$kver/extra"
   depmod -b "$tmp/modules" "$kver"
   # Boot modules for the initramfs, in dependency order (crc32c-intel fails
   # without SSE4.2 under TCG's default CPU; crc32c_generic then serves ext4).
@@ -501,8 +531,8 @@ install_host_packages
 
 kpkg=$(kernel_package)
 kpkgver=$(apt-cache policy "$kpkg" | awk '/Candidate:/ {print $2}')
-kstamp=$(stage_hash build_kernel extract_vmlinux build_test_backlight -- "$kpkg=$kpkgver" "${GUEST_MODULES[*]}" "${BOOT_MODULES[*]}" \
-  "$(cat "$here"/guest/test-backlight/*)")
+kstamp=$(stage_hash build_kernel extract_vmlinux build_test_backlight build_gpio_sim -- "$kpkg=$kpkgver" "${GUEST_MODULES[*]}" "${BOOT_MODULES[*]}" \
+  "$(cat "$here"/guest/test-backlight/* "$here"/guest/gpio-sim/*)")
 if stamp_ok "$cache/kernel.stamp" "$kstamp" && [ -f "$cache/kernel/vmlinux" ]; then
   log "kernel: up to date ($kpkg)"
 else

@@ -333,6 +333,162 @@ def display_power(s, touch):
     s.stop(d)
 
 
+PRESENCE_SOCKET = "/tmp/e2e-presence.sock"
+# A presence sensor wired as a key (a PIR as gpio-key): a uinput device with
+# one key, KEY_F13, driven line by line ("down", "up", "quit").
+KEY_SENSOR = ("import sys, time\n"
+              "from evdev import UInput, ecodes as e\n"
+              "ui = UInput({e.EV_KEY: [e.KEY_F13]}, name='e2e PIR key')\n"
+              "print('ready', ui.devnode, flush=True)\n"
+              "for line in sys.stdin:\n"
+              "    word = line.split()[0]\n"
+              "    if word == 'quit': break\n"
+              "    ui.write(e.EV_KEY, e.KEY_F13, 1 if word == 'down' else 0); ui.syn()\n"
+              "    print('ok', word, flush=True)\n"
+              "ui.close()\n")
+GPIO_SIM = "/sys/kernel/config/gpio-sim/e2e"
+
+
+def presence(s, touch):
+    """[power] presence on the real kernel: a key sensor (uinput, KEY_F13)
+    and a GPIO line of gpio-sim (built from Debian's kernel source by
+    build-assets.sh), by the line's name. Each: idle_off darkens the display,
+    the loop sleeps with the sensor open (wake-ups counted over 30 s), the
+    sensor's edge wakes it (DPMS On, the same picture, no page changed, no
+    touch swallowed), presence holds it past idle_off, and idle_off after
+    presence ends darkens it again. The GPIO line also shows a bounce shorter
+    than the debounce changing nothing. Figures: the daemon's time from the
+    sensor's edge (the event's kernel time stamp) to the flip that put the
+    picture back, and the wake-ups per minute at rest."""
+    vm = s.vm
+
+    def ask(line):
+        return ask_guest(vm, PRESENCE_SOCKET, line)
+
+    def dpms():
+        return vm.run(["cat", DPMS], timeout=30).out.strip()
+
+    def loop_wakeups_per_minute(label):
+        pid = vm.run("pidof carouseld", timeout=30).out.split()[0]
+
+        def switches():
+            text = vm.run(f"cat /proc/{pid}/task/{pid}/status", timeout=30).out
+            return int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", text).group(1))
+        a = switches()
+        time.sleep(30)
+        b = switches()
+        s.figures[f"presence ({label}), display off: event loop wake-ups per minute"] = (b - a) * 2
+        if b - a > 1:
+            raise Failure(f"{label}: the event loop woke {b - a} times in 30 s at rest with the sensor open")
+
+    def cycle(d, label, come, leave, events, shot, debounce):
+        """Dark by idle_off, then `come()` wakes it and `leave()` ends it."""
+        s.wait_log(d, r"display off \(idle\)", timeout=90)
+        if dpms() != "Off":
+            raise Failure(f"{label}: DPMS reads {dpms()!r} after idle_off")
+        status = ask("status")
+        if status["presence"] is None or status["presence"]["present"] is not False:
+            raise Failure(f"{label}: status presence before anyone came: {status['presence']}")
+        index = status["index"]
+        loop_wakeups_per_minute(label)
+        offs = d.err.count("display off (idle)")
+        come()
+        m = s.wait_log(d, r"display: picture back on screen (\d+) ms after the waking presence")
+        s.figures[f"presence ({label}): sensor edge to picture on screen ms ({debounce})"] = int(m.group(1))
+        events.wait_output(r'"event":"didDetectPresence"', timeout=30)
+        events.wait_output(r'"event":"displayOn"', timeout=30)
+        if dpms() != "On":
+            raise Failure(f"{label}: DPMS reads {dpms()!r} after presence")
+        s.screen_matches(index, shot)
+        status = ask("status")
+        if status["index"] != index or status["presence"]["present"] is not True:
+            raise Failure(f"{label}: after the wake: index {status['index']} (was {index}), presence {status['presence']}")
+        # Held: longer than idle_off (6 s) and still on.
+        time.sleep(9)
+        if d.err.count("display off (idle)") != offs or dpms() != "On":
+            raise Failure(f"{label}: the display went off while someone was there")
+        # The wake swallowed no touch: the next swipe pages.
+        touch.swipe(1000, 400, 300, 400, ms=250)
+        s.wait_log(d, r"event didEndDecelerating")
+        left = time.monotonic()
+        leave()
+        events.wait_output(r'"event":"didLosePresence"', timeout=30)
+        s.wait_log(d, r"(?s)" + r"display off \(idle\).*" * (offs + 1), timeout=90)
+        after = time.monotonic() - left
+        s.figures[f"presence ({label}): presence end to display off s"] = round(after, 1)
+        if after < 5:
+            raise Failure(f"{label}: off {after:.1f} s after presence ended, before idle_off (6 s)")
+        if dpms() != "Off":
+            raise Failure(f"{label}: DPMS reads {dpms()!r} after idle_off following presence")
+
+    base = {"control": {"socket": PRESENCE_SOCKET}, "power": {"idle_off": "0.1"}}
+
+    # key:KEY_F13, a uinput device made before the daemon starts.
+    sensor = vm.spawn(["python3", "-u", "-c", KEY_SENSOR], stdin=True)
+    line = sensor.readline(60)
+    if not line.startswith("ready"):
+        raise Failure(f"the key sensor: {line} {sensor.err[-500:]}")
+
+    def key(word):
+        sensor.write(word + "\n")
+        if not sensor.readline(30).startswith("ok"):
+            raise Failure(f"the key sensor did not play {word}")
+    try:
+        d = s.start({**base, "power": {**base["power"], "presence": "key:KEY_F13"}})
+        s.wait_log(d, r"first picture on screen")
+        # libinput opens the sensor's device with the seat (its "added" line
+        # is logged at the first input event, not at once).
+        events = vm.spawn(["python3", "-u", "-c", SUBSCRIBE, PRESENCE_SOCKET])
+        try:
+            events.wait_output(r'"ok":true', timeout=60)
+            cycle(d, "key", lambda: key("down"), lambda: key("up"), events, "40-presence-key-woken",
+                  "no debounce in carouseld")
+        finally:
+            events.terminate()
+        s.stop(d)
+    finally:
+        sensor.write("quit\n")
+        sensor.wait(30)
+
+    # gpio:CHIP:pir, a gpio-sim chip with a named line; its level set through
+    # the simulator's pull (pull-up: the line reads 1).
+    vm.run(f"modprobe gpio-sim && (mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config)"
+           f" && mkdir -p {GPIO_SIM}/bank0/line5 && echo 8 > {GPIO_SIM}/bank0/num_lines"
+           f" && echo pir > {GPIO_SIM}/bank0/line5/name && echo 1 > {GPIO_SIM}/live", timeout=60, check=True)
+    chip = vm.run(["cat", f"{GPIO_SIM}/bank0/chip_name"], timeout=30).out.strip()
+    device = vm.run(["cat", f"{GPIO_SIM}/dev_name"], timeout=30).out.strip()
+    pull = f"/sys/devices/platform/{device}/{chip}/sim_gpio5/pull"
+
+    def level(word):
+        vm.run(f"echo {word} > {pull}", timeout=30, check=True)
+    try:
+        extra = {**base, "power": {**base["power"], "presence": f"gpio:{chip}:pir", "presence_debounce": "0.5"}}
+        d = s.start(extra)
+        s.wait_log(d, rf"presence: {chip} line 5 \(pir\), debounce 0.5 s")
+        s.wait_log(d, r"first picture on screen")
+        events = vm.spawn(["python3", "-u", "-c", SUBSCRIBE, PRESENCE_SOCKET])
+        try:
+            events.wait_output(r'"ok":true', timeout=60)
+            # A bounce shorter than the debounce changes nothing.
+            vm.run(f"echo pull-up > {pull}; echo pull-down > {pull}", timeout=30, check=True)
+            time.sleep(2)
+            if "didDetectPresence" in events.out or "presence: someone is there" in d.err:
+                raise Failure("a bounce shorter than presence_debounce was taken for presence")
+            # Back to the default debounce (the line is opened again): the
+            # wake latency below is the shipped one's.
+            reply = ask("set power.presence_debounce 0.05")
+            if reply.get("ok") is not True:
+                raise Failure(f"set power.presence_debounce: {reply}")
+            s.wait_log(d, rf"presence: {chip} line 5 \(pir\), debounce 0.05 s")
+            cycle(d, "gpio", lambda: level("pull-up"), lambda: level("pull-down"), events, "41-presence-gpio-woken",
+                  "with presence_debounce = 0.05 s")
+        finally:
+            events.terminate()
+        s.stop(d)
+    finally:
+        vm.run(f"echo 0 > {GPIO_SIM}/live; rmdir {GPIO_SIM}/bank0/line5 {GPIO_SIM}/bank0 {GPIO_SIM}", timeout=30)
+
+
 BACKLIGHT = "/sys/class/backlight/carousel-test"
 
 
@@ -1074,6 +1230,7 @@ def main():
                  "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME, FBDEV_LATE_NAME] + [name for name, _ in WALL]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
+    presence_name = "presence: a key and a gpio-sim line wake the display without paging, hold it, idle_off after"
     if args.only and not any(args.only in name for name in scenarios):
         scenarios = []
     s = Suite(None, guest_binary, args.out)
@@ -1339,7 +1496,7 @@ def main():
             s.check(name, fn)
         if touch:
             touch.close()
-    if not args.only or args.only in power_name or args.only in backlight_name:
+    if not args.only or args.only in power_name or args.only in backlight_name or args.only in presence_name:
         # QEMU's VGA (-vga std), not bochs-display: only it stops showing
         # the last frame when the CRTC goes off (shared/notes/qemu.md).
         with VM(share=REPO, xres=W, yres=H, display="vga", capture_dir=args.out) as vm:
@@ -1350,6 +1507,8 @@ def main():
                     s.check(power_name, lambda: display_power(s, touch))
                 if not args.only or args.only in backlight_name:
                     s.check(backlight_name, lambda: backlight(s, touch))
+                if not args.only or args.only in presence_name:
+                    s.check(presence_name, lambda: presence(s, touch))
             finally:
                 touch.close()
     print(json.dumps(s.figures, indent=1))

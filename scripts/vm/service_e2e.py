@@ -610,6 +610,52 @@ def main():
             s.wait_active(90)
             return f"without the drop-in: {refused.group(0)[:80]}; with it PSNR {value:.1f} dB"
 
+        def gpio_through_the_sandbox():
+            # [power] presence = gpio:...: the unit's device list holds DRM
+            # and input only, and Debian's /dev/gpiochip* are root's;
+            # systemd/carouseld-gpio.conf adds GPIO chips and the gpio group,
+            # with the udev rule it describes. The chip is gpio-sim's.
+            sim = "/sys/kernel/config/gpio-sim/svc"
+            dropin = "/etc/systemd/system/carouseld.service.d/gpio.conf"
+            rule = "/etc/udev/rules.d/70-gpiochip.rules"
+            s.ok("modprobe gpio-sim && (mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config)"
+                 f" && mkdir -p {sim}/bank0/line5 && echo 8 > {sim}/bank0/num_lines"
+                 f" && echo pir > {sim}/bank0/line5/name && echo 1 > {sim}/live")
+            chip = s.ok(f"cat {sim}/bank0/chip_name").strip()
+            pull = f"/sys/devices/platform/{s.ok(f'cat {sim}/dev_name').strip()}/{chip}/sim_gpio5/pull"
+            s.restore.append(f"sed -i 's|^presence = gpio:.*$|presence =|' {INI}; rm -f {dropin} {rule}; "
+                             "udevadm control --reload; systemctl daemon-reload; systemctl reset-failed carouseld; "
+                             f"systemctl restart carouseld; echo 0 > {sim}/live; rmdir {sim}/bank0/line5 {sim}/bank0 {sim}")
+            s.ok(f"sed -i 's|^presence =$|presence = gpio:{chip}:pir|' {INI} && grep -q '^presence = gpio:' {INI}")
+            cur = s.cursor()
+            s.sh("systemctl restart carouseld", timeout=120)
+            s.wait_active(90)
+            refused = s.wait_journal(r"presence: cannot open GPIO chip .*", cur, timeout=60)
+            # The drop-in, the gpio group and the udev rule, as carouseld-gpio.conf says.
+            s.ok(f"mkdir -p {os.path.dirname(dropin)} && cp /root/board/{name}/systemd/carouseld-gpio.conf {dropin}"
+                 " && (getent group gpio || groupadd --system gpio)"
+                 f" && echo 'SUBSYSTEM==\"gpio\", KERNEL==\"gpiochip[0-9]*\", GROUP=\"gpio\", MODE=\"0660\"' > {rule}"
+                 " && udevadm control --reload && udevadm trigger --subsystem-match=gpio --action=add --settle"
+                 f" && test \"$(stat -c %G /dev/{chip})\" = gpio"
+                 " && systemctl daemon-reload && systemctl reset-failed carouseld")
+            cur = s.cursor()
+            s.ok("systemctl restart carouseld", timeout=120)
+            s.wait_active(90)
+            s.wait_journal(rf"presence: {chip} line 5 \(pir\)", cur, timeout=60)
+            s.ok(f"echo pull-up > {pull}")
+            s.wait_journal(r"presence: someone is there", cur, timeout=60)
+            if s.status()["presence"]["present"] is not True:
+                raise Failure(f"status after the line went up: {s.status()['presence']}")
+            r = s.sh(f"systemd-analyze security {UNIT} --no-pager")
+            m = re.search(r"Overall exposure level for carouseld\.service: ([\d.]+) (\S+)", r.out)
+            if not m or float(m.group(1)) > MAX_EXPOSURE:
+                raise Failure(f"exposure with the gpio drop-in: {m.group(1) if m else r.out[-300:]}")
+            s.figures["systemd-analyze security exposure with carouseld-gpio.conf"] = f"{m.group(1)} {m.group(2)}"
+            s.ok(f"echo pull-down > {pull}")
+            s.undo()
+            s.wait_active(90)
+            return f"without the drop-in: {refused.group(0)[:90]}; with it presence seen, exposure {m.group(1)}"
+
         def sync_through_the_sandbox():
             # carouseld-sync.service, as install.sh --sync sets it up: IP to
             # its server only, write access to the pictures folder and its
@@ -842,6 +888,7 @@ def main():
             ("the backlight through the sandbox: brightness, display off/on", backlight_through_the_sandbox),
             ("MQTT: closed to IP without install.sh --mqtt, a command through a broker with it", mqtt_through_the_sandbox),
             ("fbdev through the sandbox: refused without systemd/carouseld-fbdev.conf, the picture with it", fbdev_through_the_sandbox),
+            ("a GPIO presence sensor through the sandbox: refused without systemd/carouseld-gpio.conf, seen with it", gpio_through_the_sandbox),
             ("carouseld-sync through its sandbox: install.sh --sync, pictures from Immich's stand-in, another address refused", sync_through_the_sandbox),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
