@@ -39,9 +39,9 @@ arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 name=carouseld_${version}_$arch
 
 # -b: binary only (no source package); unsigned (a local build).
+mkdir -p "$repo/out" "$out"
 dpkg-buildpackage -b --no-sign >"$repo/out/deb-build.log" 2>&1 \
   || { tail -n 40 "$repo/out/deb-build.log" >&2; die "dpkg-buildpackage failed (out/deb-build.log)"; }
-mkdir -p "$out"
 for f in "$name.deb" "$name.buildinfo" "$name.changes"; do
   [ -f "../$f" ] || die "dpkg-buildpackage did not make ../$f"
   mv -f "../$f" "$out/"
