@@ -84,6 +84,24 @@ final class RunningDaemon {
         return true
     }
 
+    /// Waits (up to 20 s) until the loop has settled: asleep in epoll_wait
+    /// with no timer of its own armed, its switch count and the whole
+    /// process's CPU time unchanged for 250 ms (a neighbour still decoding
+    /// under a loaded full run wakes the loop when it is done). True once
+    /// settled.
+    func settle() -> Bool {
+        var previous = -1
+        var previousCPU = -1
+        for _ in 0..<80 {
+            usleep(250_000)
+            guard let now = loopWakeups, let cpu = cpuTicks else { return false }
+            if now == previous, cpu == previousCPU, restingInEpoll { return true }
+            previous = now
+            previousCPU = cpu
+        }
+        return false
+    }
+
     /// CPU time of the whole process, every thread (clock ticks, utime + stime
     /// from /proc/PID/stat): unchanged while nothing at all runs, the
     /// decoder thread included.
@@ -204,21 +222,8 @@ struct DaemonTests {
         // Wait for the state that ends all activity (the picture decoded and on
         // screen), not for a guessed quiet period: under load a decode is slow.
         d.waitFor("the first picture") { $0.contains("first picture on screen") }
-        // Then let the loop settle (asleep in epoll_wait, no timer of its own
-        // armed, its switch count and the whole process's CPU time unchanged
-        // for 250 ms: a neighbour still decoding under a loaded full run wakes
-        // the loop when it is done), and count its wake-ups.
-        var previous = -1
-        var previousCPU = -1
-        var stable = false
-        for _ in 0..<80 {
-            usleep(250_000)
-            guard let now = d.loopWakeups, let cpu = d.cpuTicks else { break }
-            if now == previous, cpu == previousCPU, d.restingInEpoll { stable = true; break }
-            previous = now
-            previousCPU = cpu
-        }
-        #expect(stable, "the loop never came to rest")
+        // Then let the loop settle (RunningDaemon.settle), and count its wake-ups.
+        #expect(d.settle(), "the loop never came to rest")
         // The daemon watches the mount table (a pictures folder on a USB stick
         // going away): MountTests, running beside this in a full run, mount and
         // unmount, which rightly wakes it. A window in which the mount table

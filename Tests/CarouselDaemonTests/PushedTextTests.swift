@@ -254,15 +254,7 @@ struct PushedTextDaemonTests {
         defer { _ = d.stop() }
         d.waitFor("the first picture") { $0.contains("first picture on screen") }
         // Settled as in DaemonTests.atRestTheLoopSleeps: asleep in epoll_wait, no timer armed, nothing moving.
-        var previous = -1, previousCPU = -1, stable = false
-        for _ in 0..<80 {
-            usleep(250_000)
-            guard let now = d.loopWakeups, let cpu = d.cpuTicks else { break }
-            if now == previous, cpu == previousCPU, d.restingInEpoll { stable = true; break }
-            previous = now
-            previousCPU = cpu
-        }
-        #expect(stable, "the loop never came to rest")
+        #expect(d.settle(), "the loop never came to rest")
         // The text file's folder is quiet: no wake-up in a few windows of 1.5 s (one may
         // catch the end of a loaded machine's start; a loop that polls wakes in all).
         var quiet = false
