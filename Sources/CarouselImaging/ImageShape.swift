@@ -135,9 +135,18 @@ public enum ImageShape {
                 continue
             case 0xD8, 0xD9, 0xDA:
                 return nil  // a second SOI, the end, or a scan before any frame header
-            default:
+            case 0xC4, 0xCC, 0xDB, 0xDD:
+                // DHT, DAC, DQT, DRI: libjpeg reads these by their contents
+                // and refuses a length that disagrees with them.
                 guard let length = r.u16(i, bigEndian: true), length >= 2 else { return nil }
                 i += Int(length)
+            case 0xDC, 0xE0...0xEF, 0xFE:
+                // DNL, APPn, COM: skipped by their length, and a bogus one
+                // (under 2, counting only itself) as if it were 2.
+                guard let length = r.u16(i, bigEndian: true) else { return nil }
+                i += max(2, Int(length))
+            default:
+                return nil  // a marker libjpeg does not know: it stops there
             }
         }
         guard let stored, let orientation = jpegOrientation(&r) else { return nil }
@@ -250,22 +259,39 @@ public enum ImageShape {
         let stored: PixelSize
         var exifFlag = true
         if r.matches("VP8 ", at: 12) {
-            // Frame tag (3 bytes: bit 0 clear on a key frame), start code 9D 01 2A, then 14-bit sizes.
-            guard let tag = r.byte(20), tag & 1 == 0, r.byte(23) == 0x9D, r.byte(24) == 0x01, r.byte(25) == 0x2A,
-                  let w = r.u16(26, bigEndian: false), let h = r.u16(28, bigEndian: false) else { return nil }
-            stored = PixelSize(width: Int(w & 0x3FFF), height: Int(h & 0x3FFF))
+            guard let size = vp8Size(&r, at: 20) else { return nil }
+            stored = size
         } else if r.matches("VP8L", at: 12) {
-            guard r.byte(20) == 0x2F, let bits = r.u32(21, bigEndian: false), bits >> 29 == 0 else { return nil }
-            stored = PixelSize(width: Int(bits & 0x3FFF) + 1, height: Int(bits >> 14 & 0x3FFF) + 1)
+            guard let size = vp8lSize(&r, at: 20) else { return nil }
+            stored = size
         } else if r.matches("VP8X", at: 12) {
             guard let flags = r.byte(20), let w = r.u24(24), let h = r.u24(27) else { return nil }
             exifFlag = flags & 0x08 != 0
             stored = PixelSize(width: w + 1, height: h + 1)
+        } else if let size = vp8lSize(&r, at: 12) ?? vp8Size(&r, at: 12) {
+            // No chunk header: libwebp takes what follows "WEBP" as a bare
+            // bitstream, lossless if it starts like one.
+            stored = size
         } else {
             return nil
         }
         guard let orientation = webpOrientation(&r, exifFlag: exifFlag) else { return nil }
         return orientation.uprightSize(of: stored)
+    }
+
+    /// A lossy key frame: the frame tag (3 bytes, bit 0 clear on a key
+    /// frame), the start code 9D 01 2A, then 14-bit sizes (libwebp's VP8GetInfo).
+    private static func vp8Size(_ r: inout HeaderReader, at p: Int) -> PixelSize? {
+        guard let tag = r.byte(p), tag & 1 == 0, r.byte(p + 3) == 0x9D, r.byte(p + 4) == 0x01, r.byte(p + 5) == 0x2A,
+              let w = r.u16(p + 6, bigEndian: false), let h = r.u16(p + 8, bigEndian: false) else { return nil }
+        return PixelSize(width: Int(w & 0x3FFF), height: Int(h & 0x3FFF))
+    }
+
+    /// A lossless header: the byte 2F, then 14-bit sizes less one and a
+    /// 3-bit version that must be 0 (libwebp's VP8LGetInfo).
+    private static func vp8lSize(_ r: inout HeaderReader, at p: Int) -> PixelSize? {
+        guard r.byte(p) == 0x2F, let bits = r.u32(p + 1, bigEndian: false), bits >> 29 == 0 else { return nil }
+        return PixelSize(width: Int(bits & 0x3FFF) + 1, height: Int(bits >> 14 & 0x3FFF) + 1)
     }
 
     /// `ExifReader.webpExif`'s walk. Out of reads (an animation of many
