@@ -26,6 +26,14 @@ import CarouselImaging
 ///   The checks before the decode are the helper's own: it runs the same
 ///   `ImageDecoder.decode`, declared sizes against max_pixels, libheif's
 ///   size limit.
+/// * `ImageShape`, the probe that reads a picture's upright size from its
+///   header, runs on every input (it must never trap or hang), and when the
+///   full-size decode succeeds its answer is that decode's size. HEIF and
+///   AVIF are allowed two exceptions: nil (a clean aperture the probe does
+///   not round, which libheif rounds its own way), and, where the decoded
+///   picture is not the size libheif itself reads from the boxes (a coded
+///   stream or grid that contradicts the item's `ispe`: libheif 1.15 then
+///   decodes the stream's size), the boxes' size.
 enum DecoderProperties {
     static let maxPixelsChoices = [4096, 65536, 1 << 20, 4 << 20]
 
@@ -50,6 +58,7 @@ enum DecoderProperties {
         case .avif: overwrite(&file, Array("ftypavif".utf8), at: 4)
         }
 
+        let probed = file.withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
         guard let image = try decode(file, format: format, target: target, fit: fit, maxPixels: maxPixels) else { return }
         try require(image.width > 0 && image.height > 0, "decoded \(image.size)")
         try require(image.width <= ImageDecoder.maxSide && image.height <= ImageDecoder.maxSide,
@@ -66,6 +75,17 @@ enum DecoderProperties {
                 let box = PixelSize(width: min(target.width, ImageDecoder.maxSide), height: min(target.height, ImageDecoder.maxSide))
                 try require(image.width >= min(box.width, full.width) && image.height >= min(box.height, full.height),
                             "decoded \(image.size) does not cover \(box) (\(fit)); the full size is \(full.size)")
+            }
+        }
+        if let full, probed != full.size {
+            let said = probed.map { "\($0)" } ?? "nil"
+            switch format {
+            case .heif, .avif:
+                let declared = ImageShape.libheifDeclaredSize(bytes: file, format: format)
+                try require(probed == nil || (declared != full.size && probed == declared),
+                            "decoded at \(full.size) but the header probe says \(said) (libheif's boxes: \(declared.map { "\($0)" } ?? "nil"))")
+            default:
+                try require(false, "decoded at \(full.size) but the header probe says \(said)")
             }
         }
         if format == .png, let full, let stored = ihdrSize(file) {
