@@ -30,7 +30,7 @@ public enum ImageShape {
     /// or chunks that follow are usually in it too.
     static let windowBytes = 16 * 1024
     /// Reads past the head, and bytes read in all (head included).
-    static let maxReads = 16
+    static let maxReads = 64
     static let maxBytes = 4 << 20
     /// The largest box or chunk read whole: a HEIF `meta` box, an EXIF block.
     static let maxBlockBytes = 1 << 20
@@ -104,12 +104,22 @@ public enum ImageShape {
     /// that are not a marker are skipped (libjpeg warns and goes on),
     /// standalone markers carry no length, every other segment is skipped
     /// by its length. The EXIF orientation is then `ExifReader`'s.
+    ///
+    /// While the walk meets only well-formed segments it is `ExifReader`'s
+    /// walk too, so the EXIF segment is noted on the way and the second
+    /// walk, for the orientation, starts after the frame header: a file's
+    /// segments past the first 64 KiB are read once.
     static func jpeg(_ r: inout HeaderReader) -> PixelSize? {
         var i = 2
         var stored: PixelSize?
+        /// ExifReader would have walked the same segments so far.
+        var plain = true
+        var exifSegment: Int?
+        var afterFrameHeader = 0
         while stored == nil {
             // libjpeg's next_marker: skip to an FF, past fill FFs; FF 00 is data.
             guard var byte = r.byte(i) else { return nil }
+            if byte != 0xFF { plain = false }
             while true {
                 while byte != 0xFF {
                     i += 1
@@ -123,14 +133,17 @@ public enum ImageShape {
                 }
                 i += 1
                 if byte != 0 { break }
+                plain = false
                 guard let next = r.byte(i) else { return nil }
                 byte = next
             }
             switch byte {
             case 0xC0...0xCF where byte != 0xC4 && byte != 0xC8 && byte != 0xCC:
                 // Length (2), precision (1), height (2), width (2).
-                guard let height = r.u16(i + 3, bigEndian: true), let width = r.u16(i + 5, bigEndian: true) else { return nil }
+                guard let length = r.u16(i, bigEndian: true), let height = r.u16(i + 3, bigEndian: true),
+                      let width = r.u16(i + 5, bigEndian: true) else { return nil }
                 stored = PixelSize(width: Int(width), height: Int(height))
+                afterFrameHeader = i + Int(length)
             case 0x01, 0xD0...0xD7:
                 continue
             case 0xD8, 0xD9, 0xDA:
@@ -144,20 +157,38 @@ public enum ImageShape {
                 // DNL, APPn, COM: skipped by their length, and a bogus one
                 // (under 2, counting only itself) as if it were 2.
                 guard let length = r.u16(i, bigEndian: true) else { return nil }
+                if length < 2 { plain = false }
+                if plain, exifSegment == nil, byte == 0xE1, length >= 8, i + Int(length) <= r.size,
+                   r.matches("Exif\0\0", at: i + 2) {
+                    exifSegment = i
+                }
                 i += max(2, Int(length))
             default:
                 return nil  // a marker libjpeg does not know: it stops there
             }
         }
-        guard let stored, let orientation = jpegOrientation(&r) else { return nil }
+        let orientation: ExifOrientation?
+        if plain, let exifSegment {
+            orientation = jpegExifSegment(&r, at: exifSegment)
+        } else {
+            orientation = jpegOrientation(&r, from: plain ? afterFrameHeader : 2)
+        }
+        guard let stored, let orientation else { return nil }
         return orientation.uprightSize(of: stored)
+    }
+
+    /// The orientation in the APP1 segment whose length field is at `i`,
+    /// read by `ExifReader` on its own.
+    private static func jpegExifSegment(_ r: inout HeaderReader, at i: Int) -> ExifOrientation? {
+        guard let length = r.u16(i, bigEndian: true), let segment = r.read(i - 2, Int(length) + 2) else { return nil }
+        return orientation(of: [0xFF, 0xD8] + segment, .jpeg)
     }
 
     /// `ExifReader.jpegExif`'s walk, over the reader: the first APP1 that
     /// starts "Exif\0\0" before the scan, given to `ExifReader` on its own.
     /// Nil only when the walk hit the read caps.
-    static func jpegOrientation(_ r: inout HeaderReader) -> ExifOrientation? {
-        var i = 2
+    static func jpegOrientation(_ r: inout HeaderReader, from start: Int) -> ExifOrientation? {
+        var i = start
         while let marker0 = r.byte(i), let marker = r.byte(i + 1) {
             guard marker0 == 0xFF else { return .identity }
             if marker == 0xFF { i += 1; continue }
@@ -171,8 +202,7 @@ public enum ImageShape {
                 return r.exhausted ? nil : .identity
             }
             if marker == 0xE1, length >= 8, r.matches("Exif\0\0", at: i + 2) {
-                guard let segment = r.read(i - 2, Int(length) + 2) else { return nil }
-                return orientation(of: [0xFF, 0xD8] + segment, .jpeg)
+                return jpegExifSegment(&r, at: i)
             }
             i += Int(length)
         }
@@ -213,9 +243,9 @@ public enum ImageShape {
 
     /// `ExifReader.pngExif`'s walk. A PNG's picture data usually comes in
     /// many 8 KiB IDAT chunks, too many to walk by reads: when the walk
-    /// runs out of reads, an eXIf written after the picture data (as the
-    /// PNG specification allows) is looked for in the last 64 KiB instead,
-    /// as a chunk whose CRC holds.
+    /// reaches them and the file goes on past the head, an eXIf written
+    /// after the picture data (as the PNG specification allows) is looked
+    /// for in the last 64 KiB instead, as a chunk whose CRC holds: one read.
     static func pngOrientation(_ r: inout HeaderReader) -> ExifOrientation? {
         var i = 8
         while let length32 = r.u32(i, bigEndian: true) {
@@ -226,6 +256,7 @@ public enum ImageShape {
                 return orientation(of: pngSignature + chunk, .png)
             }
             if r.matches("IEND", at: i + 4) { return .identity }
+            if r.size > r.head.count, r.matches("IDAT", at: i + 4) { return tailPNGOrientation(&r) }
             i += 12 + length
         }
         return r.exhausted ? tailPNGOrientation(&r) : .identity
@@ -534,7 +565,7 @@ struct HeaderReader {
     private(set) var head: [UInt8] = []
     private var window: [UInt8] = []
     private var windowStart = 0
-    private var reads = 0
+    private(set) var reads = 0
     private var bytesRead = 0
     /// A request went unanswered because of the caps, not the file's end.
     private(set) var exhausted = false
@@ -562,6 +593,11 @@ struct HeaderReader {
     mutating func read(_ offset: Int, _ count: Int) -> [UInt8]? {
         guard offset >= 0, count >= 0, offset <= size, count <= size - offset else { return nil }
         if offset + count <= head.count { return Array(head[offset..<offset + count]) }
+        if offset < head.count {
+            // Only what the head lacks.
+            guard let rest = read(head.count, offset + count - head.count) else { return nil }
+            return Array(head[offset...]) + rest
+        }
         if offset >= windowStart, offset + count <= windowStart + window.count {
             return Array(window[(offset - windowStart)..<(offset - windowStart + count)])
         }
@@ -581,6 +617,7 @@ struct HeaderReader {
     /// One read outside the caps (the tail of a PNG).
     mutating func readBeyondCaps(_ offset: Int, _ count: Int) -> [UInt8]? {
         guard offset >= 0, count > 0, offset + count <= size else { return nil }
+        reads += 1
         let bytes = load(offset, count)
         return bytes.count == count ? bytes : nil
     }

@@ -68,6 +68,7 @@ struct ImageShapeTests {
         let farPath = try scratch.write("far.jpg", far)
         try Self.expectAgreement(farPath)
         #expect(ImageShape.uprightSize(path: farPath) == PixelSize(width: 30, height: 48))
+        #expect(Self.readsPastHead(far) <= 3)
         // The EXIF segment itself past 64 KiB, behind two 40 KB APP2s.
         let late = Self.insertingSegments([Self.segment(0xE2, count: 40000), Self.segment(0xE2, count: 40000),
                                            Self.exifSegment(orientation: 8, padding: 1000)], into: base)
@@ -75,6 +76,7 @@ struct ImageShapeTests {
         let latePath = try scratch.write("late.jpg", late)
         try Self.expectAgreement(latePath)
         #expect(ImageShape.uprightSize(path: latePath) == PixelSize(width: 30, height: 48))
+        #expect(Self.readsPastHead(late) <= 2)
     }
 
     @Test("JPEG frame header variants: progressive, extended sequential (SOF1), garbage before a marker")
@@ -114,6 +116,7 @@ struct ImageShapeTests {
         let chunked = Self.rechunkingIDAT(late, every: 8192)
         #expect(chunked.count > late.count + 12 * 16)
         let chunkedPath = try scratch.write("chunked.png", chunked)
+        #expect(Self.readsPastHead(chunked) == 1)
         try Self.expectAgreement(chunkedPath)
         #expect(ImageShape.uprightSize(path: chunkedPath) == PixelSize(width: 200, height: 300))
         try Self.expectAgreement(try scratch.write("chunked-plain.png", Self.rechunkingIDAT(base, every: 8192)))
@@ -195,6 +198,19 @@ struct ImageShapeTests {
             // A JPEG of fill bytes, a PNG of empty chunks: long walks, capped.
             _ = (head + [UInt8](repeating: 0xFF, count: 5 << 20)).withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
             _ = (head + [UInt8](repeating: 0, count: 5 << 20)).withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
+        }
+    }
+
+    /// How many reads past the first 64 KiB the probe of `file` makes.
+    static func readsPastHead(_ file: [UInt8]) -> Int {
+        file.withUnsafeBytes { bytes in
+            var reader = HeaderReader(size: bytes.count) { buffer, offset in
+                let n = min(buffer.count, bytes.count - offset)
+                buffer.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: n)
+                return n
+            }
+            _ = ImageShape.probe(&reader)
+            return reader.reads
         }
     }
 
