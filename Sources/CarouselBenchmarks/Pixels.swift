@@ -102,6 +102,63 @@ struct PixelBenchmarks {
         return [line(dct), line(full), "  full / DCT: \(format2(full.perOperation[0] / dct.perOperation[0]))x"]
     }
 
+    /// The album's listing: reading the upright size of 500 pictures from
+    /// their headers (`ImageShape`), against decoding each at full size.
+    /// The pictures are camera-sized, of every format, some turned by EXIF;
+    /// 10 distinct files, each linked 50 times. Warm page cache: on a board's
+    /// SD card the probe's few reads (and a decode's whole file) cost more.
+    func shapesVersusDecode() -> [String] {
+        let sub = folder + "/shapes"
+        let sources = [
+            "-size 4032x3024 plasma:fractal -quality 90 a.jpg",
+            "-size 4032x3024 plasma:fractal -quality 90 -orient RightTop b.jpg",
+            "-size 4000x3000 plasma:fractal -quality 85 -interlace JPEG c.jpg",
+            "-size 3024x4032 plasma:fractal -quality 90 -orient LeftBottom d.jpg",
+            "-size 2000x1500 plasma:fractal e.png",
+            "-size 1500x2000 plasma:fractal f.png",
+            "-size 3000x2000 plasma:fractal -quality 85 g.webp",
+            "-size 3000x2000 plasma:fractal -quality 85 h.heic",
+            "-size 2000x3000 plasma:fractal -quality 60 i.avif",
+            "-size 800x600 plasma:fractal j.gif",
+        ]
+        guard shell("mkdir -p \(sub)") else { return ["  (skipped: no scratch folder)"] }
+        for source in sources {
+            let name = String(source.split(separator: " ").last!)
+            if access("\(sub)/\(name)", F_OK) != 0 {
+                guard shell("cd \(sub) && convert \(source) 2>/dev/null") else {
+                    return ["  (skipped: ImageMagick's convert is needed to make \(name))"]
+                }
+            }
+        }
+        let names = sources.map { String($0.split(separator: " ").last!) }
+        var paths: [String] = []
+        for copy in 0..<50 {
+            for name in names {
+                let link = "\(sub)/\(copy)-\(name)"
+                if copy > 0 { link.withCString { l in "\(sub)/\(name)".withCString { _ = Glibc.link($0, l) } } }
+                paths.append(copy == 0 ? "\(sub)/\(name)" : link)
+            }
+        }
+        var portraits = 0
+        let probe = measure("probe 500 headers (ImageShape)", operations: 1, rounds: 7) {
+            var count = 0
+            for path in paths {
+                if let size = ImageShape.uprightSize(path: path), size.height > size.width { count += 1 }
+            }
+            portraits = count
+            return count
+        }
+        let decode = measure("decode the 10 distinct pictures at full size", operations: 10, rounds: 3) {
+            var total = 0
+            for name in names { total &+= (try? ImageDecoder.decode(path: "\(sub)/\(name)"))?.width ?? 0 }
+            return total
+        }
+        let perProbe = probe.perOperation[0] / Double(paths.count)
+        return [line(probe),
+                "  per picture: probe \(format(perProbe)), full decode \(format(decode.perOperation[0])) (\(portraits) of 500 portraits)",
+                "  decode / probe: \(Int((decode.perOperation[0] / perProbe).rounded()))x"]
+    }
+
     /// Scroll through `count` images (links to 10 distinct 1920x1080 JPEGs)
     /// with the cache as the daemon uses it, and report resident memory.
     func memory(count: Int) -> String {

@@ -134,6 +134,15 @@ if CommandLine.arguments.dropFirst().first == "--transitions" {
     exit(0)
 }
 
+// `--shapes`: the album's header probe of 500 pictures against decoding them.
+if CommandLine.arguments.dropFirst().first == "--shapes" {
+    let scratch = PixelBenchmarks()
+    print("picture shapes (best / median of rounds):")
+    for l in scratch.shapesVersusDecode() { print(l) }
+    scratch.cleanUp()
+    exit(0)
+}
+
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--memory", let n = Int(CommandLine.arguments[2]) {
     print(PixelBenchmarks(folder: CommandLine.arguments[3]).memory(count: n))
     exit(0)
@@ -155,6 +164,7 @@ let pixels = PixelBenchmarks()
 print("pixels:")
 for l in pixels.composeVersusMemcpy() { print(l) }
 for l in pixels.dctVersusFullDecode() { print(l) }
+for l in pixels.shapesVersusDecode() { print(l) }
 print("frame path (ratios to a memcpy of the frame in this run):")
 for l in FramePathBenchmarks().run() { print(l) }
 print("transitions and fill:")
