@@ -20,8 +20,23 @@ import Darwin
 /// A file is read in a few bounded `pread`s: the first 64 KiB, and past
 /// them only as far as a walk over the container's own lengths leads (a
 /// JPEG frame header behind a large EXIF thumbnail, a WebP EXIF chunk after
-/// the picture data), at most `maxReads` more reads and `maxBytes` in all.
-/// No buffer is sized by a length read from the file beyond those caps.
+/// the picture data), at most `maxReads` more reads and `maxBytes` in all
+/// (and one read of a PNG's last 64 KiB). No buffer is sized by a length
+/// read from the file beyond those caps.
+///
+/// Where it may still differ from a decode (the fuzz targets hold it to
+/// the decoder, with these exceptions):
+/// * FIXME: HEIF and AVIF give the primary item's `ispe`; libheif 1.15
+///   decodes the coded stream (or a grid's box) at whatever size it says,
+///   even one that contradicts `ispe`, which only a damaged file does.
+///   Reading the HEVC SPS or AV1 sequence header would settle it.
+/// * A clean aperture (`clap`) other than whole pixels centred inside the
+///   picture gives nil: libheif's rounding of the others changed between
+///   versions.
+/// * A PNG's eXIf after the picture data but more than 64 KiB before the
+///   end of the file is not seen (writers put it before IDAT, or last).
+/// * A GIF whose extensions before the first frame run past the read caps,
+///   and a HEIF `meta` box over 1 MiB, give nil.
 public enum ImageShape {
     /// What the first read takes: every header the formats put first, and
     /// the metadata most writers put before the picture data.
