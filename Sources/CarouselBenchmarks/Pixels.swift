@@ -153,10 +153,16 @@ struct PixelBenchmarks {
             for name in names { total &+= (try? ImageDecoder.decode(path: "\(sub)/\(name)"))?.width ?? 0 }
             return total
         }
+        // The figure is only worth having if the probe says what the decoder gives.
+        let disagreeing = names.filter { name in
+            let path = "\(sub)/\(name)"
+            return ImageShape.uprightSize(path: path) != (try? ImageDecoder.decode(path: path))?.size
+        }
         let perProbe = probe.perOperation[0] / Double(paths.count)
         return [line(probe),
                 "  per picture: probe \(format(perProbe)), full decode \(format(decode.perOperation[0])) (\(portraits) of 500 portraits)",
-                "  decode / probe: \(Int((decode.perOperation[0] / perProbe).rounded()))x"]
+                "  decode / probe: \(Int((decode.perOperation[0] / perProbe).rounded()))x",
+                "  probe and decode agree on " + (disagreeing.isEmpty ? "all 10" : "all but \(disagreeing.joined(separator: ", "))")]
     }
 
     /// Scroll through `count` images (links to 10 distinct 1920x1080 JPEGs)
