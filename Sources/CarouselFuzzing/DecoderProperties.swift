@@ -31,9 +31,9 @@ import CarouselImaging
 ///   full-size decode succeeds its answer is that decode's size. HEIF and
 ///   AVIF are allowed two exceptions: nil (a clean aperture the probe does
 ///   not round, which libheif rounds its own way), and, where the decoded
-///   picture is not the size libheif itself reads from the boxes (a coded
-///   stream or grid that contradicts the item's `ispe`: libheif 1.15 then
-///   decodes the stream's size), the boxes' size.
+///   picture is neither the item's `ispe` nor that turned (a coded stream
+///   or grid that contradicts it: libheif 1.15 then decodes the stream's
+///   size), a size read from the boxes.
 enum DecoderProperties {
     static let maxPixelsChoices = [4096, 65536, 1 << 20, 4 << 20]
 
@@ -81,9 +81,15 @@ enum DecoderProperties {
             let said = probed.map { "\($0)" } ?? "nil"
             switch format {
             case .heif, .avif:
-                let declared = ImageShape.libheifDeclaredSize(bytes: file, format: format)
-                try require(probed == nil || (declared != full.size && probed == declared),
-                            "decoded at \(full.size) but the header probe says \(said) (libheif's boxes: \(declared.map { "\($0)" } ?? "nil"))")
+                // The coded picture contradicts the item's ispe (a damaged
+                // stream or grid): the probe may answer from the header,
+                // libheif's way (irot and clap after ispe only) or the
+                // decoder's (every irot and clap, in order).
+                let header = ImageShape.libheifHeaderSizes(bytes: file, format: format)
+                let contradicted = header.map { full.size != $0.coded && full.size != $0.coded.transposed } ?? false
+                let fromHeader = header.map { probed == $0.declared || probed == $0.coded || probed == $0.coded.transposed } ?? false
+                try require(probed == nil || (contradicted && fromHeader),
+                            "decoded at \(full.size) but the header probe says \(said) (libheif's boxes: \(header.map { "\($0)" } ?? "nil"))")
             default:
                 try require(false, "decoded at \(full.size) but the header probe says \(said)")
             }

@@ -210,17 +210,20 @@ private extension String {
 }
 
 extension ImageShape {
-    /// The size libheif's own reading of the boxes declares for the primary
-    /// item (its `ispe`, cropped by `clap` and turned by `irot`), or nil
-    /// when libheif cannot read them. libheif 1.15 decodes the coded
-    /// picture at whatever size its stream (or a grid's box) says, even
-    /// when that contradicts `ispe`: the fuzz targets tell such a damaged
-    /// file from a probe that misreads the header by this.
-    /// The corresponding C functions are `heif_image_handle_get_width` and `_height`.
-    public static func libheifDeclaredSize(bytes: [UInt8], format: ImageFormat) -> PixelSize? {
+    /// What libheif's own reading of the boxes says of the primary item:
+    /// the picture's size (its `ispe`, cropped by `clap` and turned by
+    /// `irot`) and the coded size (`ispe`); nil when libheif cannot read
+    /// them. libheif 1.15 decodes the coded picture at whatever size its
+    /// stream (or a grid's box) says, even when that contradicts `ispe`:
+    /// the fuzz targets tell such a damaged file from a probe that misreads
+    /// the header by these.
+    /// The corresponding C functions are `heif_image_handle_get_width`,
+    /// `_height`, `heif_image_handle_get_ispe_width` and `_height`.
+    public static func libheifHeaderSizes(bytes: [UInt8], format: ImageFormat) -> (declared: PixelSize, coded: PixelSize)? {
         guard !bytes.isEmpty, let reader = try? HEIFReader(FileContents(copying: bytes), format: format, path: "-") else {
             return nil
         }
-        return reader.readHeader().size
+        let header = reader.readHeader()
+        return (header.size, header.codedSize)
     }
 }
