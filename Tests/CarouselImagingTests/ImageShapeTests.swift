@@ -20,6 +20,22 @@ struct ImageShapeTests {
         let inMemory = bytes.withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
         #expect(probed == inMemory, "\(path): by path \(String(describing: probed)), in memory \(String(describing: inMemory))",
                 sourceLocation: sourceLocation)
+        // A large picture (the 62 MP PNG fixture) is not decoded here: a
+        // decode refused by max_pixels names the upright size the decoder
+        // read from the same header, without a 250 MB picture in the test
+        // process (whose peak the replayer tests' children inherit).
+        if let probed, probed.width * probed.height > 1 << 22 {
+            do {
+                _ = try ImageDecoder.decode(path: path, maxPixels: 1 << 22)
+                Issue.record("\(path): decoded within max_pixels although probed at \(probed)", sourceLocation: sourceLocation)
+            } catch {
+                if case .tooManyPixels(let width, let height, _) = error.reason {
+                    #expect(probed == PixelSize(width: width, height: height), "\(path): probed \(probed), refused at \(width)x\(height)",
+                            sourceLocation: sourceLocation)
+                }
+            }
+            return
+        }
         guard let image = try? ImageDecoder.decode(path: path) else { return }
         #expect(probed == image.size, "\(path): probed \(String(describing: probed)), decoded \(image.size)",
                 sourceLocation: sourceLocation)
