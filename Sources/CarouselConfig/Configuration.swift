@@ -73,6 +73,8 @@ public struct ImagesConfig: Equatable, Sendable {
     public var resume = true
     /// Pictures in subfolders of `path` too, listed by relative path and watched.
     public var recursive = false
+    /// Two consecutive portraits share a page, side by side (landscape screens).
+    public var pairPortraits = false
     public init() {}
 }
 

@@ -483,6 +483,14 @@ public enum Schema {
             watched. Symbolic links to folders are followed, each folder once; at most 16 levels deep and 2000
             subfolders (one log line when a bound is hit).
             """) { $0.images.recursive = $1 },
+        flag("images", "pair_portraits", default: "false", help: """
+            On a screen whose pages are wider than tall: two portraits next to each other in the album's order
+            (shuffle included) share one page, each fitted to its half with `[carousel] spacing` between them; a
+            portrait without a portrait partner stays alone. Pairs start from the first of each run of portraits, so
+            the same folder pairs alike on every frame and after a restart. Whether a picture is a portrait is read
+            from its header (EXIF orientation applied) when it is listed. The dots count pages, `goto` takes a page,
+            and a tap selects the picture under the finger.
+            """) { $0.images.pairPortraits = $1 },
     ]
 
     static let indicator: [KeySpec] = [

@@ -49,6 +49,9 @@ public struct Carousel: Sendable {
     var hold: Hold?
     /// Effects accumulated since the last `takeEffects()`.
     var outbox: Outbox
+    /// Where the last tap or long press fell (the item and how far across
+    /// it), read with its `didSelectItem` or `longPress` event.
+    public internal(set) var lastPress: ItemHit?
     /// `willBeginDecelerating` was emitted and `didEndDecelerating` is owed.
     var decelerating = false
     /// A finger or a command touched the carousel since it last rested: the

@@ -70,15 +70,17 @@ extension Carousel {
                 hold = nil
                 release(from: offset(at: now), fingerVelocity: velocity, travel: travel, at: now, into: &events)
             case .tapped(let point):
-                if let i = geometry.item(at: point, offset: offset(at: now), count: lattice.count,
-                                         wrap: settings.wrap) {
+                if let hit = geometry.hit(at: point, offset: offset(at: now), count: lattice.count, wrap: settings.wrap) {
+                    let i = hit.index
+                    lastPress = hit
                     events.append(CarouselEvent(time: now, kind: .didSelectItem(index: i)))
                     outbox.selected = i
                 }
             case .longPressed(let point):
                 guard let h = hold else { break }
-                if let i = geometry.item(at: point, offset: h.touchOffset, count: lattice.count,
-                                         wrap: settings.wrap) {
+                if let hit = geometry.hit(at: point, offset: h.touchOffset, count: lattice.count, wrap: settings.wrap) {
+                    let i = hit.index
+                    lastPress = hit
                     events.append(CarouselEvent(time: now, kind: .longPress(index: i)))
                     outbox.longPressed = i
                 }

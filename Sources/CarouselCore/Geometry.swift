@@ -91,6 +91,20 @@ public struct Geometry: Equatable, Sendable {
         return nil
     }
 
+    /// Where in the item under `point` the point is, across the item's own
+    /// width as its picture is drawn upright (`x` from its left edge, of
+    /// `width`), with the item; `nil` where `item(at:)` finds none.
+    public func hit(at point: Point, offset: Double, count: Int, wrap: Bool) -> ItemHit? {
+        guard let index = item(at: point, offset: offset, count: count, wrap: wrap) else { return nil }
+        if vertical { return ItemHit(index: index, x: point.x, width: crossExtent) }
+        let slot = Int(((point.x - lead) / pitch + offset).rounded(.down))
+        for candidate in [slot, slot - 1, slot + 1] {
+            let local = point.x - start(ofSlot: candidate, offset: offset)
+            if local >= 0, local < itemExtent { return ItemHit(index: index, x: local, width: itemExtent) }
+        }
+        return nil
+    }
+
     /// The item shown in `slot`: `slot mod count` with wrap, the slot itself
     /// when it is in range without wrap, `nil` otherwise.
     public static func index(ofSlot slot: Int, count: Int, wrap: Bool) -> Int? {
@@ -98,6 +112,14 @@ public struct Geometry: Equatable, Sendable {
         if wrap { return ((slot % count) + count) % count }
         return (0..<count).contains(slot) ? slot : nil
     }
+}
+
+/// A press on an item: which, and how far across its upright width (a page
+/// of two pictures tells them apart by it).
+public struct ItemHit: Equatable, Sendable {
+    public var index: Int
+    public var x: Double
+    public var width: Double
 }
 
 /// How the logical (laid-out) picture is turned on the panel: `rotation = 90`

@@ -14,7 +14,7 @@ extension Daemon {
     func skip(_ failures: [ItemCache.Failure]) {
         for f in failures { log(.warning, "skipping \(f.message)") }
         let now = Timestamp(microseconds: clock())
-        let change = album.remove(Set(failures.map(\.path)), current: model.currentItemIndex(at: now))
+        let change = album.remove(Set(failures.map(\.file)), current: model.currentItemIndex(at: now), keepingOrder: shuffles)
         albumChanged(change)
     }
 
@@ -41,7 +41,7 @@ extension Daemon {
     private func albumChanged(_ change: AlbumState.Change) {
         let now = Timestamp(microseconds: clock())
         deliver(model.replaceItems(count: album.count, showing: change.index, at: now))
-        log(.info, "images: \(album.count) now, showing \(album.path(change.index) ?? "nothing")")
+        log(.info, "images: \(album.pictureCount) now\(album.portraitProbe == nil ? "" : " on \(album.count) pages"), showing \(album.pageName(change.index))")
         notifier.status(statusLine)
         frames.needsFrame = true
         tell(.modelChanged)

@@ -2,12 +2,25 @@ import CarouselAlbum
 import CarouselCore
 
 /// The pictures the running carousel shows, in order: one list of entries
-/// (path, inode, size, mtime), from which the model's item count, the
-/// decode cache's paths and the reconciliation after a change all come.
+/// (path, inode, size, mtime), and the pages they make (one picture each,
+/// or with `[images] pair_portraits` two consecutive portraits sharing one:
+/// `PortraitPairs`), from which the model's item count (pages), the decode
+/// cache's keys and the reconciliation after a change all come.
 public struct AlbumState: Sendable {
     public private(set) var entries: [AlbumEntry]
-    /// `entries`' paths, kept alongside: every frame looks pictures up by index.
+    /// `entries`' paths, kept alongside.
     public private(set) var paths: [String]
+    /// The pages, in order: ranges of `entries` covering it exactly. The
+    /// model's items are pages.
+    public private(set) var pages: [Range<Int>]
+    /// Each page's key for the decode cache (`PortraitPairs.key`: the path of
+    /// a picture alone), kept alongside: every frame looks pages up by index.
+    public private(set) var keys: [String]
+    /// `[images] pair_portraits` on a landscape screen: tells whether a
+    /// picture would show as a portrait (read from its header, once per
+    /// version of the file: `portraits`); nil, every picture alone.
+    public private(set) var portraitProbe: (@Sendable (AlbumEntry) -> Bool)?
+    private var portraits: [AlbumEntry: Bool] = [:]
     /// Files that could not be decoded, as they were when they failed: left
     /// out of every later listing (and not logged again) until they change.
     public private(set) var broken: [String: AlbumEntry] = [:]
@@ -22,16 +35,121 @@ public struct AlbumState: Sendable {
     var shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))
     var shuffledAt: Int?
 
-    public init(_ entries: [AlbumEntry] = []) {
+    public init(_ entries: [AlbumEntry] = [], portraitProbe: (@Sendable (AlbumEntry) -> Bool)? = nil) {
         self.entries = entries
-        paths = entries.map(\.path)
+        self.portraitProbe = portraitProbe
+        paths = []
+        pages = []
+        keys = []
+        regroup(PortraitPairs.singles(entries.count))
+        if portraitProbe != nil { pairAfresh() }
     }
 
-    public var count: Int { entries.count }
+    /// The pages: the model's item count.
+    public var count: Int { pages.count }
     public var isEmpty: Bool { entries.isEmpty }
+    /// The pictures, whatever shares a page.
+    public var pictureCount: Int { entries.count }
 
-    /// The path of item `index`, or nil out of range.
+    /// The path of picture `index` (an index into `entries`), or nil out of range.
     public func path(_ index: Int) -> String? { paths.indices.contains(index) ? paths[index] : nil }
+
+    /// The decode cache's key of page `index`, or nil out of range.
+    public func key(_ index: Int) -> String? { keys.indices.contains(index) ? keys[index] : nil }
+
+    /// The paths of the pictures on page `index`, in order (none out of range).
+    public func pictures(_ index: Int) -> [String] {
+        pages.indices.contains(index) ? pages[index].map { paths[$0] } : []
+    }
+
+    /// Page `index` for log lines: its pictures' paths, or "nothing".
+    public func pageName(_ index: Int) -> String {
+        let shown = pictures(index)
+        return shown.isEmpty ? "nothing" : shown.joined(separator: " and ")
+    }
+
+    /// The page showing picture `picture` (an index into `entries`).
+    public func page(ofPicture picture: Int) -> Int? {
+        guard entries.indices.contains(picture) else { return nil }
+        // Pages are in order and cover the entries: a binary search.
+        var low = 0, high = pages.count - 1
+        while low <= high {
+            let mid = (low + high) / 2
+            if pages[mid].upperBound <= picture { low = mid + 1 } else if pages[mid].lowerBound > picture { high = mid - 1 } else { return mid }
+        }
+        return nil
+    }
+
+    /// The first picture of page `index` (0 for an empty album), for what works on pictures.
+    func firstPicture(_ index: Int) -> Int { pages.indices.contains(index) ? pages[index].lowerBound : min(max(index, 0), max(entries.count - 1, 0)) }
+
+    /// Pairs portraits with `probe` from now on (nil: every picture alone),
+    /// while page `current` is on screen; returns the page showing its first
+    /// picture in the new pages.
+    public mutating func pairPortraits(_ probe: (@Sendable (AlbumEntry) -> Bool)?, current: Int) -> Int {
+        let picture = firstPicture(current)
+        portraitProbe = probe
+        portraits = [:]
+        if probe == nil { regroup(PortraitPairs.singles(entries.count)) } else { pairAfresh() }
+        generation += 1
+        return page(ofPicture: picture) ?? 0
+    }
+
+    /// Whether `entry` would show as a portrait: its probe's answer, asked once per version of the file.
+    private mutating func isPortrait(_ entry: AlbumEntry) -> Bool {
+        guard let probe = portraitProbe else { return false }
+        if let known = portraits[entry] { return known }
+        let portrait = probe(entry)
+        portraits[entry] = portrait
+        return portrait
+    }
+
+    /// Pages from the order alone (`PortraitPairs.pages`); what the probe
+    /// said of files no longer listed is forgotten.
+    private mutating func pairAfresh() {
+        let flags = entries.map { isPortrait($0) }
+        let listed = Set(entries)
+        portraits = portraits.filter { listed.contains($0.key) }
+        regroup(PortraitPairs.pages(portrait: flags))
+    }
+
+    /// Takes `groups` (consecutive ranges covering `entries`) as the pages.
+    private mutating func regroup(_ groups: [Range<Int>]) {
+        paths = entries.map(\.path)
+        pages = groups
+        keys = groups.map { PortraitPairs.key(paths[$0]) }
+    }
+
+    /// order = shuffle, with pairs: the pages the shuffle made stay together
+    /// (a pair whose partner left becomes a single); pictures new to the
+    /// album pair among themselves. `old` are the previous pages' entries.
+    private mutating func regroup(keeping old: [[AlbumEntry]]) {
+        var place: [String: Int] = [:]
+        for (i, entry) in entries.enumerated() where place[entry.path] == nil { place[entry.path] = i }
+        var groups: [Range<Int>] = []
+        var covered = 0
+        for page in old {
+            // Kept pictures keep their order, so a page's survivors come next.
+            let kept = page.compactMap { place[$0.path] }
+            guard kept.first == covered else { continue }
+            if kept.count == 2, kept[1] == covered + 1, isPortrait(entries[covered]), isPortrait(entries[covered + 1]) {
+                groups.append(covered..<covered + 2)
+                covered += 2
+            } else {
+                for i in kept where i == covered {
+                    groups.append(i..<i + 1)
+                    covered += 1
+                }
+            }
+        }
+        // The rest (new pictures, at the end of the pass) pair as a fresh list would.
+        let flags = entries[covered...].map { isPortrait($0) }
+        groups += PortraitPairs.pages(portrait: flags).map { ($0.lowerBound + covered)..<($0.upperBound + covered) }
+        regroup(groups)
+    }
+
+    /// The pages' entries, to keep them together across a change.
+    private var pageEntries: [[AlbumEntry]] { pages.map { Array(entries[$0]) } }
 
     /// What a change did: the index to show now (the picture that was on
     /// screen where it still exists, see `AlbumDiff.reconcile`) and the
@@ -66,21 +184,33 @@ public struct AlbumState: Sendable {
             }
             return false
         }
-        let diff = AlbumDiff(old: entries, new: fresh, currentIndex: current)
+        let diff = AlbumDiff(old: entries, new: fresh, currentIndex: firstPicture(current))
+        let before = pageEntries
         entries = fresh
-        paths = fresh.map(\.path)
+        if portraitProbe == nil {
+            regroup(PortraitPairs.singles(entries.count))
+        } else if keepingOrder {
+            regroup(keeping: before)
+        } else {
+            pairAfresh()
+        }
         generation += 1
-        return Change(index: diff.currentIndex, stale: diff.replaced + diff.added)
+        return Change(index: page(ofPicture: diff.currentIndex) ?? 0, stale: diff.replaced + diff.added)
     }
 
     /// order = shuffle: shuffles the pictures not in `fixed` (on screen and
     /// their neighbours) while item `current` is on screen; see `Shuffle`.
     /// The item count and what `fixed` shows do not change.
+    /// With pairs the pages move whole: what is on screen stays as it is.
     public mutating func reshuffle<G: RandomNumberGenerator>(current: Int, fixed: Set<Int>, using generator: inout G) {
-        let before = entries
-        Shuffle.reshuffle(&entries, current: current, fixed: fixed, using: &generator)
-        guard entries != before else { return }
-        paths = entries.map(\.path)
+        var ring = pageEntries
+        let before = ring
+        Shuffle.reshuffle(&ring, current: current, fixed: fixed, using: &generator)
+        guard ring != before else { return }
+        entries = ring.flatMap { $0 }
+        var groups: [Range<Int>] = []
+        for page in ring { groups.append((groups.last?.upperBound ?? 0)..<(groups.last?.upperBound ?? 0) + page.count) }
+        regroup(groups)
         generation += 1
     }
 
@@ -104,20 +234,28 @@ public struct AlbumState: Sendable {
 
     public mutating func shuffleAll<G: RandomNumberGenerator>(using generator: inout G) {
         entries.shuffle(using: &generator)
-        paths = entries.map(\.path)
+        if portraitProbe == nil { regroup(PortraitPairs.singles(entries.count)) } else { pairAfresh() }
         generation += 1
     }
 
-    /// Leaves out files that cannot be decoded, while item `current` is on screen.
-    public mutating func remove(_ failed: Set<String>, current: Int) -> Change {
+    /// Leaves out files that cannot be decoded, while page `current` is on
+    /// screen. `keepingOrder` (order = shuffle): pages stay together, as in `replace`.
+    public mutating func remove(_ failed: Set<String>, current: Int, keepingOrder: Bool = false) -> Change {
         for entry in entries where failed.contains(entry.path) { broken[entry.path] = entry }
         var fresh = entries
         fresh.removeAll { failed.contains($0.path) }
-        let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: current)
+        let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: firstPicture(current))
+        let before = pageEntries
         entries = fresh
-        paths = fresh.map(\.path)
+        if portraitProbe == nil {
+            regroup(PortraitPairs.singles(entries.count))
+        } else if keepingOrder {
+            regroup(keeping: before)
+        } else {
+            pairAfresh()
+        }
         generation += 1
-        return Change(index: index, stale: [])
+        return Change(index: page(ofPicture: index) ?? 0, stale: [])
     }
 
     /// Of a listing's skip lines, those not logged yet; the others are
@@ -134,16 +272,16 @@ public struct AlbumState: Sendable {
     /// ahead in the direction of travel (`direction` +1 forward, -1 back) and
     /// one behind.
     public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool) -> [String] {
-        guard !paths.isEmpty else { return [] }
+        guard !keys.isEmpty else { return [] }
         var indices: [Int] = []
-        for i in onScreen + heading where paths.indices.contains(i) && !indices.contains(i) { indices.append(i) }
-        let n = paths.count
+        for i in onScreen + heading where keys.indices.contains(i) && !indices.contains(i) { indices.append(i) }
+        let n = keys.count
         for offset in Self.neighbourSteps(direction: direction) {
             var i = current + offset
             if wrap { i = ((i % n) + n) % n }
-            if paths.indices.contains(i), !indices.contains(i) { indices.append(i) }
+            if keys.indices.contains(i), !indices.contains(i) { indices.append(i) }
         }
-        return indices.map { paths[$0] }
+        return indices.map { keys[$0] }
     }
 
     /// The neighbours of the current item that `wanted` names, as steps from

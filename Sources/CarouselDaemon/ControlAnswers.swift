@@ -2,6 +2,7 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselPlatform
+import CarouselRender
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,7 +77,9 @@ extension Daemon {
         return [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),
             "page": .int(snap.page), "state": .string(snap.state.rawValue), "autoplay": .object(autoplay),
-            "display": .object(display), "image": album.path(snap.index).map { .string($0) } ?? .null,
+            "display": .object(display), "image": album.pictures(snap.index).first.map { .string($0) } ?? .null,
+            // The page's pictures (two where portraits are paired), and how many pictures the album has.
+            "images": .array(album.pictures(snap.index).map { .string($0) }), "pictures": .int(album.pictureCount),
             "frames": .int(frames.pacer.framesPresented), "uptime_ms": .int(Int(uptimeMilliseconds(now))),
             "version": .string(CarouselVersion.string),
             // The zoomed picture's scale now, and where a zoom in flight is heading.
@@ -99,7 +102,7 @@ extension Daemon {
         publishEvent(event.kind.name, eventFields(event), perFrame: event.kind.isPerFrame)
     }
 
-    private func eventFields(_ event: CarouselEvent) -> [String: JSONValue] {
+    func eventFields(_ event: CarouselEvent) -> [String: JSONValue] {
         var fields: [String: JSONValue] = ["t": .int(Int(uptimeMilliseconds(event.time.microseconds)))]
         switch event.kind {
         case let .didScroll(offset): fields["offset"] = .double(offset)
@@ -107,7 +110,25 @@ extension Daemon {
         case let .didZoom(scale), let .didEndZooming(scale): fields["scale"] = .double(scale)
         default: break
         }
-        if let index = event.kind.index { fields["index"] = .int(index) }
+        if let index = event.kind.index {
+            fields["index"] = .int(index)
+            // The page's pictures; a tap or long press names the one under the finger.
+            fields["images"] = .array(album.pictures(index).map { .string($0) })
+            switch event.kind {
+            case .didSelectItem, .longPress: fields["image"] = pressedPicture(index).map { .string($0) } ?? .null
+            default: break
+            }
+        }
         return fields
+    }
+
+    /// The picture under the last press on page `index`: of a pair, the
+    /// half the finger was over (the gap split down its middle).
+    func pressedPicture(_ index: Int) -> String? {
+        let shown = album.pictures(index)
+        guard shown.count == 2, let press = model.lastPress, press.index == index else { return shown.first }
+        let halves = ItemCache.pairHalves(box: layout.compositor.itemPixelSize, gap: layout.pairGap)
+        let split = Double(halves.left.width + halves.rightX) / 2 * press.width / Double(layout.compositor.itemPixelSize.width)
+        return press.x < split ? shown[0] : shown[1]
     }
 }

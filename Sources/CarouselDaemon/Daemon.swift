@@ -103,7 +103,7 @@ public final class Daemon {
         cache = ItemCache(settings: layout.cacheSettings(config), prepare: options.prepare ?? ItemCache.prepare,
                           onReady: { decoded.ring() })
 
-        var initial = AlbumState()
+        var initial = AlbumState(portraitProbe: layout.portraitProbe(config))
         let listed = Self.listAlbum(config, noting: &initial)
         _ = initial.replace(with: listed, current: 0)
         if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll() }
@@ -128,7 +128,8 @@ public final class Daemon {
         if !album.isEmpty { frames.holdUntil = startTime + Self.startHoldMicroseconds }
         log(.info, "display: \(backend.summary), rotation \(rotation.rawValue)")
         if let line = layout.slopLine(configured: config.carousel.touchSlop) { log(.info, line) }
-        log(.info, "images: \(album.count) in \(config.albumSource)")
+        log(.info, "images: \(album.pictureCount) in \(config.albumSource)"
+            + (album.portraitProbe == nil ? "" : ", on \(album.count) pages with portraits paired"))
         log(.info, layout.cacheLine(config))
     }
 
@@ -251,7 +252,7 @@ public final class Daemon {
     public var statusLine: String {
         guard !album.isEmpty else { return "no pictures in \(config.albumSource)" }
         let index = model.currentItemIndex(at: Timestamp(microseconds: clock()))
-        return "showing \(index + 1) of \(album.count): \(album.paths[index])"
+        return "showing \(index + 1) of \(album.count): \(album.pageName(index))"
     }
 
     // MARK: - What services ask

@@ -165,7 +165,30 @@ public struct Layout: Sendable {
                            background: config.renderStyle.background, maxPixels: config.images.maxPixels,
                            budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
                            keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur,
-                           caption: captioning(config))
+                           caption: captioning(config), pairGap: pairGap)
+    }
+
+    /// `[images] pair_portraits`, where pages are wider than tall (a pair
+    /// of portraits on a portrait page would each be smaller than alone).
+    public func pairsPortraits(_ config: Configuration) -> Bool {
+        let item = compositor.itemPixelSize
+        return config.images.pairPortraits && item.width > item.height
+    }
+
+    /// Pixels between the two pictures of a pair: the layout's own gap between pages.
+    var pairGap: Int { max(0, Int(settings.spacing.rounded())) }
+
+    /// What tells the album which pictures are portraits, when it pairs them
+    /// (`pairsPortraits`): the upright size in the file's header.
+    public func portraitProbe(_ config: Configuration) -> (@Sendable (AlbumEntry) -> Bool)? {
+        guard pairsPortraits(config) else { return nil }
+        return { entry in Layout.isPortrait(path: entry.path) }
+    }
+
+    /// Whether the picture at `path` shows taller than wide, by its header;
+    /// a header that cannot be read is no portrait (the decode will say why).
+    public static func isPortrait(path: String) -> Bool {
+        ImageShape.uprightSize(path: path).map { $0.height > $0.width } ?? false
     }
 
     /// How captions are drawn on this screen (`[overlay]`); nil: none.

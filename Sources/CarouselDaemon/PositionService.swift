@@ -17,12 +17,18 @@ final class PositionService: LoopService {
         if daemon.config.images.resume { resume() }
     }
 
-    /// How the position file names item `index`: relative to the images
+    /// How the position file names picture `index`: relative to the images
     /// folder, or as the `[images] files` list gives it.
     private func name(_ index: Int) -> String? {
         let album = daemon.album
         guard album.entries.indices.contains(index) else { return nil }
         return daemon.config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
+    }
+
+    /// How the position file names page `index`: by its first picture (a
+    /// pair is found again from it: pairs depend on the order alone).
+    private func name(page index: Int) -> String? {
+        daemon.album.pages.indices.contains(index) ? name(daemon.album.pages[index].lowerBound) : nil
     }
 
     /// At start: shows the picture the position file names, if it is still
@@ -38,7 +44,7 @@ final class PositionService: LoopService {
                 log(.info, "position: \(kept) is no longer in \(daemon.config.albumSource); starting at start_index")
                 return
             }
-            daemon.startOn(index)
+            daemon.startOn(daemon.album.page(ofPicture: index) ?? 0)
             log(.info, "position: resuming at \(kept)")
         }
     }
@@ -49,7 +55,7 @@ final class PositionService: LoopService {
     func observe(_ happening: LoopHappening, now: Int64) {
         guard case .modelChanged = happening, daemon.config.images.resume, !daemon.frames.moving else { return }
         let index = daemon.model.currentItemIndex(at: Timestamp(microseconds: now))
-        guard let kept = name(index), kept != store.saved else { return }
+        guard let kept = name(page: index), kept != store.saved else { return }
         store.save(kept)
     }
 }

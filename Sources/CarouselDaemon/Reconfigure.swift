@@ -144,12 +144,16 @@ extension Daemon {
             if !panelChanged { frames.holdUntil = now + Self.reloadHoldMicroseconds }
         }
         var index = model.currentItemIndex(at: t)
+        if layout.pairsPortraits(config) != (album.portraitProbe != nil) {
+            index = album.pairPortraits(layout.portraitProbe(config), current: index)
+            log(.info, "images: \(album.pictureCount) on \(album.count) pages\(album.portraitProbe == nil ? "" : ", portraits paired")")
+        }
         if rescan {
             let listed = listAlbum()
             let change = album.replace(with: listed, current: index, keepingOrder: shuffles)
             index = change.index
             cache.forget(change.stale)
-            log(.info, "images: \(album.count) in \(config.albumSource), showing \(album.path(index) ?? "nothing")")
+            log(.info, "images: \(album.count) in \(config.albumSource), showing \(album.pageName(index))")
         }
         deliver(model.reconfigure(settings: layout.settings, autoplay: config.autoplay, viewport: layout.viewport,
                                   count: album.count, showing: index, zoom: config.zoom, at: t))

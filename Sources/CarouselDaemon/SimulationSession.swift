@@ -1,5 +1,6 @@
 import CarouselConfig
 import CarouselCore
+import CarouselDisplay
 import CarouselImaging
 import CarouselPlatform
 import CarouselRender
@@ -39,6 +40,12 @@ public struct SimulationSession {
         if listsImages {
             do {
                 paths = try base.listedImagePaths()
+                // With pair_portraits on a landscape layout, an item is a page of one or two pictures.
+                let effective = script.configuration(base: base)
+                if Self.layout(effective, script).pairsPortraits(effective) {
+                    let listed = paths
+                    paths = PortraitPairs.pages(portrait: listed.map(Layout.isPortrait(path:))).map { PortraitPairs.key(listed[$0]) }
+                }
                 if !script.itemCountGiven { count = paths.count }
             } catch {
                 if script.hasFrames || !script.itemCountGiven {
@@ -72,15 +79,23 @@ public struct SimulationSession {
         flush()
     }
 
-    /// The daemon's painter for the script's size, turned as configured.
-    private func makePainter(_ effective: Configuration) -> FramePainter {
+    /// The panel of the script's size, turned as configured: the script's
+    /// size is the layout; the PNG is what the panel shows.
+    private static func panel(_ effective: Configuration, _ script: SimulationScript) -> PixelSize {
         let rotation = effective.rotation
         let w = Int(script.viewport.width), h = Int(script.viewport.height)
-        // The script's size is the layout; the PNG is what the panel shows.
-        let panel = rotation == .clockwise90 || rotation == .clockwise270
-            ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
+        return rotation == .clockwise90 || rotation == .clockwise270 ? PixelSize(width: h, height: w) : PixelSize(width: w, height: h)
+    }
+
+    private static func layout(_ effective: Configuration, _ script: SimulationScript) -> Layout {
+        Layout(config: effective, backend: OffscreenBackend(size: panel(effective, script)))
+    }
+
+    /// The daemon's painter for the script's size, turned as configured.
+    private func makePainter(_ effective: Configuration) -> FramePainter {
         // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
-        return Layout.stillPainter(effective, panel: panel, paths: paths)
+        let painter = Layout.stillPainter(effective, panel: Self.panel(effective, script), paths: paths)
+        return painter
     }
 
     /// One `frame` step's PNG; the error's text when it cannot be written.

@@ -21,7 +21,7 @@ extension Layout {
         return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
                             paths: paths, maxPixels: config.images.maxPixels,
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
-                            caption: layout.captioning(config))
+                            caption: layout.captioning(config), pairGap: layout.pairGap)
     }
 
     /// The frame `config` shows on a `panel` at `offset` (items), with the
@@ -37,6 +37,7 @@ extension Layout {
         painter.textStamp = layout.textFileStamp(config)
         if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
         for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
+        if layout.pairsPortraits(config) { painter.pairPortraits(Layout.isPortrait(path:)) }
         // A file that changed since (or fails only at the frame's size) is
         // skipped as met: paint again until every item on screen decoded.
         while true {

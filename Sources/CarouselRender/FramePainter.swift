@@ -24,7 +24,7 @@ public final class FramePainter {
     /// orientation `rotation` gives and written turned. `caption`: captions
     /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil) {
+                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -38,7 +38,15 @@ public final class FramePainter {
         cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
                                                        background: style.background, maxPixels: maxPixels,
                                                        budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
-                                                       caption: caption))
+                                                       caption: caption, pairGap: pairGap))
+    }
+
+    /// `[images] pair_portraits`: consecutive portraits (as `isPortrait`
+    /// says) share an item from now on (`PortraitPairs`). After
+    /// `removeUndecodable`, as the running carousel pairs what shows.
+    public func pairPortraits(_ isPortrait: (String) -> Bool) {
+        let pages = PortraitPairs.pages(portrait: paths.map(isPortrait))
+        paths = pages.map { PortraitPairs.key(paths[$0]) }
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)

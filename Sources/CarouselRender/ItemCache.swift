@@ -34,10 +34,13 @@ public final class ItemCache: Sendable {
         /// is prepared, so that a caption slides with its picture at no cost
         /// per frame; nil: none.
         public var caption: Captioning?
+        /// Pixels between the two pictures of a page that shows a pair (`PortraitPairs`).
+        public var pairGap: Int
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
                     rotation: Rotation = .none, keepsUnwanted: Bool = false, blur: BlurStyle = BlurStyle(),
-                    caption: Captioning? = nil) {
+                    caption: Captioning? = nil, pairGap: Int = 0) {
+            self.pairGap = pairGap
             self.blur = blur
             self.rotation = rotation
             self.caption = caption
@@ -52,9 +55,18 @@ public final class ItemCache: Sendable {
 
     /// A file that could not be shown, and why (one line for the log).
     public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
+        /// The key asked for: a picture's path, or a pair's (`PortraitPairs.key`).
         public var path: String
         public var message: String
+        /// The file that failed: `path`, or the pair's picture that did.
+        public var file: String
         public var description: String { message }
+
+        public init(path: String, message: String, file: String? = nil) {
+            self.path = path
+            self.message = message
+            self.file = file ?? path
+        }
     }
 
     private struct State {
@@ -130,16 +142,56 @@ public final class ItemCache: Sendable {
     /// size and fit, scaled onto exactly the item size, its caption drawn
     /// over it (in the item's upright orientation), then turned to the
     /// panel's orientation.
+    ///
+    /// A pair's key (`PortraitPairs.key`) makes one picture of the item size:
+    /// each picture prepared for its half as a picture alone is for the whole
+    /// (fit, blurred fill, its own caption), with `pairGap` of background
+    /// between them.
     public static func prepare(path: String, settings: Settings) throws -> DecodedImage {
+        let pair = PortraitPairs.paths(inKey: path)
+        if pair.count == 2 { return try preparePair(pair, settings: settings, factor: 1).turned(settings.rotation) }
         let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
                                               fit: settings.fit, maxPixels: settings.maxPixels)
-        return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1)
+        return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1).turned(settings.rotation)
+    }
+
+    /// The halves of a pair's page of `box`: the left one's width, and where the right one starts.
+    public static func pairHalves(box: PixelSize, gap: Int) -> (left: PixelSize, right: PixelSize, rightX: Int) {
+        let gap = min(gap, max(box.width - 2, 0))
+        let left = (box.width - gap) / 2
+        return (PixelSize(width: max(left, 1), height: box.height),
+                PixelSize(width: max(box.width - gap - left, 1), height: box.height), left + gap)
+    }
+
+    /// The pair `paths` side by side on the item size times `factor`, upright;
+    /// throws a `Failure` naming the picture that could not be decoded.
+    static func preparePair(_ paths: [String], settings: Settings, factor: Double,
+                            decodedSize: ((Int, PixelSize) -> Void)? = nil) throws -> DecodedImage {
+        let item = settings.itemSize
+        let box = PixelSize(width: max(1, Int((Double(item.width) * factor).rounded())),
+                            height: max(1, Int((Double(item.height) * factor).rounded())))
+        let halves = pairHalves(box: box, gap: Int((Double(settings.pairGap) * factor).rounded()))
+        var pictures: [DecodedImage] = []
+        for (i, (path, half)) in zip(paths, [halves.left, halves.right]).enumerated() {
+            do {
+                let decoded = try ImageDecoder.decode(path: path, targetSize: half, fit: settings.fit,
+                                                      maxPixels: settings.maxPixels)
+                decodedSize?(i, decoded.size)
+                pictures.append(try finish(decoded, path: path, settings: settings, box: half, factor: factor))
+            } catch let error as ImageError {
+                throw Failure(path: PortraitPairs.key(paths), message: error.description, file: path)
+            } catch {
+                throw Failure(path: PortraitPairs.key(paths), message: "\(path): \(error)", file: path)
+            }
+        }
+        return try DecodedImage.sideBySide(pictures[0], pictures[1], x: halves.rightX, width: box.width,
+                                           background: settings.background)
     }
 
     /// `decoded` scaled onto `box`, the item size times `factor`, with the
     /// blurred fill and the caption the screen's picture has, grown by
     /// `factor` (a zoom's sharper decode must look like the screen's picture
-    /// enlarged), then turned to the panel's orientation.
+    /// enlarged), upright (the caller turns it to the panel's orientation).
     private static func finish(_ decoded: DecodedImage, path: String, settings: Settings, box: PixelSize,
                                factor: Double) throws -> DecodedImage {
         var blur = settings.blur
@@ -153,7 +205,7 @@ public final class ItemCache: Sendable {
                 try scaled.drawOver(text.sprite, x: text.x, y: text.y)
             }
         }
-        return try scaled.turned(settings.rotation)
+        return scaled
     }
 
     /// The prepared picture for `path`, or `nil` if it is not ready (yet).
@@ -202,6 +254,21 @@ public final class ItemCache: Sendable {
     /// screen-size picture shows.
     static func prepareZoom(path: String, settings: Settings, factor: Double) throws -> DecodedImage? {
         let item = settings.itemSize
+        let pair = PortraitPairs.paths(inKey: path)
+        if pair.count == 2 {
+            // No more than the sharper picture has: its size over its half's.
+            let half = pairHalves(box: item, gap: settings.pairGap).left
+            var native = 1.0
+            func fittedRatio(_ i: Int, _ size: PixelSize) {
+                let fitted = ImageScaler.placement(of: size, in: half, fit: settings.fit)
+                native = max(native, Double(size.width) / Double(max(fitted.width, 1)),
+                             Double(size.height) / Double(max(fitted.height, 1)))
+            }
+            let picture = try preparePair(pair, settings: settings, factor: factor, decodedSize: fittedRatio)
+            let f = min(factor, native)
+            guard f > 1.05 else { return nil }
+            return try (f < factor ? preparePair(pair, settings: settings, factor: f) : picture).turned(settings.rotation)
+        }
         func box(_ f: Double) -> PixelSize {
             PixelSize(width: max(1, Int((Double(item.width) * f).rounded())), height: max(1, Int((Double(item.height) * f).rounded())))
         }
@@ -213,7 +280,7 @@ public final class ItemCache: Sendable {
                          Double(decoded.height) / Double(max(fitted.height, 1)))
         let f = min(factor, native)
         guard f > 1.05 else { return nil }
-        return try finish(decoded, path: path, settings: settings, box: box(f), factor: f)
+        return try finish(decoded, path: path, settings: settings, box: box(f), factor: f).turned(settings.rotation)
     }
 
     /// Whether `path` failed to decode (it should be skipped).
@@ -290,6 +357,11 @@ public final class ItemCache: Sendable {
     /// Forgets `paths` (files replaced or removed on disk): they are decoded again if wanted.
     public func forget(_ paths: [String]) {
         let start = state.withLock { s -> Bool in
+            // A pair's picture made of a forgotten file goes with it.
+            let named = Set(paths)
+            let keys = Set(s.ready.keys).union(s.failed.keys).union([s.inFlight, s.zoomHeld?.decode.path].compactMap { $0 })
+            let paths = paths + keys.filter { $0.contains(PortraitPairs.separator)
+                && PortraitPairs.paths(inKey: $0).contains(where: named.contains) }
             for p in paths {
                 if let image = s.ready.removeValue(forKey: p) { s.bytes -= image.byteCount }
                 s.lastUse[p] = nil
@@ -324,6 +396,8 @@ public final class ItemCache: Sendable {
             let result: Result<DecodedImage, Failure>
             do {
                 result = .success(try prepare(job.path, job.settings))
+            } catch let failure as Failure {
+                result = .failure(failure)
             } catch let error as ImageError {
                 result = .failure(Failure(path: job.path, message: error.description))
             } catch {

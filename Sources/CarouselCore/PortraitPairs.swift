@@ -1,0 +1,40 @@
+/// `[images] pair_portraits`: which pictures share a page.
+///
+/// A page is one picture or two consecutive portraits (in the album's order,
+/// shuffle included). Portraits pair greedily from the start of each run of
+/// consecutive portraits: a run of five makes two pairs and a single. A
+/// pairing is a function of the order alone, so a restart, a resume and two
+/// frames with the same folder pair alike; never across the wrap seam (the
+/// last picture and the first are consecutive only on screen). A picture
+/// that arrives or leaves changes partners only after it in its own run:
+/// every other page keeps its pictures.
+public enum PortraitPairs {
+    /// The pages of a list whose pictures are portraits where `portrait` says:
+    /// ranges of indices into it, in order, covering it exactly.
+    public static func pages(portrait: [Bool]) -> [Range<Int>] {
+        var pages: [Range<Int>] = []
+        pages.reserveCapacity(portrait.count)
+        var i = 0
+        while i < portrait.count {
+            let width = portrait[i] && i + 1 < portrait.count && portrait[i + 1] ? 2 : 1
+            pages.append(i..<i + width)
+            i += width
+        }
+        return pages
+    }
+
+    /// Every picture alone on its page (pairing off).
+    public static func singles(_ count: Int) -> [Range<Int>] { (0..<count).map { $0..<$0 + 1 } }
+
+    /// What stands between the paths of a page in its key (the decode
+    /// cache's name for the page's picture): no path holds a NUL.
+    public static let separator: Character = "\u{0}"
+
+    /// The key of a page showing `paths`: the path itself for one picture.
+    public static func key(_ paths: some Collection<String>) -> String { paths.joined(separator: String(separator)) }
+
+    /// The paths a page key names, in order (one for a single picture).
+    public static func paths(inKey key: String) -> [String] {
+        key.contains(separator) ? key.split(separator: separator, omittingEmptySubsequences: false).map(String.init) : [key]
+    }
+}
