@@ -46,7 +46,7 @@ final class OffscreenDaemon {
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
          localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil,
-         controlSocket: Bool = false, runningClock: Bool = false) throws {
+         controlSocket: Bool = false, runningClock: Bool = false, folderExtras: ((URL) throws -> Void)? = nil) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -55,6 +55,8 @@ final class OffscreenDaemon {
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try FileManager.default.copyItem(at: demoImages.appendingPathComponent(target.lastPathComponent), to: target)
         }
+        // Pictures a test makes itself, in the folder before the daemon lists it.
+        try folderExtras?(folder.appendingPathComponent("images"))
         let path = folder.appendingPathComponent("c.ini").path
         let text = "[images]\npath = \(folder.appendingPathComponent("images").path)\n[autoplay]\nenabled = false\n" + ini
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
