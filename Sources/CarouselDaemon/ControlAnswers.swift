@@ -23,7 +23,7 @@ extension Daemon {
         case .status, .subscribe:
             return .ok(status())
         case .list:
-            return .ok(["count": .int(album.count), "images": .array(album.paths.map { .string($0) })])
+            return .ok(["count": .int(album.pictureCount), "images": .array(album.paths.map { .string($0) })])
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
         case .screenshot:

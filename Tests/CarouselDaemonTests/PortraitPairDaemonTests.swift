@@ -44,6 +44,10 @@ import Testing
         #expect(status["count"] == .int(3))
         #expect(status["pictures"] == .int(4))
         #expect(Self.names(status["images"]) == ["01-mountains.jpg"])
+        // `list` names pictures, whatever shares a page.
+        guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
+        #expect(list["count"] == .int(4))
+        #expect(Self.names(list["images"]) == ["01-mountains.jpg", "02-left.png", "03-right.png", "04-panels.png"])
         guard case .ok = d.answer("goto 1") else { Issue.record("goto 1 refused"); return }
         for _ in 0..<60 { d.advance(ms: 20) }
         #expect(d.index == .int(1))
