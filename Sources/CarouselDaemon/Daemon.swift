@@ -313,8 +313,9 @@ public final class Daemon {
         for e in events {
             switch e.kind {
             case _ where e.kind.isPerFrame: break  // every frame of a motion: subscribers only
-            case .didSelectItem(let i): log(.info, "select \(i)")
-            case .longPress(let i): log(.info, "long press \(i)")
+            // With the picture under the finger (of a pair, the half it was on).
+            case .didSelectItem(let i): log(.info, "select \(i) (\(pressedPicture(i) ?? "nothing"))")
+            case .longPress(let i): log(.info, "long press \(i) (\(pressedPicture(i) ?? "nothing"))")
             default:
                 if Log.enabled(.debug) { log(.debug, "event \(e.kind.name)\(e.kind.index.map { " \($0)" } ?? "")") }
             }

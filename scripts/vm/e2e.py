@@ -103,7 +103,9 @@ class Suite:
         sections = {"images": {"path": images, "resume": "false"}, "log": {"level": "debug"},
                     "autoplay": {"enabled": "false"}}
         for section, keys in (extra or {}).items():
-            sections.setdefault(section, {}).update(keys)
+            # "{repo}" in a value is the repository, where the host or the guest sees it.
+            sections.setdefault(section, {}).update(
+                {k: v.replace("{repo}", REPO if host else GUEST_REPO) for k, v in keys.items()})
         return "".join(f"[{name}]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
                        for name, keys in sections.items())
 
@@ -926,7 +928,35 @@ def wall_formats(s, touch):
     s.stop(d)
 
 
+def wall_pairs(s, touch):
+    """[images] pair_portraits: two portraits between landscapes share one page
+    on the real display, drawn as `carouseld render` draws it; a tap on each
+    half selects its own picture; a swipe slides the pair out whole."""
+    album = ", ".join("{repo}/scripts/demo/" + name for name in
+                      ("images/01-mountains.jpg", "portraits/01-peak.jpg", "portraits/02-sun.jpg", "images/02-sunset.jpg"))
+    extra = {"control": {"socket": WALL_SOCKET}, "images": {"files": album, "pair_portraits": "true"}}
+    d = s.start(extra)
+    s.wait_log(d, r"first picture on screen")
+    reply = ask_guest(s.vm, WALL_SOCKET, "goto 1 0")
+    if reply.get("ok") is not True:
+        raise Failure(f"goto 1 0: {reply}")
+    status = ask_guest(s.vm, WALL_SOCKET, "status")
+    names = [os.path.basename(p) for p in status.get("images", [])]
+    if status.get("count") != 3 or status.get("pictures") != 4 or names != ["01-peak.jpg", "02-sun.jpg"]:
+        raise Failure(f"status does not show the pair on page 1: {status}")
+    s.screen_matches(1, "37-portrait-pair", extra)
+    touch.tap(320, 400, ms=60)
+    s.wait_log(d, r"select 1 \(\S*01-peak\.jpg\)")
+    touch.tap(960, 400, ms=60)
+    s.wait_log(d, r"select 1 \(\S*02-sun\.jpg\)")
+    touch.swipe(1000, 400, 300, 400, ms=250)
+    s.wait_log(d, r"event didEndDecelerating")
+    s.screen_matches(2, "38-after-the-pair", extra)
+    s.stop(d)
+
+
 WALL = [("pictures on the wall: crossfade and cut change the picture without a slide, a swipe still slides", wall_effects),
+        ("pictures on the wall: two portraits share a page, a tap on each half selects its picture", wall_pairs),
         ("pictures on the wall: fit = blur fills around a portrait picture", wall_blur),
         ("pictures on the wall: caption and clock on the display, the clock turns with the minute", wall_overlay),
         ("pictures on the wall: HEIC, AVIF, GIF, animated WebP show, each corrupt HEIC skipped with one line", wall_formats)]
