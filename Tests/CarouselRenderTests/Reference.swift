@@ -16,6 +16,22 @@
 //   * Dots: `size` wide, `spacing` apart, centred along the edge `margin`
 //     from it; the current page is the page nearest the offset, ties forward.
 //   * rotation R turns the laid-out picture R degrees clockwise onto the panel.
+//   * Portrait pairs (`[images] pair_portraits = true`, issue 28), only where
+//     the item box is wider than tall: the items are pages. A picture is a
+//     portrait when its upright size (EXIF orientation applied) is taller
+//     than wide. In the listed order, a portrait and the portrait right after
+//     it share a page, pairing from the first of each run of consecutive
+//     portraits (a run of three: a pair, then a single); a portrait with no
+//     portrait partner, and every other picture, is a page alone. The last
+//     picture and the first never pair (the wrap seam is no neighbourhood).
+//     The count of items and of dots is the count of pages.
+//   * A pair's page in a W × H item box: gap = `[carousel] spacing` rounded
+//     to the nearest pixel (halves away from zero); the left half is
+//     floor((W − gap) / 2) × H at x = 0, then gap pixels of background, then
+//     the right half, the rest of the width (W − gap − left) × H. The first
+//     picture goes left, the second right, each fitted into its half by
+//     `fit` exactly as a picture alone is fitted into an item box (and cut to
+//     its half, as a picture is cut to its box).
 
 import Foundation
 import Testing
@@ -181,6 +197,8 @@ struct Scene: Sendable {
     var fit = "contain"
     var background = RGB(0, 0, 0)
     var indicator = IndicatorSpec()
+    /// `[images] pair_portraits`.
+    var pairPortraits = false
     var pictures: [PictureSpec] = [
         .quadrants(width: 160, height: 100, palette: 0),
         .quadrants(width: 160, height: 100, palette: 1),
@@ -209,6 +227,7 @@ struct Scene: Sendable {
 
         [images]
         fit = \(fit)
+        pair_portraits = \(pairPortraits)
 
         """
         if let folder { s += "path = \(folder)\n" }
@@ -316,6 +335,38 @@ struct Layout {
     var itemBox: (w: Int, h: Int) { vertical ? (width, itemPixels) : (itemPixels, height) }
 }
 
+/// The pages of `pictures` (indices into it, in order): one picture each,
+/// or with portrait pairs two consecutive portraits sharing one (the rule
+/// in the header).
+func pages(_ s: Scene, pictures: [Picture]) -> [[Int]] {
+    let box = Layout(s).itemBox
+    guard s.pairPortraits, box.w > box.h else { return pictures.indices.map { [$0] } }
+    func portrait(_ i: Int) -> Bool { pictures[i].height > pictures[i].width }
+    var result: [[Int]] = []
+    var i = 0
+    while i < pictures.count {
+        if portrait(i), i + 1 < pictures.count, portrait(i + 1) {
+            result.append([i, i + 1])
+            i += 2
+        } else {
+            result.append([i])
+            i += 1
+        }
+    }
+    return result
+}
+
+/// Where in a `box` each picture of a page of `count` pictures is fitted:
+/// the whole box for one, the two halves of the rule in the header for a pair.
+func pageAreas(count: Int, box: (w: Int, h: Int), spacing: Double) -> [Rect] {
+    guard count == 2 else { return [Rect(x: 0, y: 0, width: box.w, height: box.h)] }
+    let gap = max(0, Int(spacing.rounded()))
+    precondition(box.w - gap >= 2, "a scene whose pair halves would vanish")
+    let left = (box.w - gap) / 2
+    return [Rect(x: 0, y: 0, width: left, height: box.h),
+            Rect(x: left + gap, y: 0, width: box.w - gap - left, height: box.h)]
+}
+
 struct Dot {
     var x: Double, y: Double  // centre, continuous coordinates (pixel i covers [i, i+1))
     var current: Bool
@@ -375,24 +426,33 @@ struct Reference {
 /// Draws the expected panel picture with ImageMagick and lists exact probes.
 func reference(_ s: Scene, pictures: [Picture], offset: Double, png: String) throws -> Reference {
     let layout = Layout(s)
-    let boxes = layout.boxes(offset: offset, count: pictures.count, wrap: s.wrap)
-    let dotList = dots(s, offset: offset, count: pictures.count)
+    let pageList = pages(s, pictures: pictures)
+    let boxes = layout.boxes(offset: offset, count: pageList.count, wrap: s.wrap)
+    let dotList = dots(s, offset: offset, count: pageList.count)
     let box = layout.itemBox
     func geometry(_ x: Int, _ y: Int) -> String { String(format: "%+d%+d", x, y) }
+    /// What page `page` shows: each picture (its index) and the part of the item box it is fitted into.
+    func parts(_ page: Int) -> [(picture: Int, area: Rect)] {
+        Array(zip(pageList[page], pageAreas(count: pageList[page].count, box: box, spacing: s.spacing)))
+    }
 
     var args = ["-size", "\(layout.width)x\(layout.height)", "xc:\(s.background.hex)"]
-    for (item, rect) in boxes {
-        let p = pictures[item]
-        let place = fitPlacement(image: (p.width, p.height), box: box, fit: s.fit)
-        args += ["(", "-size", "\(box.w)x\(box.h)", "xc:\(s.background.hex)", "(", p.referencePath ?? p.path]
-        if p.autoOrient { args += ["-auto-orient"] }
-        if place.width != p.width || place.height != p.height {
-            // A tent filter: bilinear for enlargements, a smooth average for
-            // reductions; only the few pixels at colour edges depend on it.
-            args += ["-filter", "Triangle", "-resize", "\(place.width)x\(place.height)!"]
+    for (page, rect) in boxes {
+        args += ["(", "-size", "\(box.w)x\(box.h)", "xc:\(s.background.hex)"]
+        for (picture, area) in parts(page) {
+            let p = pictures[picture]
+            let place = fitPlacement(image: (p.width, p.height), box: (area.width, area.height), fit: s.fit)
+            args += ["(", "-size", "\(area.width)x\(area.height)", "xc:\(s.background.hex)", "(", p.referencePath ?? p.path]
+            if p.autoOrient { args += ["-auto-orient"] }
+            if place.width != p.width || place.height != p.height {
+                // A tent filter: bilinear for enlargements, a smooth average for
+                // reductions; only the few pixels at colour edges depend on it.
+                args += ["-filter", "Triangle", "-resize", "\(place.width)x\(place.height)!"]
+            }
+            args += [")", "-geometry", geometry(place.x, place.y), "-composite", ")",
+                     "-geometry", geometry(area.x, area.y), "-composite"]
         }
-        args += [")", "-geometry", geometry(place.x, place.y), "-composite", ")",
-                 "-geometry", geometry(rect.x, rect.y), "-composite"]
+        args += [")", "-geometry", geometry(rect.x, rect.y), "-composite"]
     }
     for d in dotList {
         let (c, a) = d.current ? (s.indicator.currentColor, s.indicator.currentAlpha) : (s.indicator.color, s.indicator.alpha)
@@ -421,12 +481,15 @@ func reference(_ s: Scene, pictures: [Picture], offset: Double, png: String) thr
     }
     /// What the frame shows at logical (x, y) before the dots, if known exactly.
     func known(_ x: Int, _ y: Int) -> (RGB, Int, String)? {
-        guard let (item, rect) = boxes.first(where: { $0.rect.contains(x, y) }) else {
+        guard let (page, rect) = boxes.first(where: { $0.rect.contains(x, y) }) else {
             return (s.background, 0, "background outside items")
         }
+        guard let (item, area) = parts(page).first(where: { $0.area.contains(x - rect.x, y - rect.y) }) else {
+            return (s.background, 0, "gap between the pair on page \(page)")
+        }
         let p = pictures[item]
-        let place = fitPlacement(image: (p.width, p.height), box: box, fit: s.fit)
-        let bx = x - rect.x, by = y - rect.y
+        let place = fitPlacement(image: (p.width, p.height), box: (area.width, area.height), fit: s.fit)
+        let bx = x - rect.x - area.x, by = y - rect.y - area.y
         if !place.contains(bx, by) { return (s.background, 0, "letterbox of item \(item)") }
         // Inside the picture: a quadrant. Scaling filters blend across the
         // colour edges between quadrants, so keep 3 pixels from those; at the
@@ -451,17 +514,23 @@ func reference(_ s: Scene, pictures: [Picture], offset: Double, png: String) thr
     for y in stride(from: 3, to: layout.height, by: 8) {
         for x in stride(from: 3, to: layout.width, by: 8) { points.append((x, y)) }
     }
-    for (item, rect) in boxes {
-        let p = pictures[item]
-        let place = fitPlacement(image: (p.width, p.height), box: box, fit: s.fit)
-        // Box-relative lines across x (at the rows of the quadrant centres) and across y.
-        let rows = [place.y + place.height / 4, place.y + 3 * place.height / 4]
-        let columns = [place.x + place.width / 4, place.x + 3 * place.width / 4]
-        var xs = [place.x - 1, place.x, place.maxX - 1, place.maxX]
-        var ys = [place.y - 1, place.y, place.maxY - 1, place.maxY]
-        if layout.vertical { ys += [-1, 0, box.h - 1, box.h] } else { xs += [-1, 0, box.w - 1, box.w] }
-        for bx in xs { for by in rows { points.append((rect.x + bx, rect.y + min(max(by, 0), box.h - 1))) } }
-        for by in ys { for bx in columns { points.append((rect.x + min(max(bx, 0), box.w - 1), rect.y + by)) } }
+    for (page, rect) in boxes {
+        for (item, area) in parts(page) {
+            let p = pictures[item]
+            var place = fitPlacement(image: (p.width, p.height), box: (area.width, area.height), fit: s.fit)
+            place.x += area.x
+            place.y += area.y
+            // Box-relative lines across x (at the rows of the quadrant centres) and across y.
+            let rows = [place.y + place.height / 4, place.y + 3 * place.height / 4]
+            let columns = [place.x + place.width / 4, place.x + 3 * place.width / 4]
+            var xs = [place.x - 1, place.x, place.maxX - 1, place.maxX]
+            var ys = [place.y - 1, place.y, place.maxY - 1, place.maxY]
+            if layout.vertical { ys += [-1, 0, box.h - 1, box.h] } else { xs += [-1, 0, box.w - 1, box.w] }
+            // Both sides of each half's ends: the gap between a pair.
+            if pageList[page].count > 1 { xs += [area.x - 1, area.x, area.maxX - 1, area.maxX] }
+            for bx in xs { for by in rows { points.append((rect.x + bx, rect.y + min(max(by, area.y), area.maxY - 1))) } }
+            for by in ys { for bx in columns { points.append((rect.x + min(max(bx, area.x), area.maxX - 1), rect.y + by)) } }
+        }
     }
     var seen = Set<Int>()
     for (x, y) in points where x >= 0 && x < layout.width && y >= 0 && y < layout.height && !nearDot(x, y) {
@@ -551,14 +620,28 @@ func expectMatch(_ actual: RGBImage, _ ref: Reference, _ label: String, scratch:
     }
 }
 
-/// Renders `scene` at each offset and compares with its reference.
-func checkScene(_ scene: Scene, offsets: [Double], label: String,
+/// Renders `scene` at each offset and compares with its reference. The
+/// pictures are given as a `files` list, or with `folder` copied into a
+/// folder (`path`) under names that sort in the scene's order.
+func checkScene(_ scene: Scene, offsets: [Double], label: String, folder: Bool = false,
                 sourceLocation: SourceLocation = #_sourceLocation) throws {
     let scratch = try Scratch("frame")
-    let pictures = try scene.pictures.enumerated().map { i, spec in
+    var pictures = try scene.pictures.enumerated().map { i, spec in
         try spec.make(in: scratch, name: "item\(i)")
     }
-    let ini = try scratch.write("carouseld.ini", scene.ini(files: pictures.map(\.path)))
+    let ini: String
+    if folder {
+        let album = scratch.file("album")
+        try FileManager.default.createDirectory(atPath: album, withIntermediateDirectories: true)
+        for i in pictures.indices {
+            let copy = album + String(format: "/%02d-", i) + (pictures[i].path as NSString).lastPathComponent
+            try FileManager.default.copyItem(atPath: pictures[i].path, toPath: copy)
+            pictures[i].path = copy
+        }
+        ini = try scratch.write("carouseld.ini", scene.ini(folder: album))
+    } else {
+        ini = try scratch.write("carouseld.ini", scene.ini(files: pictures.map(\.path)))
+    }
     for offset in offsets {
         let tag = String(format: "%g", offset)
         let (actual, _) = try render(scene, iniPath: ini, offset: offset, out: scratch.file("render-\(tag).png"))
