@@ -55,6 +55,40 @@ struct ComparisonTests {
         #expect(caught.contains { $0.what.contains("dot") }, "the dot probes notice the current page")
     }
 
+    @Test("a pair of portraits drawn wrong falls below the threshold")
+    func pairTeeth() throws {
+        let scratch = try Scratch("pair-teeth")
+        var s = Scene()
+        s.pairPortraits = true
+        s.itemSize = 0.8
+        s.spacing = 20
+        s.pictures = PairPictures.folder
+        let pictures = try s.pictures.enumerated().map { try $1.make(in: scratch, name: "p\($0)") }
+        let good = try reference(s, pictures: pictures, offset: 1, png: scratch.file("good.png"))
+        // The halves swapped.
+        let swapped = try reference(s, pictures: [pictures[0], pictures[2], pictures[1], pictures[3]], offset: 1,
+                                    png: scratch.file("swap.png"))
+        // Not paired: the first portrait alone on the page.
+        var alone = s
+        alone.pairPortraits = false
+        let unpaired = try reference(alone, pictures: pictures, offset: 1, png: scratch.file("alone.png"))
+        // The left half mirrored.
+        var mirrored = pictures[1]
+        mirrored.path = scratch.file("mirror.png")
+        try Tools.magick([pictures[1].path, "-flop", mirrored.path])
+        let flopped = try reference(s, pictures: [pictures[0], mirrored, pictures[2], pictures[3]], offset: 1,
+                                    png: scratch.file("flop.png"))
+        for (name, wrong) in [("halves swapped", swapped), ("not paired", unpaired), ("a half mirrored", flopped)] {
+            let psnr = good.image.psnr(against: wrong.image)
+            #expect(psnr < minimumPSNR, "\(name): PSNR \(psnr) dB would pass")
+            let caught = good.probes.filter { wrong.image.pixel($0.x, $0.y).distance(to: $0.expected) > $0.tolerance }
+            #expect(!caught.isEmpty, "\(name): no probe notices")
+        }
+        // Probes sit in the gap itself: a picture drawn over it is noticed.
+        #expect(good.probes.filter { $0.what.contains("gap between the pair") }.count >= 2,
+                "no probe in the gap between the halves")
+    }
+
     @Test("the reference agrees with its own probes")
     func selfConsistent() throws {
         let scratch = try Scratch("self")
@@ -67,6 +101,21 @@ struct ComparisonTests {
             let ref = try reference(s, pictures: pictures, offset: offset, png: scratch.file("r.png"))
             let wrong = ref.probes.filter { ref.image.pixel($0.x, $0.y).distance(to: $0.expected) > $0.tolerance }
             #expect(wrong.isEmpty, "offset \(offset): \(wrong.count) probes disagree, e.g. \(wrong.first.map(\.what) ?? "")")
+        }
+        // Pairs too: halves of a cover fit end on picture pixels next to the gap.
+        var pairs = s
+        pairs.rotation = 90
+        pairs.panelWidth = 200
+        pairs.panelHeight = 320
+        pairs.spacing = 13
+        pairs.fit = "cover"
+        pairs.pairPortraits = true
+        pairs.pictures = PairPictures.folder
+        let pairPictures = try pairs.pictures.enumerated().map { try $1.make(in: scratch, name: "q\($0)") }
+        for offset in [0.0, 0.5, 1.0] {
+            let ref = try reference(pairs, pictures: pairPictures, offset: offset, png: scratch.file("q.png"))
+            let wrong = ref.probes.filter { ref.image.pixel($0.x, $0.y).distance(to: $0.expected) > $0.tolerance }
+            #expect(wrong.isEmpty, "pairs at offset \(offset): \(wrong.count) probes disagree, e.g. \(wrong.first.map(\.what) ?? "")")
         }
     }
 }
