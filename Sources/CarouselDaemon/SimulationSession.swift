@@ -94,8 +94,7 @@ public struct SimulationSession {
     /// The daemon's painter for the script's size, turned as configured.
     private func makePainter(_ effective: Configuration) -> FramePainter {
         // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
-        let painter = Layout.stillPainter(effective, panel: Self.panel(effective, script), paths: paths)
-        return painter
+        Layout.stillPainter(effective, panel: Self.panel(effective, script), paths: paths)
     }
 
     /// One `frame` step's PNG; the error's text when it cannot be written.

@@ -54,7 +54,7 @@ extension Layout {
                                                   crossfade: fade, zoom: zoomed)
             if failures.isEmpty { return frame }
             for failure in failures { log(.warning, "skipping \(failure.message)") }
-            painter.remove(failures.map(\.path))
+            painter.remove(failures.map(\.file))
         }
     }
 }

@@ -44,9 +44,21 @@ public final class FramePainter {
     /// `[images] pair_portraits`: consecutive portraits (as `isPortrait`
     /// says) share an item from now on (`PortraitPairs`). After
     /// `removeUndecodable`, as the running carousel pairs what shows.
-    public func pairPortraits(_ isPortrait: (String) -> Bool) {
-        let pages = PortraitPairs.pages(portrait: paths.map(isPortrait))
-        paths = pages.map { PortraitPairs.key(paths[$0]) }
+    public func pairPortraits(_ isPortrait: @escaping (String) -> Bool) {
+        pairing = isPortrait
+        pictures = paths
+        regroup()
+    }
+
+    /// `pairPortraits`' rule, and the pictures it pairs: a picture that
+    /// fails later leaves, and the rest pair again as the daemon pairs them.
+    private var pairing: ((String) -> Bool)?
+    private var pictures: [String] = []
+
+    private func regroup() {
+        guard let pairing else { return }
+        let pages = PortraitPairs.pages(portrait: pictures.map(pairing))
+        paths = pages.map { PortraitPairs.key(pictures[$0]) }
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
@@ -67,10 +79,13 @@ public final class FramePainter {
         return failures
     }
 
-    /// Leaves `failed` out of the list (files that could not be decoded are skipped).
+    /// Leaves the files `failed` out of the list (files that could not be
+    /// decoded are skipped); paired pictures pair again without them.
     public func remove(_ failed: [String]) {
         let set = Set(failed)
         paths.removeAll { set.contains($0) }
+        pictures.removeAll { set.contains($0) }
+        regroup()
     }
 
     /// The frame at `offset` (unwrapped items) with `count` items, of which
