@@ -175,7 +175,9 @@ def main():
     def discovery_state_and_commands():
         b = s.broker()
         w = s.watcher(b)
-        d = s.daemon(plain(b), "[autoplay]\nenabled = false")
+        # resume_delay: the Autoplay switch turns autoplay on below, its first
+        # advance ten minutes away, and off again; nothing moves meanwhile.
+        d = s.daemon(plain(b), "[autoplay]\nenabled = false\nresume_delay = 600")
         w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
         configs = until("8 discovery configs", lambda: (lambda c: c if len(c) >= 8 else None)(
             sorted({t for _, t, _ in list(w.messages) if t.startswith("homeassistant/") and t.endswith("/config")})))
@@ -205,12 +207,16 @@ def main():
         state_after(n, "index 1 after the Next button", lambda st: st["index"] == 1)
         n = press("button/previous", entity["button/previous"]["payload_press"])
         state_after(n, "index 0 after the Previous button", lambda st: st["index"] == 0)
+        # The Autoplay switch reads autoplay.enabled: off here ([autoplay]
+        # enabled = false), on after resume (which starts autoplay), off after pause.
         sw = entity["switch/autoplay"]
-        n = press("switch/autoplay", sw["payload_off"])
-        state_after(n, "autoplay off", lambda st: "command" in st["autoplay"]["paused_by"])
+        if json.loads(w.wait("the first state", f"{T}/state")[1])["autoplay"]["enabled"] is not False:
+            raise Failure("autoplay reads enabled with [autoplay] enabled = false")
         n = press("switch/autoplay", sw["payload_on"])
-        state_after(n, "autoplay on", lambda st: "command" not in st["autoplay"]["paused_by"])
-        if "value_json.autoplay.paused_by" not in sw["value_template"]:
+        state_after(n, "autoplay on", lambda st: st["autoplay"]["enabled"] and st["autoplay"]["running"])
+        n = press("switch/autoplay", sw["payload_off"])
+        state_after(n, "autoplay off", lambda st: "command" in st["autoplay"]["paused_by"] and not st["autoplay"]["enabled"])
+        if "value_json.autoplay.enabled" not in sw["value_template"]:
             raise Failure(f"the autoplay switch reads {sw['value_template']}")
         num = entity["number/interval"]
         n = press("number/interval", num["command_template"].replace("{{ value }}", "7.5"))

@@ -69,11 +69,14 @@ extension FrameProtocol {
                    fields: ["command_topic": command, "payload_press": .string("next"), "icon": .string("mdi:skip-next")]),
             Entity(component: "button", object: "previous", name: "Previous",
                    fields: ["command_topic": command, "payload_press": .string("prev"), "icon": .string("mdi:skip-previous")]),
-            // On unless `pause` holds it (a finger or the display being off pause it only for a while).
+            // `autoplay.enabled`: `[autoplay] enabled` as `pause` and `resume`
+            // last set it (`resume` turns on autoplay the INI keeps off). A
+            // finger or the display being off pause it only for a while: the
+            // switch stays on.
             Entity(component: "switch", object: "autoplay", name: "Autoplay",
                    fields: ["command_topic": command, "payload_on": .string("resume"), "payload_off": .string("pause"),
                             "state_topic": state, "state_on": .string("ON"), "state_off": .string("OFF"),
-                            "value_template": .string("{{ 'OFF' if 'command' in value_json.autoplay.paused_by else 'ON' }}"),
+                            "value_template": .string("{{ 'ON' if value_json.autoplay.enabled else 'OFF' }}"),
                             "icon": .string("mdi:play-pause")]),
             Entity(component: "switch", object: "display", name: "Display",
                    fields: ["command_topic": command, "payload_on": .string("display on"), "payload_off": .string("display off"),

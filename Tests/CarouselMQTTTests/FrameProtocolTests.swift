@@ -105,6 +105,13 @@ import Testing
         let next = try #require(JSONValue.parse(messages[0].text))
         #expect(next["command_topic"]?.stringValue == "carouseld/kitchen/command")
         #expect(next["payload_press"]?.stringValue == "next")
+        // The Autoplay switch reads `autoplay.enabled` (on or off as a user
+        // switched it), not `paused_by`: with `[autoplay] enabled = false`
+        // nothing pauses it, and it is off.
+        let autoplay = try #require(JSONValue.parse(messages[2].text))
+        #expect(autoplay["value_template"]?.stringValue == "{{ 'ON' if value_json.autoplay.enabled else 'OFF' }}")
+        #expect(autoplay["payload_on"]?.stringValue == "resume")
+        #expect(autoplay["payload_off"]?.stringValue == "pause")
         let image = try #require(JSONValue.parse(messages[6].text))
         #expect(image["image_topic"]?.stringValue == "carouseld/kitchen/screenshot")
         // The text entity pushes `overlay text` and reads back what shows.
