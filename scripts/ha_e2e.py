@@ -20,9 +20,11 @@ Home Assistant and its effect seen on the frame; after every drive, every
 entity's state in Home Assistant agrees with carouseld's status by a rule
 of this script, written as a user reads the entity (an entity with no rule
 fails: a new one must say how it reads); Home Assistant logs no warning or
-error (a template that reads a missing field is a warning there). The
-frames: frame1 with `[autoplay] enabled = false`, frame2 with a presence
-sensor (its Presence entity off, as the status says).
+error (a template that reads a missing field is a warning there); a frame
+reloaded with `discovery_prefix` empty leaves Home Assistant (entities and
+registry entries), one that stops reads unavailable. The frames: frame1
+with `[autoplay] enabled = false`, frame2 with a presence sensor (its
+Presence entity off, as the status says).
 
 Usage: scripts/ha_e2e.py [BINARY]   (default .build/debug/carouseld)
 """
@@ -477,16 +479,40 @@ def main():
         if any(x.kind == "binary_sensor/presence" for x in world["frames"]["frame1"][1]):
             raise Failure("frame1 has no presence sensor, yet announces a Presence entity")
 
+    def removed():
+        ha, b = world["ha"], world["broker"]
+        f2, e2 = world["frames"]["frame2"]
+        f2.write_ini({"broker": f"mqtt://127.0.0.1:{b.port}", "keepalive": "5", "client_id": "frame2",
+                      "discovery_prefix": ""}, "[power]\npresence = key:KEY_F13")
+        f2.proc.send_signal(signal.SIGHUP)
+        tries = [0]
+
+        def gone():
+            tries[0] += 1
+            states = ha.snapshot(b, f"removal-{tries[0]}")
+            return all(states.get(e.entity_id) is None for e in e2) or time.sleep(1)
+        until("frame2's entities gone from Home Assistant", gone, timeout=60)
+        return f"{len(e2)} entities removed"
+
+    def unavailable():
+        f1, e1 = world["frames"]["frame1"]
+        f1.stop()
+        until("frame1's entities unavailable in Home Assistant after it stopped",
+              lambda: all(world["ha"].states().get(e.entity_id) == "unavailable" for e in e1))
+
     def registry_and_log():
         ha = world["ha"]
         ha.stop()  # Home Assistant writes its registry on the way out
         with open(os.path.join(ha.folder, ".storage", "core.entity_registry")) as f:
             registry = {e["unique_id"]: e for e in json.load(f)["data"]["entities"] if e["platform"] == "mqtt"}
-        everything = [e for _, es in world["frames"].values() for e in es]
-        for e in everything:
+        for e in world["frames"]["frame1"][1]:
             r = registry.get(e.config["unique_id"])
             if r is None or r["entity_id"] != e.entity_id:
                 raise Failure(f"{e.config['unique_id']} in the entity registry: {r}")
+        # frame2 left with its discovery: its entities go with it.
+        left = [e.config["unique_id"] for e in world["frames"]["frame2"][1] if e.config["unique_id"] in registry]
+        if left:
+            raise Failure(f"still in the entity registry after frame2's discovery was removed: {left}")
         problems = ha.problems()
         if problems:
             raise Failure(f"{len(problems)} warning or error lines in Home Assistant's log: {problems[:5]}")
@@ -503,7 +529,10 @@ def main():
         ("the Text entity shows a text and clears it", text),
         ("the Screen image takes the screenshot an automation asks for", screen),
         ("the Presence sensor of a frame with a sensor reads off, and a frame without announces none", presence),
-        ("the entity registry holds every unique id; Home Assistant logged no warning or error", registry_and_log),
+        ("a frame reloaded with discovery_prefix empty leaves Home Assistant", removed),
+        ("a frame that stops reads unavailable in Home Assistant", unavailable),
+        ("the entity registry holds the remaining frame's unique ids; Home Assistant logged no warning or error",
+         registry_and_log),
     ]
     t0 = time.monotonic()
     try:
