@@ -269,6 +269,20 @@ automation: !include automations.yaml
                 if time.monotonic() > deadline:
                     raise
 
+    def snapshot_until(self, broker, what, predicate, timeout):
+        """Snapshots, a second apart (Home Assistant's own pace: discovery
+        and removal happen after the broker's messages), until `predicate`
+        holds for the states."""
+        tries = [0]
+
+        def holds():
+            tries[0] += 1
+            if predicate(self.snapshot(broker, f"{what.split()[0]}-{tries[0]}")):
+                return True
+            time.sleep(1)
+            return False
+        until(what, holds, timeout=timeout)
+
     def problems(self):
         """Warning and error lines but the expected ones (each record's first line)."""
         lines = re.findall(r"^\S+ \S+ (?:WARNING|ERROR|CRITICAL) .*$", self.log, re.M)
@@ -336,16 +350,9 @@ def main():
     def discovered():
         ha, b = world["ha"], world["broker"]
         everything = [e for _, es in world["frames"].values() for e in es]
-        # Discovery is Home Assistant's own pace after it connects: ask until every entity is there.
-        tries = [0]
-
-        def all_there():
-            tries[0] += 1
-            states = ha.snapshot(b, f"discovery-{tries[0]}")
-            missing = [e.entity_id for e in everything if states.get(e.entity_id) is None]
-            return not missing or time.sleep(1)
         try:
-            until("every announced entity in Home Assistant", all_there, timeout=90)
+            ha.snapshot_until(b, "discovery of every announced entity in Home Assistant",
+                              lambda states: all(states.get(e.entity_id) is not None for e in everything), 90)
         except Failure as e:
             states = ha.states()
             raise Failure(f"{e}; not discovered: {[e.entity_id for e in everything if states.get(e.entity_id) is None]}")
@@ -485,13 +492,8 @@ def main():
         f2.write_ini({"broker": f"mqtt://127.0.0.1:{b.port}", "keepalive": "5", "client_id": "frame2",
                       "discovery_prefix": ""}, "[power]\npresence = key:KEY_F13")
         f2.proc.send_signal(signal.SIGHUP)
-        tries = [0]
-
-        def gone():
-            tries[0] += 1
-            states = ha.snapshot(b, f"removal-{tries[0]}")
-            return all(states.get(e.entity_id) is None for e in e2) or time.sleep(1)
-        until("frame2's entities gone from Home Assistant", gone, timeout=60)
+        ha.snapshot_until(b, "removal of frame2's entities from Home Assistant",
+                          lambda states: all(states.get(e.entity_id) is None for e in e2), 60)
         return f"{len(e2)} entities removed"
 
     def unavailable():
