@@ -456,10 +456,19 @@ def main():
         agree("the Display switch on")
 
     def text():
-        words = "Hello from Home Assistant"
-        drive("frame1", "text/text", "text.set_value", value=words)
-        until("the text on screen", lambda: status("frame1")["overlay"]["text"] == words)
-        agree("a text set")
+        # What a user types shows as typed: quotes, a backslash, and `\n`
+        # (the README's way to end a line) a line break.
+        for typed, shown in (("Hello from Home Assistant", "Hello from Home Assistant"),
+                             ('"Doorbell" and "parcel"', '"Doorbell" and "parcel"'),
+                             ('"Hi"', '"Hi"'),
+                             ("Rain \\ snow\\nfrom 16:00", "Rain \\ snow\nfrom 16:00")):
+            drive("frame1", "text/text", "text.set_value", value=typed)
+            try:
+                until(f"the text {shown!r} on screen", lambda: status("frame1")["overlay"]["text"] == shown, timeout=10)
+            except Failure as e:
+                raise Failure(f"{e}; the text set in Home Assistant was {typed!r}, the frame shows "
+                              f"{status('frame1')['overlay']['text']!r}")
+            agree(f"the text {typed!r} set")
         drive("frame1", "text/text", "text.set_value", value="")
         until("the text cleared", lambda: status("frame1")["overlay"]["text"] is None)
         agree("the text emptied")

@@ -99,6 +99,12 @@ def main():
             pub(b, c["command_topic"], payload)
             return n
 
+        def render(template, value):
+            """A command template as Home Assistant renders it (the two forms discovery uses)."""
+            if "{{ value | to_json }}" in template:
+                return template.replace("{{ value | to_json }}", json.dumps(value, ensure_ascii=False))
+            return template.replace("{{ value }}", str(value))
+
         def state_after(n, what, check):
             _, p = w.wait(what, f"{T}/state", lambda p: check(json.loads(p)), after=n)
             return json.loads(p)
@@ -118,7 +124,7 @@ def main():
         if "value_json.autoplay.enabled" not in sw["value_template"]:
             raise Failure(f"the autoplay switch reads {sw['value_template']}")
         num = entity["number/interval"]
-        n = press("number/interval", num["command_template"].replace("{{ value }}", "7.5"))
+        n = press("number/interval", render(num["command_template"], 7.5))
         state_after(n, "interval 7.5", lambda st: st["autoplay"]["interval"] == 7.5)
         if "value_json.autoplay.interval" not in num["value_template"]:
             raise Failure(f"the interval number reads {num['value_template']}")
@@ -131,7 +137,7 @@ def main():
         # state says so), then an empty one clears it; a multi-line payload
         # (a JSON-templated automation) is its lines.
         tx = entity["text/text"]
-        n = press("text/text", tx["command_template"].replace("{{ value }}", "Sunny 21 °C\\nRain from 16:00"))
+        n = press("text/text", render(tx["command_template"], "Sunny 21 °C\\nRain from 16:00"))
         st = state_after(n, "the pushed text in the state",
                          lambda st: st["overlay"]["text"] == "Sunny 21 °C\nRain from 16:00")
         if st["overlay"]["source"] != "pushed" or "value_json.overlay.text" not in tx["value_template"]:
@@ -140,7 +146,7 @@ def main():
             raise Failure("the socket does not see the text MQTT pushed")
         n = press("text/text", "overlay text Doorbell\nParcel at the door\n")
         state_after(n, "a text of two lines", lambda st: st["overlay"]["text"] == "Doorbell\nParcel at the door")
-        n = press("text/text", tx["command_template"].replace("{{ value }}", ""))
+        n = press("text/text", render(tx["command_template"], ""))
         state_after(n, "the text cleared", lambda st: st["overlay"]["text"] is None and st["overlay"]["source"] is None)
         n = len(w.on(f"{T}/state"))
         pub(b, f"{T}/command", "overlay text again")

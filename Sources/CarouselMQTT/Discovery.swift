@@ -96,9 +96,11 @@ extension FrameProtocol {
             Entity(component: "image", object: "screenshot", name: "Screen",
                    fields: ["image_topic": .string(screenshotTopic), "content_type": .string("image/png")]),
             // Text on the screen: what is set shows over `[overlay] text_file`'s;
-            // an empty text clears it (the file's shows again).
+            // an empty text clears it (the file's shows again). Sent as a JSON
+            // string, which the request reads back as it was typed: bare, a
+            // text in quotes would be read as JSON (`"a" and "b"` refused).
             Entity(component: "text", object: "text", name: "Text",
-                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value }}"),
+                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value | to_json }}"),
                             "state_topic": state, "value_template": .string("{{ (value_json.overlay.text or '')[:255] }}"),
                             "max": .int(255), "mode": .string("text"), "icon": .string("mdi:message-text-outline")]),
         ]

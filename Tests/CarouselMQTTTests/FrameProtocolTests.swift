@@ -117,7 +117,7 @@ import Testing
         // The text entity pushes `overlay text` and reads back what shows.
         let text = try #require(JSONValue.parse(messages[7].text))
         #expect(text["command_topic"]?.stringValue == "carouseld/kitchen/command")
-        #expect(text["command_template"]?.stringValue == "overlay text {{ value }}")
+        #expect(text["command_template"]?.stringValue == "overlay text {{ value | to_json }}")
         #expect(text["state_topic"]?.stringValue == "carouseld/kitchen/state")
         #expect(text["value_template"]?.stringValue?.contains("value_json.overlay.text") == true)
         // The brightness number only with a backlight.
