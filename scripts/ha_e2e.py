@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 from checks import CheckSuite, Failure, free_port, until
 from mqttlib import Broker, Daemon, Watcher, pub
@@ -207,7 +208,11 @@ automation: !include automations.yaml
                  {"repeat": {"for_each": ids, "sequence": [
                      {**log, "data": {**log["data"], "message":
                                       "state {{ repeat.item }} {% set s = expand(repeat.item) %}"
-                                      "{{ (s[0].state if s else none) | to_json }}"}}]}},
+                                      "{{ (s[0].state if s else none) | to_json }}"}},
+                     # Where Home Assistant serves an image entity's picture.
+                     {**log, "data": {**log["data"], "message":
+                                      "picture {{ repeat.item }} {{ state_attr(repeat.item, 'entity_picture') | to_json }}"}},
+                 ]}},
                  {**log, "data": {**log["data"], "message": "snapshot {{ trigger.payload }} done"}},
              ]},
             {"id": "carouseld_started", "alias": "carouseld: started", "mode": "single",
@@ -247,6 +252,11 @@ automation: !include automations.yaml
             if m:
                 latest[m.group(1)] = json.loads(m.group(2))
         return latest
+
+    def pictures(self):
+        """Every entity's latest `entity_picture` as Home Assistant logged it."""
+        return {m.group(1): json.loads(m.group(2))
+                for m in (re.match(r"picture (\S+) (.*)$", line) for line in self.ours()) if m}
 
     def alive(self):
         if self.proc.poll() is not None:
@@ -482,7 +492,18 @@ def main():
                     lambda: (lambda now: now if now not in (None, "unknown", before) else None)(
                         world["ha"].states().get(e.entity_id)))
         agree("a screenshot")
-        return f"{e.entity_id} at {got}"
+        # The picture itself, as Home Assistant's frontend fetches it.
+        ha = world["ha"]
+        ha.snapshot(world["broker"], "screen")
+        url = ha.pictures().get(e.entity_id)
+        if not url:
+            raise Failure(f"{e.entity_id} has no entity_picture")
+        with urllib.request.urlopen(f"http://127.0.0.1:{ha.http_port}{url}", timeout=30) as r:
+            png = r.read()
+        # A PNG of the offscreen display's 320x200 (IHDR's width and height).
+        if png[:8] != b"\x89PNG\r\n\x1a\n" or png[16:24] != (320).to_bytes(4, "big") + (200).to_bytes(4, "big"):
+            raise Failure(f"Home Assistant serves {len(png)} bytes that are no 320x200 PNG: {png[:32]!r}")
+        return f"{e.entity_id} at {got}, a 320x200 PNG of {len(png)} bytes from Home Assistant"
 
     def presence():
         e = entity("frame2", "binary_sensor/presence")
