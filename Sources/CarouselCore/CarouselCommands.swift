@@ -107,13 +107,13 @@ extension Carousel {
     /// `[power] wake = next`: the display comes back after autoplay would
     /// have moved on, so one picture `direction` (+1 forward, -1 back) is
     /// shown at once (a jump, as a frame that had stayed on would have moved
-    /// on), when autoplay is paused by nothing but the display. Without
-    /// wrap the last picture stays.
+    /// on), when autoplay is on (`[autoplay] enabled`, or a `resume`) and
+    /// paused by nothing but the display. Without wrap the last picture stays.
     public mutating func advanceAfterDark(direction: Int, at now: Timestamp) -> [CarouselEvent] {
         let count = lattice.count
         guard count > 1 else { return [] }
         let snap = snapshot(at: now)
-        guard snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return [] }
+        guard snap.autoplay.enabled, snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return [] }
         var next = snap.index + direction
         if settings.wrap {
             next = (next % count + count) % count
