@@ -321,10 +321,13 @@ def main():
     stops = []  # what lives across the checks, stopped at the end
     world = {}
 
-    def frame_entities(watcher, client_id, count):
-        node = client_id
-        topics = until(f"{client_id}'s {count}+ discovery configs", lambda: (lambda t: t if len(t) >= count else None)(
-            sorted({t for _, t, p in list(watcher.messages) if p and t.split("/")[2:3] == [node]})))
+    def frame_entities(watcher, client_id):
+        """Every entity the frame announces: its discovery is published
+        before its first state on the same connection, so once the state is
+        here, so is all of it."""
+        watcher.wait(f"{client_id}'s first state", f"carouseld/{client_id}/state")
+        topics = sorted({t for _, t, p in list(watcher.messages)
+                         if p and t.startswith("homeassistant/") and t.split("/")[2:3] == [client_id]})
         return [Entity(t, json.loads(watcher.on(t)[-1][1])) for t in topics]
 
     def setup():
@@ -333,7 +336,7 @@ def main():
         s.figures["venv s (" + ("made now" if made else "reused") + ")"] = round(time.monotonic() - t0, 1)
         b = Broker(s.folder).start()
         stops.append(b.kill)
-        w = Watcher(b, "homeassistant/#")
+        w = Watcher(b, "#")
         stops.append(w.close)
         mqtt = {"broker": f"mqtt://127.0.0.1:{b.port}", "keepalive": "5"}
         # frame1: autoplay off in the INI, as the issue found it; an advance
@@ -346,8 +349,8 @@ def main():
                     "[power]\npresence = key:KEY_F13")
         stops.append(f2.stop)
         # Announced before Home Assistant starts: its automations name them.
-        e1 = frame_entities(w, "frame1", 8)
-        e2 = frame_entities(w, "frame2", 9)
+        e1 = frame_entities(w, "frame1")
+        e2 = frame_entities(w, "frame2")
         ha = HomeAssistant(hass, os.path.join(s.folder, "ha"), b, e1 + e2)
         stops.append(ha.stop)
         world.update(broker=b, frames={"frame1": (f1, e1), "frame2": (f2, e2)}, ha=ha)
@@ -375,7 +378,10 @@ def main():
         return ", ".join(sorted(e.entity_id for e in everything))
 
     def entity(frame, kind):
-        return next(e for e in world["frames"][frame][1] if e.kind == kind)
+        found = [e for e in world["frames"][frame][1] if e.kind == kind]
+        if not found:
+            raise Failure(f"{frame} announced no {kind}")
+        return found[0]
 
     def status(frame):
         return world["frames"][frame][0].ask("status")
