@@ -76,8 +76,8 @@ def venv():
     made = subprocess.run([PYTHON, "-m", "venv", folder], capture_output=True, text=True)
     if made.returncode != 0:
         raise Failure(f"{PYTHON} -m venv failed (scripts/setup.sh installs python3-venv): {made.stderr.strip()[-300:]}")
-    # --no-deps: the file pins everything; --no-compile: Home Assistant's
-    # 10,000 modules are compiled as it imports the few hundred it uses.
+    # --no-deps: the file pins everything; --no-compile: most of Home
+    # Assistant's 6,700 modules (every integration) are never imported here.
     installed = subprocess.run([os.path.join(folder, "bin", "pip"), "install", "--quiet", "--no-deps", "--no-compile",
                                 "--disable-pip-version-check", "-r", REQUIREMENTS],
                                capture_output=True, text=True, timeout=1500)
