@@ -1,4 +1,4 @@
-"""What the host-side end-to-end scripts (mqtt_e2e.py, sync_e2e.py) share:
+"""What the host-side end-to-end scripts (mqtt_e2e.py, ha_e2e.py, sync_e2e.py) share:
 a failure, a free port, a wait with a deadline, a suite that runs checks
 one after another (each failure kept and the rest still run, each check's
 cleanups run after it), and carouseld on the offscreen display."""

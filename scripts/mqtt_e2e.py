@@ -29,113 +29,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-from checks import CheckSuite, Failure, OffscreenDaemon, free_port, until
+from checks import CheckSuite, Failure, free_port, until
+from mqttlib import Broker, Daemon, Watcher, pub
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMAGES = os.path.join(REPO, "scripts/demo/images")
-
-
-
-
-class Broker:
-    """`mosquitto -c` on a loopback port, in a folder of its own."""
-
-    def __init__(self, folder, extra="", anonymous=True, port=None):
-        self.folder = folder
-        self.port = port or free_port()
-        self.conf = os.path.join(folder, f"mosquitto-{self.port}.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous {'true' if anonymous else 'false'}\n"
-                    f"persistence false\n{extra}")
-        self.proc = None
-
-    def start(self):
-        log = open(os.path.join(self.folder, f"broker-{self.port}.log"), "ab")
-        self.proc = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=log, stderr=log)
-
-        def accepts():
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-        until(f"the broker on port {self.port}", accepts, timeout=20)
-        return self
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-
-class Watcher:
-    """mosquitto_sub on a filter: every message as (retained, topic, payload bytes)."""
-
-    def __init__(self, broker, topic="#", extra=()):
-        self.messages = []
-        self.times = []
-        self.lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            ["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", topic, "-q", "1",
-             "-F", "%U %r %t %x", *extra], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            parts = line.decode().rstrip("\n").split(" ", 3)
-            if len(parts) < 3:
-                continue
-            # %U: when mosquitto_sub received it (Unix time, ns).
-            at, retained, topic, payload = float(parts[0]), parts[1] == "1", parts[2], bytes.fromhex(parts[3] if len(parts) > 3 else "")
-            with self.lock:
-                self.messages.append((retained, topic, payload))
-                self.times.append(at)
-
-    def on(self, topic):
-        with self.lock:
-            return [(r, p) for r, t, p in self.messages if t == topic]
-
-    def texts(self, topic):
-        return [p.decode(errors="replace") for _, p in self.on(topic)]
-
-    def wait(self, what, topic, predicate=lambda p: True, after=0, timeout=30):
-        """The first payload on `topic` (from the `after`th on) for which `predicate` holds."""
-        def found():
-            for r, p in self.on(topic)[after:]:
-                if predicate(p):
-                    return (r, p)
-            return None
-        return until(what, found, timeout)
-
-    def close(self):
-        self.proc.kill()
-        self.proc.wait()
-
-
-def pub(broker, topic, message, extra=()):
-    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", topic, "-m", message, "-q", "1",
-                    *extra], check=True, timeout=30)
-
-
-class Daemon(OffscreenDaemon):
-    """carouseld run on the offscreen display with an INI of its own."""
-
-    def __init__(self, binary, folder, mqtt, extra=""):
-        self.folder = folder
-        self.binary = binary
-        self.socket = os.path.join(folder, f"control-{free_port()}.sock")
-        self.ini = os.path.join(folder, "carouseld.ini")
-        self.write_ini(mqtt, extra)
-        super().__init__(binary, self.ini, folder, self.socket, "first picture on screen", "the daemon's first picture")
-
-    def write_ini(self, mqtt, extra=""):
-        lines = [f"[images]\npath = {IMAGES}\n[control]\nsocket = {self.socket}\n{extra}\n[mqtt]\n"]
-        lines += [f"{k} = {v}\n" for k, v in mqtt.items()]
-        with open(self.ini, "w") as f:
-            f.write("".join(lines))
 
 
 class Suite(CheckSuite):
@@ -175,7 +74,9 @@ def main():
     def discovery_state_and_commands():
         b = s.broker()
         w = s.watcher(b)
-        d = s.daemon(plain(b), "[autoplay]\nenabled = false")
+        # resume_delay: the Autoplay switch turns autoplay on below, its first
+        # advance ten minutes away, and off again; nothing moves meanwhile.
+        d = s.daemon(plain(b), "[autoplay]\nenabled = false\nresume_delay = 600")
         w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
         configs = until("8 discovery configs", lambda: (lambda c: c if len(c) >= 8 else None)(
             sorted({t for _, t, _ in list(w.messages) if t.startswith("homeassistant/") and t.endswith("/config")})))
@@ -198,6 +99,12 @@ def main():
             pub(b, c["command_topic"], payload)
             return n
 
+        def render(template, value):
+            """A command template as Home Assistant renders it (the two forms discovery uses)."""
+            if "{{ value | to_json }}" in template:
+                return template.replace("{{ value | to_json }}", json.dumps(value, ensure_ascii=False))
+            return template.replace("{{ value }}", str(value))
+
         def state_after(n, what, check):
             _, p = w.wait(what, f"{T}/state", lambda p: check(json.loads(p)), after=n)
             return json.loads(p)
@@ -205,15 +112,19 @@ def main():
         state_after(n, "index 1 after the Next button", lambda st: st["index"] == 1)
         n = press("button/previous", entity["button/previous"]["payload_press"])
         state_after(n, "index 0 after the Previous button", lambda st: st["index"] == 0)
+        # The Autoplay switch reads autoplay.enabled: off here ([autoplay]
+        # enabled = false), on after resume (which starts autoplay), off after pause.
         sw = entity["switch/autoplay"]
-        n = press("switch/autoplay", sw["payload_off"])
-        state_after(n, "autoplay off", lambda st: "command" in st["autoplay"]["paused_by"])
+        if json.loads(w.wait("the first state", f"{T}/state")[1])["autoplay"]["enabled"] is not False:
+            raise Failure("autoplay reads enabled with [autoplay] enabled = false")
         n = press("switch/autoplay", sw["payload_on"])
-        state_after(n, "autoplay on", lambda st: "command" not in st["autoplay"]["paused_by"])
-        if "value_json.autoplay.paused_by" not in sw["value_template"]:
+        state_after(n, "autoplay on", lambda st: st["autoplay"]["enabled"] and st["autoplay"]["running"])
+        n = press("switch/autoplay", sw["payload_off"])
+        state_after(n, "autoplay off", lambda st: "command" in st["autoplay"]["paused_by"] and not st["autoplay"]["enabled"])
+        if "value_json.autoplay.enabled" not in sw["value_template"]:
             raise Failure(f"the autoplay switch reads {sw['value_template']}")
         num = entity["number/interval"]
-        n = press("number/interval", num["command_template"].replace("{{ value }}", "7.5"))
+        n = press("number/interval", render(num["command_template"], 7.5))
         state_after(n, "interval 7.5", lambda st: st["autoplay"]["interval"] == 7.5)
         if "value_json.autoplay.interval" not in num["value_template"]:
             raise Failure(f"the interval number reads {num['value_template']}")
@@ -226,7 +137,7 @@ def main():
         # state says so), then an empty one clears it; a multi-line payload
         # (a JSON-templated automation) is its lines.
         tx = entity["text/text"]
-        n = press("text/text", tx["command_template"].replace("{{ value }}", "Sunny 21 °C\\nRain from 16:00"))
+        n = press("text/text", render(tx["command_template"], "Sunny 21 °C\\nRain from 16:00"))
         st = state_after(n, "the pushed text in the state",
                          lambda st: st["overlay"]["text"] == "Sunny 21 °C\nRain from 16:00")
         if st["overlay"]["source"] != "pushed" or "value_json.overlay.text" not in tx["value_template"]:
@@ -235,7 +146,7 @@ def main():
             raise Failure("the socket does not see the text MQTT pushed")
         n = press("text/text", "overlay text Doorbell\nParcel at the door\n")
         state_after(n, "a text of two lines", lambda st: st["overlay"]["text"] == "Doorbell\nParcel at the door")
-        n = press("text/text", tx["command_template"].replace("{{ value }}", ""))
+        n = press("text/text", render(tx["command_template"], ""))
         state_after(n, "the text cleared", lambda st: st["overlay"]["text"] is None and st["overlay"]["source"] is None)
         n = len(w.on(f"{T}/state"))
         pub(b, f"{T}/command", "overlay text again")

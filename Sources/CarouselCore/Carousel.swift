@@ -59,6 +59,9 @@ public struct Carousel: Sendable {
     /// an automatic advance was in flight.
     var interacted = false
     var pausedByCommand = false
+    /// `resume` turned on autoplay that `[autoplay] enabled = false` keeps
+    /// off; a `pause` or a new `enabled` ends it.
+    var resumedByCommand = false
     /// The zoomed picture (`nil`: none, every picture at scale 1). While it
     /// exists autoplay is paused (the `zoom` source) and one finger pans it.
     var zoom: ZoomState?
@@ -277,10 +280,14 @@ public struct Carousel: Sendable {
         return reasons
     }
 
+    /// Autoplay is on: the configuration's `enabled` as the last `pause` or `resume` changed it.
+    public var autoplayEnabled: Bool { (autoplaySettings.enabled || resumedByCommand) && !pausedByCommand }
+
     public var autoplayStatus: AutoplayStatus {
         let reasons = pausedBy
-        let running = autoplaySettings.enabled && reasons.isEmpty
-        return AutoplayStatus(running: running, pausedBy: reasons, next: running ? autoplayDeadline : nil)
+        let enabled = autoplayEnabled
+        let running = enabled && reasons.isEmpty
+        return AutoplayStatus(enabled: enabled, running: running, pausedBy: reasons, next: running ? autoplayDeadline : nil)
     }
 
     public func snapshot(at time: Timestamp) -> CarouselSnapshot {

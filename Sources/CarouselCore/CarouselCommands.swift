@@ -15,8 +15,7 @@ extension Carousel {
         if idleReturnDeadline != nil { armIdleReturn(at: now) }
         switch command {
         case .pause:
-            pausedByCommand = true
-            autoplayDeadline = nil
+            pauseFromCommand()
             return .success(events)
         case .zoom where !zoomSettings.enabled:
             return .failure(.zoomDisabled)
@@ -24,10 +23,9 @@ extension Carousel {
             resumeFromCommand(at: now)
             return .success(events)
         case .togglePause:
-            if pausedByCommand { resumeFromCommand(at: now) } else {
-                pausedByCommand = true
-                autoplayDeadline = nil
-            }
+            // What the user sees decides: on goes off, off (paused, or
+            // `enabled = false`) comes on.
+            if autoplayEnabled { pauseFromCommand() } else { resumeFromCommand(at: now) }
             return .success(events)
         default:
             break
@@ -76,9 +74,19 @@ extension Carousel {
         return .success(events)
     }
 
+    mutating func pauseFromCommand() {
+        pausedByCommand = true
+        resumedByCommand = false
+        autoplayDeadline = nil
+    }
+
+    /// Autoplay on, whatever `[autoplay] enabled` says: someone who asks it
+    /// to play expects the pictures to move (Home Assistant's Autoplay
+    /// switch turned on, the play key).
     mutating func resumeFromCommand(at now: Timestamp) {
-        guard pausedByCommand else { return }
+        guard !autoplayEnabled else { return }
         pausedByCommand = false
+        resumedByCommand = !autoplaySettings.enabled
         if case .rest = motion { scheduleAutoplay(after: .interaction, at: now) }
     }
 
@@ -99,13 +107,13 @@ extension Carousel {
     /// `[power] wake = next`: the display comes back after autoplay would
     /// have moved on, so one picture `direction` (+1 forward, -1 back) is
     /// shown at once (a jump, as a frame that had stayed on would have moved
-    /// on), when autoplay is paused by nothing but the display. Without
-    /// wrap the last picture stays.
+    /// on), when autoplay is on (`[autoplay] enabled`, or a `resume`) and
+    /// paused by nothing but the display. Without wrap the last picture stays.
     public mutating func advanceAfterDark(direction: Int, at now: Timestamp) -> [CarouselEvent] {
         let count = lattice.count
         guard count > 1 else { return [] }
         let snap = snapshot(at: now)
-        guard snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return [] }
+        guard snap.autoplay.enabled, snap.autoplay.pausedBy.allSatisfy({ $0 == .display }) else { return [] }
         var next = snap.index + direction
         if settings.wrap {
             next = (next % count + count) % count
@@ -283,6 +291,9 @@ extension Carousel {
         }
         let oldAutoplay = autoplaySettings
         let wasRunning = autoplayStatus.running
+        // A new `enabled` is the latest word on autoplay: it ends an earlier
+        // `resume` of autoplay the old one kept off (a `pause` stays).
+        if autoplay.enabled != oldAutoplay.enabled { resumedByCommand = false }
         let deadline = autoplayDeadline
         var live = settings
         live.bounces = new.bounces

@@ -83,8 +83,12 @@ public enum CarouselCommand: Equatable, Sendable {
     case last
     /// Go to item `index`; `duration` in seconds, `nil` for the autoplay transition duration, 0 to jump.
     case goto(index: Int, duration: Double?)
+    /// Autoplay off until `resume`, whatever `[autoplay] enabled` says.
     case pause
+    /// Autoplay on: lifts a `pause`, and starts autoplay that `[autoplay]
+    /// enabled = false` keeps off (until `pause`, or a new `enabled`).
     case resume
+    /// `pause` while autoplay is on, `resume` while it is off (Space, play/pause).
     case togglePause
     /// Zoom the current picture to `scale` about its centre (clamped to
     /// `1...max_scale`); 1 resets it.
@@ -132,13 +136,17 @@ public enum MotionState: String, Sendable {
 }
 
 public struct AutoplayStatus: Equatable, Sendable {
+    /// Autoplay is on: `[autoplay] enabled` as `pause` and `resume` last
+    /// changed it. What a user switches; it runs when nothing holds it too.
+    public var enabled: Bool
     public var running: Bool
     public var pausedBy: [PauseReason]
     /// When the next automatic advance starts; `nil` while none is scheduled
     /// (paused, moving, stopped at the end, or fewer than two pages).
     public var next: Timestamp?
 
-    public init(running: Bool, pausedBy: [PauseReason], next: Timestamp?) {
+    public init(enabled: Bool, running: Bool, pausedBy: [PauseReason], next: Timestamp?) {
+        self.enabled = enabled
         self.running = running
         self.pausedBy = pausedBy
         self.next = next

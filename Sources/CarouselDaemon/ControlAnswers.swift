@@ -56,6 +56,8 @@ extension Daemon {
         let now = clock()
         let snap = model.snapshot(at: Timestamp(microseconds: now))
         let autoplay: [String: JSONValue] = [
+            // On or off as a user switches it (`[autoplay] enabled`, then `pause`/`resume`): Home Assistant's switch.
+            "enabled": .bool(snap.autoplay.enabled),
             "running": .bool(snap.autoplay.running),
             "paused_by": .array(snap.autoplay.pausedBy.map { .string($0.rawValue) }),
             "next_ms": snap.autoplay.next.map { .int(Int(uptimeMilliseconds($0.microseconds))) } ?? .null,

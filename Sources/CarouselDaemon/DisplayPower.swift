@@ -138,7 +138,7 @@ extension Daemon {
     /// interval, with autoplay running but for the display, wakes on the next
     /// picture (a jump, as a frame that had stayed on would have moved on).
     private func wakeOnTheNextPicture(offSince: Int64?, now: Int64) {
-        guard config.power.wake == .next, config.autoplay.enabled, let since = offSince,
+        guard config.power.wake == .next, let since = offSince,
               now - since >= Int64(config.autoplay.interval * 1_000_000) else { return }
         deliver(model.advanceAfterDark(direction: frames.travel, at: Timestamp(microseconds: now)))
     }

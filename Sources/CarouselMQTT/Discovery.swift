@@ -69,11 +69,14 @@ extension FrameProtocol {
                    fields: ["command_topic": command, "payload_press": .string("next"), "icon": .string("mdi:skip-next")]),
             Entity(component: "button", object: "previous", name: "Previous",
                    fields: ["command_topic": command, "payload_press": .string("prev"), "icon": .string("mdi:skip-previous")]),
-            // On unless `pause` holds it (a finger or the display being off pause it only for a while).
+            // `autoplay.enabled`: `[autoplay] enabled` as `pause` and `resume`
+            // last set it (`resume` turns on autoplay the INI keeps off). A
+            // finger or the display being off pause it only for a while: the
+            // switch stays on.
             Entity(component: "switch", object: "autoplay", name: "Autoplay",
                    fields: ["command_topic": command, "payload_on": .string("resume"), "payload_off": .string("pause"),
                             "state_topic": state, "state_on": .string("ON"), "state_off": .string("OFF"),
-                            "value_template": .string("{{ 'OFF' if 'command' in value_json.autoplay.paused_by else 'ON' }}"),
+                            "value_template": .string("{{ 'ON' if value_json.autoplay.enabled else 'OFF' }}"),
                             "icon": .string("mdi:play-pause")]),
             Entity(component: "switch", object: "display", name: "Display",
                    fields: ["command_topic": command, "payload_on": .string("display on"), "payload_off": .string("display off"),
@@ -93,9 +96,11 @@ extension FrameProtocol {
             Entity(component: "image", object: "screenshot", name: "Screen",
                    fields: ["image_topic": .string(screenshotTopic), "content_type": .string("image/png")]),
             // Text on the screen: what is set shows over `[overlay] text_file`'s;
-            // an empty text clears it (the file's shows again).
+            // an empty text clears it (the file's shows again). Sent as a JSON
+            // string, which the request reads back as it was typed: bare, a
+            // text in quotes would be read as JSON (`"a" and "b"` refused).
             Entity(component: "text", object: "text", name: "Text",
-                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value }}"),
+                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value | to_json }}"),
                             "state_topic": state, "value_template": .string("{{ (value_json.overlay.text or '')[:255] }}"),
                             "max": .int(255), "mode": .string("text"), "icon": .string("mdi:message-text-outline")]),
         ]

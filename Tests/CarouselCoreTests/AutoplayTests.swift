@@ -17,7 +17,7 @@ import CarouselCore
 
     @Test func firstAdvanceAfterTheIntervalByDefault() {
         var rig = Rig(autoplay: autoplay())
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: true, pausedBy: [], next: .seconds(3)))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .seconds(3)))
         rig.at(2999.999)
         #expect(rig.snapshot.state == .idle)
         rig.at(3000.001)
@@ -62,7 +62,7 @@ import CarouselCore
         var rig = Rig(autoplay: autoplay { $0.interval = 3; $0.resumeDelay = 2 })
         rig.at(1000)
         rig.down(800, 300)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [.touch], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: false, pausedBy: [.touch], next: nil))
         // Hold far past the interval: the timer does not count during the drag.
         for i in 1...50 {
             rig.at(1000 + Double(i) * 100)
@@ -93,13 +93,13 @@ import CarouselCore
         var rig = Rig(autoplay: autoplay { $0.resumeDelay = 2 })
         rig.at(100)
         #expect(rig.command(.pause) == nil)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [.command], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [.command], next: nil))
         rig.at(200); rig.down(500, 300)
         #expect(rig.snapshot.autoplay.pausedBy == [.touch, .command])
         rig.at(300); rig.command(.resume)
         #expect(rig.snapshot.autoplay.pausedBy == [.touch])
         rig.at(400); rig.up()
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: true, pausedBy: [], next: .seconds(2.4)))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .seconds(2.4)))
         rig.at(10_000)
         #expect(rig.events(named: "didEndScrollingAnimation").count >= 2)
     }
@@ -157,7 +157,7 @@ import CarouselCore
 
     @Test func noImagesIsAPauseReason() {
         let rig = Rig(autoplay: autoplay(), count: 0)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [.noImages], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: false, pausedBy: [.noImages], next: nil))
         #expect(rig.snapshot.index == 0)
     }
 
@@ -170,10 +170,44 @@ import CarouselCore
 
     @Test func disabledAutoplayNeverRuns() {
         var rig = Rig(count: 5)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [], next: nil))
         rig.at(60_000)
         #expect(rig.events.isEmpty)
         #expect(rig.model.nextDeadline == nil)   // nothing to wake up for at rest
+    }
+
+    /// `[autoplay] enabled = false` and then `resume` (Home Assistant's
+    /// Autoplay switch turned on): the pictures move, as the user asked.
+    @Test func resumeTurnsOnAutoplayTheConfigurationKeepsOff() {
+        var rig = Rig(autoplay: autoplay { $0.enabled = false; $0.resumeDelay = 2 })
+        rig.at(100)
+        #expect(rig.command(.resume) == nil)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .seconds(2.1)))
+        rig.at(2600)
+        #expect(rig.offset == 1)
+        rig.at(2700); rig.command(.pause)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [.command], next: nil))
+        rig.at(20_000)
+        #expect(rig.offset == 1)
+        // A pause lifted: on again, though the configuration says off.
+        rig.command(.resume)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .seconds(22)))
+    }
+
+    @Test func togglePauseFollowsWhatTheUserSees() {
+        var rig = Rig(autoplay: autoplay { $0.enabled = false })
+        #expect(!rig.snapshot.autoplay.enabled)
+        rig.at(50); rig.command(.togglePause)
+        #expect(rig.snapshot.autoplay.enabled && rig.snapshot.autoplay.running)
+        rig.at(100); rig.command(.togglePause)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [.command], next: nil))
+    }
+
+    /// Held for a while (a finger), autoplay is still on: the switch does not flicker.
+    @Test func aFingerHoldsAutoplayWithoutTurningItOff() {
+        var rig = Rig(autoplay: autoplay())
+        rig.at(100); rig.down(500, 300)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: false, pausedBy: [.touch], next: nil))
     }
 
     @Test func autoscrollDriftsStopsWhileTouchedAndContinues() {
@@ -312,9 +346,9 @@ import CarouselCore
         #expect(rig.snapshot.autoplay.pausedBy == [.noImages])
         rig.at(500)
         rig.events += rig.model.replaceItems(count: 4, showing: 0, at: rig.now)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: true, pausedBy: [], next: .seconds(3.5)))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .seconds(3.5)))
         rig.events += rig.model.replaceItems(count: 0, showing: 0, at: .seconds(1))
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [.noImages], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: true, running: false, pausedBy: [.noImages], next: nil))
     }
 
     @Test func aDragInProgressEndsCleanly() {

@@ -55,7 +55,7 @@ struct ReconfigureTests {
         off.enabled = false
         rig.at(500)
         Self.apply(&rig, autoplay: off)
-        #expect(rig.snapshot.autoplay == AutoplayStatus(running: false, pausedBy: [], next: nil))
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [], next: nil))
         #expect(rig.model.nextDeadline == nil)
         rig.at(2000)
         Self.apply(&rig, autoplay: Self.autoplay)
@@ -69,6 +69,25 @@ struct ReconfigureTests {
         a.interval = 1
         Self.apply(&rig, autoplay: a)
         #expect(rig.snapshot.autoplay.pausedBy == [.command])
+        #expect(rig.model.nextDeadline == nil)
+    }
+
+    /// A `resume` that turned on autoplay the configuration keeps off lasts
+    /// through a reload that says the same, and ends when `enabled` changes.
+    @Test func aResumeLastsUntilTheConfigurationChangesEnabled() {
+        var off = Self.autoplay
+        off.enabled = false
+        var rig = Rig(autoplay: off)
+        rig.command(.resume)
+        var a = off
+        a.interval = 1
+        Self.apply(&rig, autoplay: a)
+        #expect(rig.snapshot.autoplay.enabled && rig.snapshot.autoplay.running)
+        a.enabled = true
+        Self.apply(&rig, autoplay: a)
+        a.enabled = false
+        Self.apply(&rig, autoplay: a)
+        #expect(rig.snapshot.autoplay == AutoplayStatus(enabled: false, running: false, pausedBy: [], next: nil))
         #expect(rig.model.nextDeadline == nil)
     }
 

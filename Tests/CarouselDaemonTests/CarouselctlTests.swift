@@ -144,6 +144,7 @@ struct CarouselctlTests {
         // Nested objects are spelled out as dotted keys, not as JSON.
         #expect(status.field("display.backend") == "offscreen 320x200", "\(status)")
         #expect(status.field("autoplay.running") == "no", "\(status)")
+        #expect(status.field("autoplay.enabled") == "no", "[autoplay] enabled = false: \(status)")
         #expect(!status.stdout.contains("{"), "readable output contains JSON: \(status)")
         #expect(status.stderr.isEmpty)
 
@@ -183,9 +184,13 @@ struct CarouselctlTests {
         let pause = try carouselctl(["pause"] + s)
         #expect(pause.status == 0, "\(pause)")
         #expect(pause.field("autoplay.paused_by") == "command", "\(pause)")
+        #expect(pause.field("autoplay.enabled") == "no", "\(pause)")
         let resume = try carouselctl(["resume"] + s)
         #expect(resume.status == 0, "\(resume)")
         #expect(resume.field("autoplay.paused_by") == "(none)", "\(resume)")
+        // `resume` turns on autoplay that `[autoplay] enabled = false` keeps off.
+        #expect(resume.field("autoplay.enabled") == "yes", "\(resume)")
+        #expect(resume.field("autoplay.running") == "yes", "\(resume)")
     }
 
     @Test func zoomAndReset() throws {

@@ -186,6 +186,26 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
         #expect(d.index == .int(1))
     }
 
+    /// `[autoplay] enabled = false`: a night off moves nothing; autoplay
+    /// turned on with `resume` (Home Assistant's switch), it moves on as a
+    /// frame left on would have.
+    @Test func nextFollowsAutoplayAsResumeTurnedItOn() throws {
+        let d = try OffscreenDaemon(ini: "[power]\nwake = next\n")
+        _ = d.daemon.answer(.set(key: "autoplay.interval", value: "2"))
+        d.showFirstPicture()
+        func night() {
+            _ = d.answer("display off")
+            d.advance(ms: 10_000)
+            _ = d.answer("display on")
+            for _ in 0..<5 { d.advance(ms: 20) }
+        }
+        night()
+        #expect(d.index == .int(0))
+        _ = d.answer("resume")
+        night()
+        #expect(d.index == .int(1))
+    }
+
     @Test func resumeWakesOnThePictureItShowed() throws {
         let d = try daemon(wake: "resume")
         _ = d.answer("display off")

@@ -105,12 +105,19 @@ import Testing
         let next = try #require(JSONValue.parse(messages[0].text))
         #expect(next["command_topic"]?.stringValue == "carouseld/kitchen/command")
         #expect(next["payload_press"]?.stringValue == "next")
+        // The Autoplay switch reads `autoplay.enabled` (on or off as a user
+        // switched it), not `paused_by`: with `[autoplay] enabled = false`
+        // nothing pauses it, and it is off.
+        let autoplay = try #require(JSONValue.parse(messages[2].text))
+        #expect(autoplay["value_template"]?.stringValue == "{{ 'ON' if value_json.autoplay.enabled else 'OFF' }}")
+        #expect(autoplay["payload_on"]?.stringValue == "resume")
+        #expect(autoplay["payload_off"]?.stringValue == "pause")
         let image = try #require(JSONValue.parse(messages[6].text))
         #expect(image["image_topic"]?.stringValue == "carouseld/kitchen/screenshot")
         // The text entity pushes `overlay text` and reads back what shows.
         let text = try #require(JSONValue.parse(messages[7].text))
         #expect(text["command_topic"]?.stringValue == "carouseld/kitchen/command")
-        #expect(text["command_template"]?.stringValue == "overlay text {{ value }}")
+        #expect(text["command_template"]?.stringValue == "overlay text {{ value | to_json }}")
         #expect(text["state_topic"]?.stringValue == "carouseld/kitchen/state")
         #expect(text["value_template"]?.stringValue?.contains("value_json.overlay.text") == true)
         // The brightness number only with a backlight.

@@ -34,11 +34,11 @@ import CarouselSimulation
 
     @Test func probeShape() {
         let snap = CarouselSnapshot(offset: 1.5, index: 2, page: 2, state: .animating,
-                                    autoplay: AutoplayStatus(running: false, pausedBy: [.touch, .noImages], next: nil))
+                                    autoplay: AutoplayStatus(enabled: true, running: false, pausedBy: [.touch, .noImages], next: nil))
         #expect(JSONLine.probe(snap, at: .milliseconds(3))
             == #"{"t":3,"probe":{"offset":1.5,"index":2,"page":2,"state":"animating","autoplay":{"running":false,"paused_by":["touch","no_images"],"next_ms":null}}}"#)
         let running = CarouselSnapshot(offset: 0, index: 0, page: 0, state: .idle,
-                                       autoplay: AutoplayStatus(running: true, pausedBy: [], next: .milliseconds(3000)))
+                                       autoplay: AutoplayStatus(enabled: true, running: true, pausedBy: [], next: .milliseconds(3000)))
         #expect(JSONLine.probe(running, at: .zero)
             == #"{"t":0,"probe":{"offset":0,"index":0,"page":0,"state":"idle","autoplay":{"running":true,"paused_by":[],"next_ms":3000}}}"#)
     }
