@@ -148,6 +148,21 @@ public struct AlbumState: Sendable {
         regroup(groups)
     }
 
+    /// `fresh` as the entries, and the pages they make: with shuffle's
+    /// `keepingOrder` the pages stay together, else paired afresh.
+    private mutating func take(_ fresh: [AlbumEntry], keepingOrder: Bool) {
+        let before = pageEntries
+        entries = fresh
+        if portraitProbe == nil {
+            regroup(PortraitPairs.singles(entries.count))
+        } else if keepingOrder {
+            regroup(keeping: before)
+        } else {
+            pairAfresh()
+        }
+        generation += 1
+    }
+
     /// The pages' entries, to keep them together across a change.
     private var pageEntries: [[AlbumEntry]] { pages.map { Array(entries[$0]) } }
 
@@ -185,16 +200,7 @@ public struct AlbumState: Sendable {
             return false
         }
         let diff = AlbumDiff(old: entries, new: fresh, currentIndex: firstPicture(current))
-        let before = pageEntries
-        entries = fresh
-        if portraitProbe == nil {
-            regroup(PortraitPairs.singles(entries.count))
-        } else if keepingOrder {
-            regroup(keeping: before)
-        } else {
-            pairAfresh()
-        }
-        generation += 1
+        take(fresh, keepingOrder: keepingOrder)
         return Change(index: page(ofPicture: diff.currentIndex) ?? 0, stale: diff.replaced + diff.added)
     }
 
@@ -245,16 +251,7 @@ public struct AlbumState: Sendable {
         var fresh = entries
         fresh.removeAll { failed.contains($0.path) }
         let index = AlbumDiff.reconcile(old: entries, new: fresh, currentIndex: firstPicture(current))
-        let before = pageEntries
-        entries = fresh
-        if portraitProbe == nil {
-            regroup(PortraitPairs.singles(entries.count))
-        } else if keepingOrder {
-            regroup(keeping: before)
-        } else {
-            pairAfresh()
-        }
-        generation += 1
+        take(fresh, keepingOrder: keepingOrder)
         return Change(index: page(ofPicture: index) ?? 0, stale: [])
     }
 

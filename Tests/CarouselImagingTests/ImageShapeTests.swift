@@ -192,14 +192,14 @@ struct ImageShapeTests {
             for length in stride(from: 1, to: min(bytes.count, 2000), by: 7) {
                 _ = Array(bytes.prefix(length)).withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
             }
-            var rng = SplitMix(seed: UInt64(bytes.count))
+            var rng = SplitMix64(seed: UInt64(bytes.count))
             for _ in 0..<20 {
                 var damaged = bytes
                 for _ in 0..<4 { damaged[Int(rng.next() % UInt64(damaged.count))] = UInt8(truncatingIfNeeded: rng.next()) }
                 _ = damaged.withUnsafeBytes { ImageShape.uprightSize(bytes: $0) }
             }
         }
-        var rng = SplitMix(seed: 7)
+        var rng = SplitMix64(seed: 7)
         let noise = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
         #expect(noise.withUnsafeBytes { ImageShape.uprightSize(bytes: $0) } == nil)
         #expect(ImageShape.uprightSize(path: Fixtures.path("text.jpg")) == nil)
@@ -307,17 +307,4 @@ struct ImageShapeTests {
 struct ShapeTestError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
-}
-
-/// A small seeded generator, the same sequence on every run.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
