@@ -145,6 +145,8 @@ public struct AlbumState: Sendable {
         // The rest (new pictures, at the end of the pass) pair as a fresh list would.
         let flags = entries[covered...].map { isPortrait($0) }
         groups += PortraitPairs.pages(portrait: flags).map { ($0.lowerBound + covered)..<($0.upperBound + covered) }
+        let listed = Set(entries)
+        portraits = portraits.filter { listed.contains($0.key) }
         regroup(groups)
     }
 
