@@ -23,6 +23,12 @@ public enum PortraitPairs {
         return pages
     }
 
+    /// The page keys of `paths` in order, portraits as `isPortrait` says
+    /// paired: what a list of files shows as pages (`render`, `simulate`).
+    public static func keys(_ paths: [String], isPortrait: (String) -> Bool) -> [String] {
+        pages(portrait: paths.map(isPortrait)).map { key(paths[$0]) }
+    }
+
     /// Every picture alone on its page (pairing off).
     public static func singles(_ count: Int) -> [Range<Int>] { (0..<count).map { $0..<$0 + 1 } }
 

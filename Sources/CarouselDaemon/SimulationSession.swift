@@ -43,8 +43,7 @@ public struct SimulationSession {
                 // With pair_portraits on a landscape layout, an item is a page of one or two pictures.
                 let effective = script.configuration(base: base)
                 if Self.layout(effective, script).pairsPortraits(effective) {
-                    let listed = paths
-                    paths = PortraitPairs.pages(portrait: listed.map(Layout.isPortrait(path:))).map { PortraitPairs.key(listed[$0]) }
+                    paths = PortraitPairs.keys(paths, isPortrait: Layout.isPortrait(path:))
                 }
                 if !script.itemCountGiven { count = paths.count }
             } catch {

@@ -57,8 +57,7 @@ public final class FramePainter {
 
     private func regroup() {
         guard let pairing else { return }
-        let pages = PortraitPairs.pages(portrait: pictures.map(pairing))
-        paths = pages.map { PortraitPairs.key(pictures[$0]) }
+        paths = PortraitPairs.keys(pictures, isPortrait: pairing)
     }
 
     /// Decodes every file once (at the item size, then lets the pixels go)
