@@ -70,6 +70,9 @@ public struct Carousel: Sendable {
     /// Zoom events of a rest that had no event list at hand, delivered with the next report.
     var pendingZoomEvents: [CarouselEvent] = []
     var displayOff = false
+    /// Whether the current page is a clip, and whether it plays (then
+    /// autoplay waits for its end: the `video` pause source).
+    public internal(set) var video = VideoPresence.none
     var autoplayDeadline: Timestamp?
     /// When the carousel goes back to the start item (`idle_return`): armed
     /// when it rests after an interaction, disarmed when one begins.
@@ -275,6 +278,7 @@ public struct Carousel: Sendable {
         if pausedByCommand { reasons.append(.command) }
         if zoom != nil { reasons.append(.zoom) }
         if displayOff { reasons.append(.display) }
+        if video == .playing { reasons.append(.video) }
         if lattice.count == 0 { reasons.append(.noImages) }
         if settings.autoscroll != 0 { reasons.append(.autoscroll) }
         return reasons

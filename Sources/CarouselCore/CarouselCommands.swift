@@ -22,10 +22,20 @@ extension Carousel {
         case .resume:
             resumeFromCommand(at: now)
             return .success(events)
+        case .play:
+            playFromCommand(at: now)
+            return .success(events)
         case .togglePause:
             // What the user sees decides: on goes off, off (paused, or
-            // `enabled = false`) comes on.
-            if autoplayEnabled { pauseFromCommand() } else { resumeFromCommand(at: now) }
+            // `enabled = false`) comes on. A clip on the page is what is
+            // seen: it pauses, or plays on.
+            if video != .none {
+                if pausedByCommand { playFromCommand(at: now) } else { pauseFromCommand() }
+            } else if autoplayEnabled {
+                pauseFromCommand()
+            } else {
+                resumeFromCommand(at: now)
+            }
             return .success(events)
         default:
             break
@@ -80,6 +90,14 @@ extension Carousel {
         autoplayDeadline = nil
     }
 
+    /// Lifts a `pause` and nothing more: autoplay comes back only if it was
+    /// on before (`[autoplay] enabled`, or a `resume`); a clip plays on.
+    mutating func playFromCommand(at now: Timestamp) {
+        guard pausedByCommand else { return }
+        pausedByCommand = false
+        if case .rest = motion { scheduleAutoplay(after: .interaction, at: now) }
+    }
+
     /// Autoplay on, whatever `[autoplay] enabled` says: someone who asks it
     /// to play expects the pictures to move (Home Assistant's Autoplay
     /// switch turned on, the play key).
@@ -100,6 +118,39 @@ extension Carousel {
         displayOff = value
         if value { autoplayDeadline = nil } else if case .rest = motion {
             scheduleAutoplay(after: .interaction, at: clock)
+        }
+        return events
+    }
+
+    /// Says whether the current page is a clip and whether it plays (the
+    /// daemon's player decides, see `ClipPlayback`). While one plays,
+    /// autoplay waits (the `video` pause source); when it stops playing
+    /// without ending (paused, the display off), autoplay counts from now
+    /// as after an interaction.
+    public mutating func setVideo(_ presence: VideoPresence, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard video != presence else { return events }
+        let wasPlaying = video == .playing
+        video = presence
+        if presence == .playing {
+            autoplayDeadline = nil
+        } else if wasPlaying, case .rest = motion {
+            scheduleAutoplay(after: .interaction, at: clock)
+        }
+        return events
+    }
+
+    /// The clip on the page came to its end (or autoplay waited
+    /// `[video] max_seconds` for it): autoplay, if it runs, moves on now.
+    public mutating func videoEnded(at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        if video == .playing { video = .stopped }
+        guard case .rest = motion, hold == nil else { return events }
+        if autoplayStatus.running, autoplayTarget(from: offset(at: clock)) != nil {
+            autoplayDeadline = clock
+            advance(to: clock, into: &events)
         }
         return events
     }

@@ -88,7 +88,11 @@ public enum CarouselCommand: Equatable, Sendable {
     /// Autoplay on: lifts a `pause`, and starts autoplay that `[autoplay]
     /// enabled = false` keeps off (until `pause`, or a new `enabled`).
     case resume
-    /// `pause` while autoplay is on, `resume` while it is off (Space, play/pause).
+    /// Lifts a `pause` (the clip on screen plays again, autoplay is as
+    /// `[autoplay] enabled` and the last `resume` left it).
+    case play
+    /// `pause` while autoplay is on, `resume` while it is off (Space,
+    /// play/pause); with a clip on the page, `pause` or `play` for the clip.
     case togglePause
     /// Zoom the current picture to `scale` about its centre (clamped to
     /// `1...max_scale`); 1 resets it.
@@ -128,6 +132,8 @@ public enum PauseReason: String, Sendable, CaseIterable {
     case autoscroll
     /// The display is switched off: nothing would be seen.
     case display
+    /// A clip on the current page plays: autoplay waits for its end.
+    case video
 }
 
 /// The gesture and motion state, as `carouseld simulate` and `status` report it.
