@@ -114,6 +114,8 @@ def basename(path):
 RULES = {
     "button/next": None,
     "button/previous": None,
+    "button/play": None,
+    "button/pause": None,
     "image/screenshot": None,
     # On: autoplay is on (it pages by itself unless something holds it for a
     # while); off with `[autoplay] enabled = false` until turned on.
@@ -458,6 +460,18 @@ def main():
         agree("the Autoplay switch off")
         return f"paged from {start} to {st['index']} while on"
 
+    def play_pause():
+        # After the Autoplay switch turned off, autoplay is paused by a command.
+        drive("frame1", "button/play", "button.press")
+        st = until("the pause lifted by Play",
+                   lambda: (lambda st: st if "command" not in st["autoplay"]["paused_by"] else None)(status("frame1")))
+        if st["autoplay"]["enabled"]:
+            raise Failure(f"Play turned on autoplay that [autoplay] enabled = false keeps off: {st['autoplay']}")
+        drive("frame1", "button/pause", "button.press")
+        until("paused by Pause", lambda: "command" in status("frame1")["autoplay"]["paused_by"])
+        agree("Play and Pause")
+        return "Play lifts the pause and leaves autoplay off; Pause holds"
+
     def interval():
         drive("frame1", "number/interval", "number.set_value", value=7.5)
         until("interval 7.5", lambda: status("frame1")["autoplay"]["interval"] == 7.5)
@@ -562,6 +576,7 @@ def main():
          discovered),
         ("the Next and Previous buttons page the frame", buttons),
         ("the Autoplay switch turns autoplay on (enabled = false in the INI) and off", autoplay),
+        ("the Play and Pause buttons lift a pause (autoplay stays as the INI has it) and pause", play_pause),
         ("the Interval number sets the interval", interval),
         ("the Display switch turns the display off and on", display),
         ("the Text entity shows a text and clears it", text),

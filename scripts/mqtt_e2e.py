@@ -78,10 +78,10 @@ def main():
         # advance ten minutes away, and off again; nothing moves meanwhile.
         d = s.daemon(plain(b), "[autoplay]\nenabled = false\nresume_delay = 600")
         w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
-        configs = until("8 discovery configs", lambda: (lambda c: c if len(c) >= 8 else None)(
+        configs = until("10 discovery configs", lambda: (lambda c: c if len(c) >= 10 else None)(
             sorted({t for _, t, _ in list(w.messages) if t.startswith("homeassistant/") and t.endswith("/config")})))
         kinds = sorted(t.split("/")[1] + "/" + t.split("/")[3] for t in configs)
-        want = ["button/next", "button/previous", "image/screenshot", "number/interval", "sensor/picture",
+        want = ["button/next", "button/pause", "button/play", "button/previous", "image/screenshot", "number/interval", "sensor/picture",
                 "switch/autoplay", "switch/display", "text/text"]
         if kinds != want:
             raise Failure(f"discovery announced {kinds}, expected {want}")

@@ -78,6 +78,26 @@ public struct ImagesConfig: Equatable, Sendable {
     public init() {}
 }
 
+/// `[video]`: clips in the album (played with FFmpeg when the carousel rests on one).
+public struct VideoConfig: Equatable, Sendable {
+    /// Clips are shown; false: the album ignores them as it ignores any other file.
+    public var enabled = true
+    /// FFmpeg's V4L2 memory-to-memory decoder where the board has one (`auto`), or software only (`off`).
+    public var hardware = VideoHardware.auto
+    /// A clip starts again at its end while autoplay is off.
+    public var loop = false
+    /// Autoplay waits at most this long for a clip (seconds) before moving on.
+    public var maxSeconds: Double = 120
+    /// Clips with more coded pixels than this are skipped (bounded memory).
+    public var maxPixels = 8_294_400
+
+    public init() {}
+}
+
+public enum VideoHardware: String, CaseIterable, Sendable {
+    case auto, off
+}
+
 public struct ControlConfig: Equatable, Sendable {
     public var socket = "/run/carouseld/control.sock"
     public var mode: UInt32 = 0o660
@@ -219,6 +239,7 @@ public struct Configuration: Equatable, Sendable {
     public var autoplay = AutoplaySettings()
     public var zoom = ZoomSettings()
     public var images = ImagesConfig()
+    public var video = VideoConfig()
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var power = PowerConfig()

@@ -10,7 +10,11 @@ public enum ControlRequest: Equatable, Sendable {
     /// `goto <index> [<ms>]`: the item index counts from 0; the optional
     /// duration is the animation's length in milliseconds (0 jumps).
     case goto(index: Int, milliseconds: Int?)
+    /// `pause`: autoplay and the clip on screen hold still.
     case pause
+    /// `play`: lifts a `pause` (the clip plays on; autoplay as it was before).
+    case play
+    /// `resume`: autoplay on, even where `[autoplay] enabled = false` (and a clip plays on).
     case resume
     case status
     case reload
@@ -44,14 +48,14 @@ public enum ControlRequest: Equatable, Sendable {
 
     /// Every command name, in the order `help` lists them.
     public static let commandNames = [
-        "next", "prev", "goto", "pause", "resume", "status", "reload", "list",
+        "next", "prev", "goto", "pause", "play", "resume", "status", "reload", "list",
         "set", "screenshot", "display", "brightness", "zoom", "overlay", "subscribe", "version", "help",
     ]
 
     /// One line of usage per command, for `help` and for error messages.
     public static let usage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
-        "resume": "resume", "status": "status", "reload": "reload", "list": "list",
+        "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
@@ -73,6 +77,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .prev: .previous
         case let .goto(index, ms): .goto(index: index, duration: ms.map { Double($0) / 1000 })
         case .pause: .pause
+        case .play: .play
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
         case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness,
@@ -87,6 +92,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .prev: "prev"
         case let .goto(index, ms): ms.map { "goto \(index) \($0)" } ?? "goto \(index)"
         case .pause: "pause"
+        case .play: "play"
         case .resume: "resume"
         case .status: "status"
         case .reload: "reload"
@@ -123,6 +129,7 @@ public enum ControlRequest: Equatable, Sendable {
         case "next": return noArguments(.next)
         case "prev": return noArguments(.prev)
         case "pause": return noArguments(.pause)
+        case "play": return noArguments(.play)
         case "resume": return noArguments(.resume)
         case "status": return noArguments(.status)
         case "reload": return noArguments(.reload)

@@ -16,7 +16,7 @@ extension Daemon {
         noteRequest(request)
         tell(.stateChanged)
         switch request {
-        case .next, .prev, .goto, .pause, .resume, .zoom:
+        case .next, .prev, .goto, .pause, .play, .resume, .zoom:
             // `command` is the one mapping of these words to the model's commands.
             if let error = request.command.flatMap(perform) { return .error(error.description) }
             return .ok(status())

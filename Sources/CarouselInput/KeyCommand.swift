@@ -13,8 +13,12 @@ public enum KeyCommand: Sendable, Hashable, CaseIterable {
     case first
     /// Jump to the last item.
     case last
-    /// Pause autoplay, or resume it when paused.
+    /// Pause autoplay, or resume it when paused (a clip on the page: pause it, or play it on).
     case togglePause
+    /// Lift a pause (a remote's play key).
+    case play
+    /// Pause autoplay and the clip (a remote's pause or stop key).
+    case pause
 
     /// The command of a Linux key code (linux/input-event-codes.h), or nil
     /// for keys that mean nothing to the carousel. Up and Down move as Left
@@ -40,6 +44,8 @@ public enum KeyCommand: Sendable, Hashable, CaseIterable {
         case .first: .first
         case .last: .last
         case .togglePause: .togglePause
+        case .play: .play
+        case .pause: .pause
         }
     }
 
@@ -51,6 +57,7 @@ public enum KeyCommand: Sendable, Hashable, CaseIterable {
             (KEY_HOME, .first),
             (KEY_END, .last),
             (KEY_SPACE, .togglePause), (KEY_PLAYPAUSE, .togglePause),
+            (KEY_PLAY, .play), (KEY_PAUSE, .pause), (KEY_STOPCD, .pause),
         ]
         return Dictionary(uniqueKeysWithValues: pairs.map { (UInt32($0.0), $0.1) })
     }()

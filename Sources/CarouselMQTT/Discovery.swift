@@ -103,6 +103,12 @@ extension FrameProtocol {
                    fields: ["command_topic": command, "command_template": .string("overlay text {{ value | to_json }}"),
                             "state_topic": state, "value_template": .string("{{ (value_json.overlay.text or '')[:255] }}"),
                             "max": .int(255), "mode": .string("text"), "icon": .string("mdi:message-text-outline")]),
+            // A clip on screen holds its frame, and plays on; autoplay too
+            // (`play` lifts a pause without turning on what the INI keeps off).
+            Entity(component: "button", object: "play", name: "Play",
+                   fields: ["command_topic": command, "payload_press": .string("play"), "icon": .string("mdi:play")]),
+            Entity(component: "button", object: "pause", name: "Pause",
+                   fields: ["command_topic": command, "payload_press": .string("pause"), "icon": .string("mdi:pause")]),
         ]
         if identity.hasBacklight {
             list.append(Entity(component: "number", object: "brightness", name: "Brightness",

@@ -20,7 +20,7 @@ struct Carouselctl: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Next.self, Prev.self, Goto.self, Pause.self, Resume.self, Status.self, Reload.self, List.self,
+            Next.self, Prev.self, Goto.self, Pause.self, Play.self, Resume.self, Status.self, Reload.self, List.self,
             Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
             Overlay.self,
         ]
@@ -219,9 +219,16 @@ struct Goto: ParsableCommand {
 }
 
 struct Pause: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pause autoplay.")
+    static let configuration = CommandConfiguration(abstract: "Pause autoplay and the clip on screen.")
     @OptionGroup var connection: Connection
     func run() throws { try connection.perform(.pause) }
+}
+
+struct Play: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Lift a pause: the clip on screen plays on, autoplay is as it was before the pause.")
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.play) }
 }
 
 struct Resume: ParsableCommand {

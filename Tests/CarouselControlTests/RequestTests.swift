@@ -108,7 +108,7 @@ struct RequestTests {
 
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, resume, status, reload, list, set, screenshot, display, brightness, zoom, overlay, subscribe, version, help"
+        let list = "next, prev, goto, pause, play, resume, status, reload, list, set, screenshot, display, brightness, zoom, overlay, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

@@ -32,7 +32,15 @@ import Testing
         for code: UInt32 in [0, 1, 28, 30, 113, 0x110, 0x14a, 0x2ff, UInt32.max] {  // RESERVED, ESC, ENTER, A, MUTE, BTN_LEFT, BTN_TOUCH
             #expect(KeyCommand(keyCode: code) == nil)
         }
-        #expect(KeyCommand.table.count == 12)
+        #expect(KeyCommand.table.count == 15)
+    }
+
+    @Test func remotePlayAndPauseKeys() {
+        #expect(KeyCommand(keyCode: 207) == .play)   // KEY_PLAY
+        #expect(KeyCommand(keyCode: 119) == .pause)  // KEY_PAUSE
+        #expect(KeyCommand(keyCode: 166) == .pause)  // KEY_STOPCD
+        #expect(KeyCommand.play.command == .play)
+        #expect(KeyCommand.pause.command == .pause)
     }
 
     @Test func onlyPressesCommand() {

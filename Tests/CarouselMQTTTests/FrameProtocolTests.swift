@@ -94,6 +94,7 @@ import Testing
             "homeassistant/switch/kitchen/autoplay/config", "homeassistant/switch/kitchen/display/config",
             "homeassistant/sensor/kitchen/picture/config", "homeassistant/number/kitchen/interval/config",
             "homeassistant/image/kitchen/screenshot/config", "homeassistant/text/kitchen/text/config",
+            "homeassistant/button/kitchen/play/config", "homeassistant/button/kitchen/pause/config",
         ])
         #expect(messages.allSatisfy { $0.retain })
         for m in messages {
@@ -120,6 +121,11 @@ import Testing
         #expect(text["command_template"]?.stringValue == "overlay text {{ value | to_json }}")
         #expect(text["state_topic"]?.stringValue == "carouseld/kitchen/state")
         #expect(text["value_template"]?.stringValue?.contains("value_json.overlay.text") == true)
+        // Play and Pause: a clip on screen (and autoplay) hold still, and play on.
+        let play = try #require(JSONValue.parse(messages[8].text))
+        #expect(play["payload_press"]?.stringValue == "play")
+        let pause = try #require(JSONValue.parse(messages[9].text))
+        #expect(pause["payload_press"]?.stringValue == "pause")
         // The brightness number only with a backlight.
         var lit = frame.identity
         lit.hasBacklight = true
