@@ -8,7 +8,9 @@ enum ImageName {
     /// declare them (`ImageFormat.fileExtensions`): a new format is added in
     /// one place. Lower case; compared case-insensitively (cameras write
     /// `IMG_0001.JPG`).
-    static let extensions: [[UInt8]] = ImageFormat.allCases.flatMap(\.fileExtensions).map { Array($0.utf8) }
+    /// Clips (`ClipName`) are items too; `[video] enabled = false` leaves them out of a listing.
+    static let extensions: [[UInt8]] = (ImageFormat.allCases.flatMap(\.fileExtensions) + ClipName.fileExtensions)
+        .map { Array($0.utf8) }
 
     /// Suffixes of files still being written or left behind by editors,
     /// downloaders and sync tools (`photo.jpg.part`, `photo.jpg.tmp`, vim's

@@ -161,7 +161,7 @@ extension Schema {
             uploaded).
             """) { $0.sync.size = $1 },
         flag("sync", "videos", default: "false", help: """
-            Fetch video clips too (the carousel skips them until it plays video).
+            Fetch video clips too (the carousel plays them, `[video]`).
             """) { $0.sync.videos = $1 },
         integer("sync", "interval", 1...10080, default: "15", help: """
             Minutes between syncs; after a failure the next try comes sooner (1, 2, 4, ... minutes).

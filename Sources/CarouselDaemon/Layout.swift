@@ -58,9 +58,11 @@ extension Configuration {
     /// The album as `[images]` says: the folder's pictures, or the files list.
     /// Throws when the folder cannot be listed at all.
     public func albumListing() throws(AlbumError) -> AlbumListing {
-        images.files.isEmpty
+        var listing = images.files.isEmpty
             ? try Album.scanListing(folder: images.path, order: albumOrder, recursive: images.recursive)
             : Album.explicit(files: images.files)
+        if !video.enabled { listing.entries.removeAll { ClipName.isClip($0.path) } }
+        return listing
     }
 
     /// The image files to show, and one log line per file left out.

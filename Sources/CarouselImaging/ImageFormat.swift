@@ -146,3 +146,16 @@ public enum ImageFormat: String, Sendable, CaseIterable {
         }
     }
 }
+
+/// Clips the album shows beside pictures (played with FFmpeg, `CarouselVideo`),
+/// recognised by their names alone: the player reads what the container is.
+public enum ClipName {
+    /// Lower case, without the dot.
+    public static let fileExtensions = ["mp4", "m4v", "mov", "mkv", "webm"]
+
+    /// Whether `path` names a clip (its extension in any case).
+    public static func isClip(_ path: String) -> Bool {
+        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
+        return fileExtensions.contains(path[path.index(after: dot)...].lowercased())
+    }
+}

@@ -94,7 +94,8 @@ public struct RcloneSource: SyncSourceClient {
     }
 
     static let pictureExtensions = Set(ImageFormat.allCases.flatMap(\.fileExtensions).map { $0.lowercased() })
-    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm"]
+    /// The clips the carousel plays (`ClipName`, the album's own list).
+    static let videoExtensions = Set(ClipName.fileExtensions)
 
     static func isWanted(_ path: String, videos: Bool) -> Bool {
         let name = path.split(separator: "/").last.map(String.init) ?? path

@@ -212,11 +212,14 @@ struct AlbumScanTests {
     @Test("isImageName is the rule scan applies")
     func imageNames() {
         for name in ["a.jpg", "A.JPG", "a.Jpeg", "a.png", "a.webp", "a.gif", "IMG_0001.HEIC", "a.heif", "a.hif", "a.avif",
-                     "a.b.jpg", "é.jpg", "-.jpg", "a .jpg"] {
+                     "a.b.jpg", "é.jpg", "-.jpg", "a .jpg",
+                     // Clips (issue 29).
+                     "VID_0001.MP4", "a.m4v", "a.mov", "a.mkv", "a.webm"] {
             #expect(Album.isImageName(name), "\(name)")
         }
         for name in ["", ".", "..", ".jpg", ".a.jpg", "jpg", "a.jpg~", "a.jpg.part", "a.jpg.tmp", "a.jpg.swp",
-                     "#a.jpg#", "a.bmp", "a.jpgx", "a.jpg ", "a.", "a.txt", "a.jpg.crdownload"] {
+                     "#a.jpg#", "a.bmp", "a.jpgx", "a.jpg ", "a.", "a.txt", "a.jpg.crdownload",
+                     "a.mp4.part", ".a.mov", "a.avi"] {
             #expect(!Album.isImageName(name), "\(name)")
         }
     }
