@@ -52,6 +52,8 @@ public final class DecodedImage: @unchecked Sendable {
     public let hasAlpha: Bool
 
     let base: UnsafeMutableRawPointer
+    /// Whether `deinit` releases `base`: false once `reissued()` handed the pixels on.
+    private var ownsPixels = true
     /// Unique among the images of this process, never reused: a renderer
     /// remembers which picture it wrote where without keeping it alive.
     public let identity: UInt64
@@ -98,8 +100,57 @@ public final class DecodedImage: @unchecked Sendable {
         fill(UnsafeMutableRawBufferPointer(start: base, count: byteCount), stride)
     }
 
+    /// Takes over `other`'s pixels under a new identity (`reissued`).
+    private init(adopting other: DecodedImage) {
+        base = other.base
+        identity = Self.identities.wrappingAdd(1, ordering: .relaxed).newValue
+        width = other.width
+        height = other.height
+        stride = other.stride
+        format = other.format
+        hasAlpha = other.hasAlpha
+        other.ownsPixels = false
+    }
+
     deinit {
-        PixelMemory.release(base, byteCount)
+        if ownsPixels { PixelMemory.release(base, byteCount) }
+    }
+
+    /// The same memory as a new picture (a new `identity`), to be written
+    /// again: a video frame's buffer used for the next frame without
+    /// mapping new pages. Only for a picture nothing else holds: the
+    /// caller checks `isKnownUniquelyReferenced` and lets this one go.
+    public func reissued() -> DecodedImage {
+        DecodedImage(adopting: self)
+    }
+
+    /// Writes the pixels (`height` rows of `stride` bytes) of a picture
+    /// being built that nothing else holds yet (a video frame before it is
+    /// handed to the screen): afterwards it is read-only like every other.
+    public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        defer { withExtendedLifetime(self) {} }
+        return try body(UnsafeMutableRawBufferPointer(start: base, count: byteCount))
+    }
+
+    /// Copies from `template` (the same size and format) every pixel
+    /// outside `rect`: what a video frame drawn into `rect` leaves of the
+    /// picture around it (the blurred fill, the background).
+    public func copyOutside(_ rect: PixelRect, from template: DecodedImage) {
+        precondition(template.width == width && template.height == height && template.format == format,
+                     "copyOutside needs pictures of one size and format")
+        let inside = rect.intersection(PixelRect(x: 0, y: 0, width: width, height: height))
+        let rowBytes = width * 4
+        for y in 0..<height {
+            let to = base + y * stride, from = template.base + y * template.stride
+            if inside.width == 0 || inside.height == 0 || y < inside.y || y >= inside.y + inside.height {
+                to.copyMemory(from: from, byteCount: rowBytes)
+            } else {
+                to.copyMemory(from: from, byteCount: inside.x * 4)
+                let right = (inside.x + inside.width) * 4
+                (to + right).copyMemory(from: from + right, byteCount: rowBytes - right)
+            }
+        }
+        withExtendedLifetime(template) {}
     }
 
     /// Reads the pixels; the buffer is `height` rows of `stride` bytes.
