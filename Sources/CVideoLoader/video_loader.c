@@ -229,6 +229,10 @@ cvideo_clip *cvideo_open(const char *path, int hardware, int64_t max_pixels, cvi
     int result = ff.format.avformat_open_input(&clip->format, url, NULL, &options);
     ff.util.av_dict_free(&options);
     free(url);
+    if (result == AVERROR_EOF) {
+        snprintf(error, error_size, "truncated: the file ends before its first frame");
+        goto fail;
+    }
     if (result < 0) {
         describe(result, "not a clip FFmpeg can read", error, error_size);
         goto fail;
