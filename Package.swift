@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(name: "carousel-docs", dependencies: ["CarouselConfig"]),
         .executableTarget(
             name: "CarouselBenchmarks",
-            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay"]
+            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay", "CarouselVideo"]
         ),
         // `carouseld calibrate`'s arithmetic: the least-squares fit of libinput's
         // calibration matrix, the targets, the check point, the udev rule. Pure Swift.
