@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(name: "carousel-docs", dependencies: ["CarouselConfig"]),
         .executableTarget(
             name: "CarouselBenchmarks",
-            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay"]
+            dependencies: ["CarouselCore", "CarouselSimulation", "CarouselImaging", "CarouselRender", "CarouselDisplay", "CarouselVideo"]
         ),
         // `carouseld calibrate`'s arithmetic: the least-squares fit of libinput's
         // calibration matrix, the targets, the check point, the udev rule. Pure Swift.
@@ -73,6 +73,16 @@ let package = Package(
         // setjmp-based libjpeg/libpng error handling, which must not unwind through Swift.
         .target(name: "CImageCodecs", dependencies: ["CJPEG", "CPNG"]),
         .target(name: "CarouselImaging", dependencies: ["CarouselCore", "CImageCodecs", "CWebP", "CHeifLoader", "CGIF", "CPixman", "CPlatform", "CarouselPlatform"]),
+        // Video clips (issue 29): FFmpeg 5.1's libavformat, libavcodec, libswscale and
+        // libavutil (Debian: libavformat-dev libavcodec-dev libswscale-dev libavutil-dev,
+        // the headers only). Opened with dlopen when the first clip is opened, never at
+        // start-up (not linked: see CVideoLoader.h); the demuxing, decoding and scaling
+        // that touch FFmpeg's structs are in C there.
+        .target(name: "CVideoLoader", dependencies: ["CPlatform"]),
+        // The video room: a clip's frames decoded off the loop, turned upright and
+        // scaled into the caller's XRGB8888 buffer; a clip's poster picture.
+        .target(name: "CarouselVideo", dependencies: ["CVideoLoader", "CarouselImaging", "CarouselCore", "CarouselPlatform"]),
+        .testTarget(name: "CarouselVideoTests", dependencies: ["CarouselVideo", "CarouselImaging", "CarouselCore"]),
         // The platform: system calls, descriptors, the event loop's primitives.
         .target(name: "CPlatform"),
         .target(name: "CarouselPlatform", dependencies: ["CPlatform"]),

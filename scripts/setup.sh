@@ -19,6 +19,8 @@ packages=(
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
   python3 python3-venv  # scripts/ha_e2e.py: Home Assistant 2024.3.3 from PyPI in a virtual environment of Debian's Python 3.11 (.build-ha/)
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev  # video clips (CarouselVideo, CVideoLoader: the headers; FFmpeg's libraries are opened with dlopen by the first clip)
+  ffmpeg  # the video tests make their clips with the ffmpeg CLI and compare frames with what it extracts (CarouselVideoTests)
   libcurl4-openssl-dev  # carouseld sync's HTTP (CCurlLoader: the header; libcurl is opened with dlopen by the sync only)
   rclone  # carouseld sync's remotes, and `rclone serve webdav`, the real server its tests fetch from
   dpkg-dev debhelper lintian  # make deb: the Debian package (scripts/deb.sh) and its check

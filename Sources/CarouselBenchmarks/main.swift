@@ -134,6 +134,15 @@ if CommandLine.arguments.dropFirst().first == "--transitions" {
     exit(0)
 }
 
+// `--video`: decoding a clip, and drawing its frames with each of libswscale's algorithms against a memcpy.
+if CommandLine.arguments.dropFirst().first == "--video" {
+    let scratch = PixelBenchmarks()
+    print("video (best / median of rounds; ratios to a memcpy of the 1920x1080 destination in this run):")
+    for l in VideoBenchmarks(folder: scratch.folder).run() { print(l) }
+    scratch.cleanUp()
+    exit(0)
+}
+
 // `--shapes`: the album's header probe of 500 pictures against decoding them.
 if CommandLine.arguments.dropFirst().first == "--shapes" {
     let scratch = PixelBenchmarks()
