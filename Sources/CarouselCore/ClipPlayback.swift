@@ -185,6 +185,16 @@ public struct ClipPlayback: Sendable {
         return actions
     }
 
+    /// The clip cannot play on (a stream that errors midway): it is over,
+    /// as at its end, but never started again (`loop` would fail again).
+    public mutating func clipFailed(_ view: View, at now: Timestamp) -> [Action] {
+        guard state.item != nil, state != .ended(item: state.item!) else { return [] }
+        var actions: [Action] = []
+        capped = view.autoplayRuns
+        finish(at: now, &actions)
+        return actions
+    }
+
     /// The deadline came (`maxSeconds` of playing while autoplay waits).
     public mutating func fire(at now: Timestamp) -> [Action] {
         guard case .playing = state, let deadline, deadline <= now else { return [] }

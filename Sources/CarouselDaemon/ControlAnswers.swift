@@ -90,6 +90,8 @@ extension Daemon {
             "sync": SyncStatusFile.read(for: config) ?? .null,
             // The pushed text on screen and where it comes from (`overlay text`, `[overlay] text_file`).
             "overlay": services.first(PushedTextService.self)?.status ?? .null,
+            // The clip on the page (`[video]`): playing, paused or ended, where it stands.
+            "video": services.first(VideoService.self)?.status ?? .null,
             // `[power] presence`: whether someone is there, and since when (the sensor's last word).
             "presence": config.power.presence.map { source -> JSONValue in
                 .object(["source": .string(source.description), "present": .bool(power.present),

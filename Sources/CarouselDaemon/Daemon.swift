@@ -64,6 +64,8 @@ public final class Daemon {
     let localClock: LocalClock
     /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
     let clockOverlay = ClockOverlay()
+    /// Clips (`[video]`): the one that plays, its frames (VideoService.swift).
+    private(set) var video: VideoService?
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
     let backlightRoot: String?
@@ -159,6 +161,8 @@ public final class Daemon {
         clockOverlay.reconfigure(layout.clockLook(config))
         services.register(clockOverlay)
         services.register(PushedTextService(daemon: self))
+        video = VideoService(daemon: self)
+        services.register(video!)
         services.register(MQTTService(daemon: self))
         // Input last: it opens once the first frame is handed to the display.
         if options.input { services.register(InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds)) }
@@ -247,6 +251,11 @@ public final class Daemon {
 
     /// Whether frames can be shown now: the display is there and on.
     var screenIsShowing: Bool { !power.isOff && backend.isPresent }
+
+    /// What the screen shows for `key`: a playing clip's frame, else the decode cache's picture.
+    func picture(for key: String) -> DecodedImage? {
+        video?.picture(for: key) ?? cache.image(for: key)
+    }
 
     /// The `STATUS=` text for systemd: what is on screen.
     public var statusLine: String {

@@ -133,7 +133,7 @@ public final class FramePath {
         let crossfade = model.crossfade(at: Timestamp(microseconds: now))
         let placed = requestPictures(at: crossfade?.from ?? x)
         if holding(now), !moving,
-           !placed.allSatisfy({ album.key($0.index).flatMap(cache.image(for:)) != nil }) {
+           !placed.allSatisfy({ album.key($0.index).flatMap(d.picture(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
         }
         guard let buffer = d.backend.acquire() else { return }
@@ -148,13 +148,13 @@ public final class FramePath {
         let wrap = d.config.carousel.wrap
         compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: wrap,
                           page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
-            album.key(i).flatMap(cache.image(for:))
+            album.key(i).flatMap(d.picture(for:))
         }
         writer.fade = crossfade?.fraction
         if let crossfade {
             compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: wrap,
                               page: page, pageCount: model.numberOfPages) { i in
-                album.key(i).flatMap(cache.image(for:))
+                album.key(i).flatMap(d.picture(for:))
             }
         }
         writer.scene.stamp = d.clockOverlay.stamp

@@ -163,11 +163,13 @@ public struct Layout: Sendable {
     }
 
     public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
-        ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
-                           background: config.renderStyle.background, maxPixels: config.images.maxPixels,
-                           budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
-                           keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur,
-                           caption: captioning(config), pairGap: pairGap)
+        var settings = ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
+                                          background: config.renderStyle.background, maxPixels: config.images.maxPixels,
+                                          budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
+                                          keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur,
+                                          caption: captioning(config), pairGap: pairGap)
+        settings.clipMaxPixels = config.video.maxPixels
+        return settings
     }
 
     /// `[images] pair_portraits`, where pages are wider than tall (a pair

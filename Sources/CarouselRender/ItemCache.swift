@@ -1,6 +1,7 @@
 import CarouselCore
 import CarouselImaging
 import CarouselText
+import CarouselVideo
 import Dispatch
 import Synchronization
 
@@ -36,6 +37,8 @@ public final class ItemCache: Sendable {
         public var caption: Captioning?
         /// Pixels between the two pictures of a page that shows a pair (`PortraitPairs`).
         public var pairGap: Int
+        /// Clips with more coded pixels are refused (`[video] max_pixels`).
+        public var clipMaxPixels = 8_294_400
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
                     rotation: Rotation = .none, keepsUnwanted: Bool = false, blur: BlurStyle = BlurStyle(),
@@ -150,9 +153,23 @@ public final class ItemCache: Sendable {
     public static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let pair = PortraitPairs.paths(inKey: path)
         if pair.count == 2 { return try preparePair(pair, settings: settings, factor: 1).turned(settings.rotation) }
-        let decoded = try ImageDecoder.decode(path: path, targetSize: settings.itemSize,
-                                              fit: settings.fit, maxPixels: settings.maxPixels)
+        let decoded = ClipName.isClip(path)
+            ? try poster(path: path, settings: settings)
+            : try ImageDecoder.decode(path: path, targetSize: settings.itemSize, fit: settings.fit, maxPixels: settings.maxPixels)
         return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1).turned(settings.rotation)
+    }
+
+    /// A clip's first frame, what stands for it while it does not play (its
+    /// frames, while it plays, are the player's: `ClipPlayer`).
+    static func poster(path: String, settings: Settings) throws -> DecodedImage {
+        let item = settings.itemSize
+        do {
+            // Twice the item's longer side at most: enough for any fit but `none` of a larger clip.
+            return try VideoDecoder.poster(path: path, maxPixels: settings.clipMaxPixels,
+                                           maxSide: 2 * max(item.width, item.height))
+        } catch {
+            throw Failure(path: path, message: error.description)
+        }
     }
 
     /// The halves of a pair's page of `box`: the left one's width, and where the right one starts.

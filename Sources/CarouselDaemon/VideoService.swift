@@ -1,0 +1,254 @@
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+import CarouselVideo
+
+/// Clips on the loop (`[video]`): when the carousel rests on a clip it
+/// plays (`ClipPlayback` decides, a `ClipPlayer` decodes on a thread of its
+/// own); its frames replace the clip's first frame in what the screen
+/// shows (`picture(for:)`), each when its time comes, paced by the
+/// display (a frame due while the display still shows the last one waits
+/// for the flip; a newer one due by then replaces it: dropped, never slow
+/// motion). The model hears whether a clip plays (autoplay waits) and
+/// when it ended (autoplay moves on).
+final class VideoService: LoopService {
+    let name = "video"
+    private unowned let daemon: Daemon
+    private var playback: ClipPlayback
+    private var player: ClipPlayer?
+    /// The clip's item, while a player is there.
+    private var item = 0
+    /// The frame on screen in place of the clip's first frame.
+    private var current: ClipPlayer.Frame?
+    /// Where the clip stood when it paused (seconds).
+    private var pausedAt = 0.0
+    /// The clip plays and its clock has not started: it starts with the first frame.
+    private var awaitingFirstFrame = false
+    /// Frames shown and dropped of this clip.
+    private var shown = 0
+    private var droppedOnLoop = 0
+    private var heavyLogged = false
+    private var startLogged = false
+    /// Carrying out the policy's actions (the model's events come back here).
+    private var syncing = false
+    private var syncAgain = false
+    private let bell: LoopExecutor.Doorbell
+
+    init(daemon: Daemon) {
+        self.daemon = daemon
+        playback = ClipPlayback(settings: Self.settings(daemon.config))
+        bell = daemon.executor.doorbell()
+        daemon.executor.answer(bell) { [unowned self] in self.pump(now: self.daemon.clock()) }
+    }
+
+    private static func settings(_ config: Configuration) -> ClipPlayback.Settings {
+        ClipPlayback.Settings(loop: config.video.loop, maxSeconds: config.video.maxSeconds)
+    }
+
+    /// The frame to show for `key` instead of the decode cache's picture, if its clip plays (or paused on it).
+    func picture(for key: String) -> DecodedImage? {
+        guard let player, let current, player.key == key else { return nil }
+        return current.picture
+    }
+
+    var deadline: Int64? {
+        var earliest = player?.nextDue()
+        if let cap = playback.deadline?.microseconds { earliest = min(earliest ?? cap, cap) }
+        return earliest
+    }
+
+    func due(now: Int64) { pump(now: now) }
+
+    func observe(_ happening: LoopHappening, now: Int64) {
+        switch happening {
+        case .configured(let old):
+            let config = daemon.config
+            playback.settings = Self.settings(config)
+            // A clip plays on under new settings unless how its frames are made changed.
+            if old.video != config.video || daemon.layout.cacheSettings(old) != daemon.layout.cacheSettings(config) {
+                stopPlayer(now: now)
+                _ = playback.update(ClipPlayback.View(clip: nil, resting: true), at: Timestamp(microseconds: now))
+            }
+            sync(now: now)
+        case .laidOut, .modelChanged:
+            sync(now: now)
+        default:
+            break
+        }
+    }
+
+    func stop() { player?.stop() }
+
+    // MARK: - The policy
+
+    private func view(at now: Int64) -> ClipPlayback.View {
+        let album = daemon.album
+        return ClipPlayback.View(of: daemon.model, at: Timestamp(microseconds: now), displayOn: !daemon.power.isOff) { i in
+            album.key(i).map(ClipName.isClip) ?? false
+        }
+    }
+
+    /// Looks at the carousel and carries out what the policy says.
+    private func sync(now: Int64) {
+        if syncing {
+            syncAgain = true
+            return
+        }
+        syncing = true
+        defer { syncing = false }
+        repeat {
+            syncAgain = false
+            let v = view(at: now)
+            carryOut(playback.update(v, at: Timestamp(microseconds: now)), now: now)
+            let presence = playback.presence(clipOnPage: v.clip != nil)
+            if daemon.model.video != presence {
+                daemon.deliver(daemon.model.setVideo(presence, at: Timestamp(microseconds: now)))
+            }
+        } while syncAgain
+    }
+
+    private func carryOut(_ actions: [ClipPlayback.Action], now: Int64) {
+        for action in actions {
+            switch action {
+            case .start(let item):
+                start(item: item, now: now)
+            case .pause:
+                guard let player else { break }
+                pausedAt = player.position(at: now) ?? pausedAt
+                player.pause()
+            case .resume:
+                player?.play(from: pausedAt, at: now)
+            case .stop:
+                stopPlayer(now: now)
+            case .restart:
+                guard let player else { break }
+                player.rewind()
+                pausedAt = 0
+                awaitingFirstFrame = true
+                player.pause()
+            case .finish:
+                finish(now: now)
+            }
+        }
+    }
+
+    private func start(item: Int, now: Int64) {
+        stopPlayer(now: now)
+        guard let key = daemon.album.key(item) else { return }
+        let config = daemon.config
+        let bell = self.bell
+        let player = ClipPlayer(path: key, settings: daemon.layout.cacheSettings(config),
+                                hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels) { bell.ring() }
+        self.player = player
+        self.item = item
+        pausedAt = 0
+        awaitingFirstFrame = true
+        shown = 0
+        droppedOnLoop = 0
+        heavyLogged = false
+        startLogged = false
+        player.start()
+    }
+
+    private func stopPlayer(now: Int64) {
+        guard let player else { return }
+        player.stop()
+        self.player = nil
+        if current != nil {
+            current = nil
+            daemon.frames.needsFrame = true
+        }
+    }
+
+    /// The clip is over (its end, the cap, or a failure): its last frame stays, autoplay may move on.
+    private func finish(now: Int64) {
+        guard let player else { return }
+        pausedAt = player.position(at: now) ?? pausedAt
+        player.pause()
+        let dropped = droppedOnLoop + player.droppedLate
+        log(.info, "video: ended \(item) (\(player.path)) after \(shown) frames, \(dropped) dropped")
+        daemon.publishEvent("didEndVideo", ["index": .int(item), "image": .string(player.path),
+                                            "frames": .int(shown), "dropped": .int(dropped)])
+        daemon.deliver(daemon.model.videoEnded(at: Timestamp(microseconds: now)))
+    }
+
+    // MARK: - Frames
+
+    /// Takes what is due from the player: a frame to show, its end, a failure.
+    private func pump(now: Int64) {
+        guard let player else { return }
+        if let due = playback.deadline, due.microseconds <= now {
+            carryOut(playback.fire(at: Timestamp(microseconds: now)), now: now)
+        }
+        let taken = player.take(upTo: now)
+        if let frame = taken.frame {
+            current = frame
+            shown += 1
+            droppedOnLoop += taken.dropped
+            daemon.ask(.frame)
+            if awaitingFirstFrame {
+                awaitingFirstFrame = false
+                if case .playing = playback.state { player.play(from: frame.time, at: now) } else { pausedAt = frame.time }
+                announce(player)
+            }
+            noteRate(player, now: now)
+        }
+        switch taken.last {
+        case .end?:
+            carryOut(playback.clipEnded(view(at: now), at: Timestamp(microseconds: now)), now: now)
+        case .failed(let why)?:
+            log(.warning, "video: \(player.path): \(why); moving on")
+            carryOut(playback.clipFailed(view(at: now), at: Timestamp(microseconds: now)), now: now)
+        default:
+            break
+        }
+    }
+
+    /// Once per clip, with its first frame: what plays.
+    private func announce(_ player: ClipPlayer) {
+        guard !startLogged else { return }
+        startLogged = true
+        let info = player.info
+        let size = info.map { "\($0.uprightSize)" } ?? "?"
+        let seconds = info?.duration.map { String(format: "%.1f s", $0) } ?? "length unknown"
+        log(.info, "video: playing \(item) (\(player.path)), \(size) \(info?.decoder ?? "?"), \(seconds)")
+        daemon.publishEvent("didStartVideo", ["index": .int(item), "image": .string(player.path),
+                                              "duration": info?.duration.map { .double($0) } ?? .null])
+    }
+
+    /// A clip the board cannot decode in real time: said once, with the rate reached.
+    private func noteRate(_ player: ClipPlayer, now: Int64) {
+        guard !heavyLogged, let rate = player.info?.frameRate, let position = player.position(at: now), position >= 2 else { return }
+        let dropped = droppedOnLoop + player.droppedLate
+        let reached = Double(shown) / position
+        guard dropped > 0, reached < rate * 0.9 else { return }
+        heavyLogged = true
+        log(.warning, String(format: "video: %@: decoding reaches %.1f of %.1f frames a second here; dropping frames to keep time",
+                             player.path, reached, rate))
+    }
+
+    // MARK: - Status
+
+    /// `status`'s `video`: the clip on the page, if one is.
+    var status: JSONValue {
+        guard let player else { return .null }
+        let now = daemon.clock()
+        let state: String
+        switch playback.state {
+        case .playing: state = "playing"
+        case .paused: state = "paused"
+        case .ended: state = "ended"
+        case .idle: return .null
+        }
+        let position = player.position(at: now) ?? pausedAt
+        return .object([
+            "image": .string(player.path), "index": .int(item), "state": .string(state),
+            "position": .double((position * 1000).rounded() / 1000),
+            "duration": player.info?.duration.map { .double($0) } ?? .null,
+            "frames": .int(shown), "dropped": .int(droppedOnLoop + player.droppedLate),
+            "decoder": player.info.map { .string($0.decoder) } ?? .null,
+        ])
+    }
+}

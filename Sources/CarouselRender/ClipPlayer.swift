@@ -1,0 +1,352 @@
+import CarouselCore
+import CarouselImaging
+import CarouselPlatform
+import CarouselText
+import CarouselVideo
+import Foundation
+import Synchronization
+
+/// One clip playing: a thread of its own decodes its frames (FFmpeg,
+/// `VideoDecoder`) and prepares each as the decode cache prepares a
+/// picture (the item's size, its fit, the blurred fill and the caption of
+/// the clip's first frame, turned to the panel), into a queue of at most
+/// `queueLength` frames; the loop takes them when they are due
+/// (`take(upTo:)`). Memory is the queue's frames, a few reused buffers and
+/// the decoder's own, whatever the clip's length.
+///
+/// Timing is the loop's: it says where the clip stands (`position(at:)`
+/// from `play(from:at:)` and `pause`), and the thread drops a frame that is
+/// already late (by the loop's clock when it last took frames) when it
+/// comes out of the decoder rather than preparing it
+/// (a clip the board cannot decode in real time drops frames; it never
+/// plays slower).
+public final class ClipPlayer: @unchecked Sendable {
+    /// A frame prepared for the screen and its time in the clip (seconds).
+    public struct Frame: Sendable {
+        public let picture: DecodedImage
+        public let time: Double
+    }
+
+    /// What the loop finds in the queue.
+    public enum Output: Sendable {
+        case frame(Frame)
+        /// The clip's end, after its last frame (whose time + one frame's duration is `time`).
+        case end(time: Double)
+        /// The clip cannot go on (a stream that errors midway): why, for one log line.
+        case failed(String)
+    }
+
+    /// Frames decoded ahead at most: a clip of any length or size holds this many.
+    public static let queueLength = 3
+
+    public let path: String
+    /// The clip's key in the album (its path).
+    public let key: String
+    private let settings: ItemCache.Settings
+    private let hardware: Bool
+    private let maxPixels: Int
+    private let onReady: @Sendable () -> Void
+
+    private struct Shared {
+        var queue: [Output] = []
+        var stopped = false
+        var rewind = false
+        /// µs of the loop's clock at which the clip's time 0 was (or would
+        /// have been) on screen while it plays; nil while paused.
+        var anchor: Int64?
+        var info: VideoInfo?
+        /// Frames the thread dropped because they were late.
+        var droppedLate = 0
+        /// Frames decoded (shown or dropped) since the start, for the rate reached.
+        var decoded = 0
+        var ended = false
+        /// The loop's clock when it last looked (µs): the thread's idea of "now".
+        var loopNow: Int64 = 0
+    }
+
+    private let shared = Mutex(Shared())
+    private let wake = NSCondition()
+    private var thread: Thread?
+
+    public init(path: String, settings: ItemCache.Settings, hardware: Bool, maxPixels: Int,
+                onReady: @escaping @Sendable () -> Void) {
+        self.path = path
+        key = path
+        self.settings = settings
+        self.hardware = hardware
+        self.maxPixels = maxPixels
+        self.onReady = onReady
+    }
+
+    /// Starts decoding (paused: the first frames are prepared, and wait).
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "carouseld.clip"
+        thread.stackSize = 1 << 20
+        self.thread = thread
+        thread.start()
+    }
+
+    /// The clip plays on, its time `position` now (`now`, the loop's µs).
+    public func play(from position: Double, at now: Int64) {
+        shared.withLock {
+            $0.anchor = now - Int64(position * 1_000_000)
+            $0.loopNow = now
+        }
+        signal()
+    }
+
+    /// Frames stop being dropped for lateness; the queue fills and waits.
+    public func pause() {
+        shared.withLock { $0.anchor = nil }
+        signal()
+    }
+
+    /// Back to the clip's start (loop): what is queued goes.
+    public func rewind() {
+        shared.withLock {
+            $0.queue.removeAll()
+            $0.rewind = true
+            $0.ended = false
+        }
+        signal()
+    }
+
+    /// The thread ends (soon: after the frame it prepares); nothing more is queued.
+    public func stop() {
+        shared.withLock {
+            $0.stopped = true
+            $0.queue.removeAll()
+        }
+        signal()
+    }
+
+    /// Where the clip stands at `now` while it plays.
+    public func position(at now: Int64) -> Double? {
+        shared.withLock { s in s.anchor.map { Double(now - $0) / 1_000_000 } }
+    }
+
+    /// The clip's facts, once the decoder opened it.
+    public var info: VideoInfo? { shared.withLock { $0.info } }
+
+    /// Frames dropped by the thread (late out of the decoder) so far.
+    public var droppedLate: Int { shared.withLock { $0.droppedLate } }
+
+    /// Frames out of the decoder so far.
+    public var decoded: Int { shared.withLock { $0.decoded } }
+
+    /// When the head of the queue is due (the loop's µs), if it plays and
+    /// something is queued: a frame at its time, the end after the last
+    /// frame, a failure at once.
+    public func nextDue() -> Int64? {
+        shared.withLock { s in
+            guard let anchor = s.anchor, let head = s.queue.first else { return nil }
+            switch head {
+            case .frame(let f): return anchor + Int64(f.time * 1_000_000)
+            case .end(let t): return anchor + Int64(t * 1_000_000)
+            case .failed: return .min
+            }
+        }
+    }
+
+    /// Whether a frame is queued (a paused clip's first frame after a start).
+    public var peek: Output? { shared.withLock { $0.queue.first } }
+
+    /// Takes everything due by `now` (µs): the newest frame among them (the
+    /// older ones are dropped: they would be late on screen), how many were
+    /// dropped, and the end or failure if that came due.
+    public func take(upTo now: Int64) -> (frame: Frame?, dropped: Int, last: Output?) {
+        let result = shared.withLock { s -> (Frame?, Int, Output?) in
+            var frame: Frame?
+            var dropped = 0
+            let anchor = s.anchor
+            s.loopNow = max(s.loopNow, now)
+            while let head = s.queue.first {
+                switch head {
+                case .frame(let f):
+                    // Paused, the first frame queued is taken (a start shows frame 0 at once).
+                    if let anchor {
+                        guard anchor + Int64(f.time * 1_000_000) <= now else { return (frame, dropped, nil) }
+                    } else if frame != nil {
+                        return (frame, dropped, nil)
+                    }
+                    if frame != nil { dropped += 1 }
+                    frame = f
+                    s.queue.removeFirst()
+                case .end(let t):
+                    guard let anchor, anchor + Int64(t * 1_000_000) <= now else { return (frame, dropped, nil) }
+                    s.queue.removeFirst()
+                    return (frame, dropped, head)
+                case .failed:
+                    s.queue.removeFirst()
+                    return (frame, dropped, head)
+                }
+            }
+            return (frame, dropped, nil)
+        }
+        signal()
+        return result
+    }
+
+    // MARK: - The thread
+
+    private func signal() {
+        wake.lock()
+        wake.broadcast()
+        wake.unlock()
+    }
+
+    /// Waits until `ready` holds (checked under the shared lock) or the player stops.
+    private func wait(until ready: (Shared) -> Bool) {
+        wake.lock()
+        while !shared.withLock({ $0.stopped || ready($0) }) { wake.wait() }
+        wake.unlock()
+    }
+
+    private func push(_ output: Output) {
+        shared.withLock { s in
+            guard !s.stopped else { return }
+            s.queue.append(output)
+            if case .end = output { s.ended = true }
+        }
+        onReady()
+    }
+
+    private func run() {
+        let decoder: VideoDecoder
+        do {
+            decoder = try VideoDecoder(path: path, hardware: hardware, maxPixels: maxPixels)
+        } catch {
+            push(.failed(error.reason))
+            return
+        }
+        shared.withLock { $0.info = decoder.info }
+        var canvas: ClipCanvas
+        do {
+            canvas = try ClipCanvas(decoder: decoder, path: path, settings: settings)
+        } catch {
+            push(.failed("\(error)"))
+            return
+        }
+        // The frame's duration by the clip's rate (a late frame is one later than this).
+        let period = 1 / max(1, min(240, decoder.info.frameRate ?? 30))
+        var lastTime = 0.0
+        while true {
+            wait { s in s.rewind || (!s.ended && s.queue.filter { if case .frame = $0 { true } else { false } }.count < Self.queueLength) }
+            let (stopped, rewind) = shared.withLock { s in
+                defer { s.rewind = false }
+                return (s.stopped, s.rewind)
+            }
+            if stopped { return }
+            if rewind {
+                do { try decoder.rewind() } catch {
+                    push(.failed(error.reason))
+                    return
+                }
+            }
+            let time: Double?
+            do {
+                time = try decoder.next()
+            } catch {
+                push(.failed(error.reason))
+                return
+            }
+            guard let time else {
+                push(.end(time: lastTime + period))
+                continue
+            }
+            lastTime = time
+            // Late already (the loop's clock past its time by a frame):
+            // dropped here, before the costly part, unless nothing is
+            // queued and it is the first (a start shows something).
+            let late = shared.withLock { s -> Bool in
+                s.decoded += 1
+                guard let anchor = s.anchor, decoder.framesDecoded > 1 else { return false }
+                let position = Double(s.loopNow - anchor) / 1_000_000
+                if time + period < position {
+                    s.droppedLate += 1
+                    return true
+                }
+                return false
+            }
+            if late { continue }
+            do {
+                let picture = try canvas.frame(from: decoder)
+                push(.frame(Frame(picture: picture, time: time)))
+            } catch {
+                push(.failed("\(error)"))
+                return
+            }
+        }
+    }
+}
+
+/// How a clip's frames are prepared for the screen: what stays of its
+/// prepared first frame around the frame (the blurred fill, the
+/// background), where the frame goes, its caption, and a few reused buffers.
+struct ClipCanvas {
+    let template: DecodedImage
+    let placement: PixelRect
+    let caption: (sprite: DecodedImage, x: Int, y: Int)?
+    let rotation: Rotation
+    /// Buffers of frames handed out; one nothing else holds any more is written again.
+    private var pool: [DecodedImage] = []
+    /// The frame covers the item: nothing of the template shows.
+    let covers: Bool
+
+    init(decoder: VideoDecoder, path: String, settings: ItemCache.Settings) throws {
+        let box = settings.itemSize
+        // The first frame as the cache prepares it, without its caption:
+        // the fill around every frame is the first frame's.
+        guard try decoder.next() != nil else { throw VideoError(path: path, reason: "no frame to show") }
+        let first = try DecodedImage(width: decoder.info.uprightSize.width, height: decoder.info.uprightSize.height,
+                                     format: .xrgb8888) { pixels, stride in
+            try? decoder.draw(into: pixels.baseAddress!, width: decoder.info.uprightSize.width,
+                              height: decoder.info.uprightSize.height, stride: stride,
+                              rect: PixelRect(x: 0, y: 0, width: decoder.info.uprightSize.width,
+                                              height: decoder.info.uprightSize.height))
+        }
+        template = try ImageScaler.scale(first, to: box, fit: settings.fit, background: settings.background, blur: settings.blur)
+        placement = ImageScaler.placement(of: decoder.info.uprightSize, in: box, fit: settings.fit)
+        covers = placement.x <= 0 && placement.y <= 0 && placement.x + placement.width >= box.width
+            && placement.y + placement.height >= box.height
+        if let captioning = settings.caption, captioning.kind != .none, let text = Captioner.sprite(for: path, in: box, captioning) {
+            caption = (text.sprite, text.x, text.y)
+        } else {
+            caption = nil
+        }
+        rotation = settings.rotation
+        try decoder.rewind()
+    }
+
+    /// The decoder's current frame prepared for the screen.
+    mutating func frame(from decoder: VideoDecoder) throws -> DecodedImage {
+        let picture = try buffer()
+        if !covers { picture.copyOutside(placement, from: template) }
+        var failure: Error?
+        picture.withUnsafeMutableBytes { pixels in
+            do throws(VideoError) {
+                try decoder.draw(into: pixels.baseAddress!, width: picture.width, height: picture.height,
+                                 stride: picture.stride, rect: placement)
+            } catch {
+                failure = error
+            }
+        }
+        if let failure { throw failure }
+        if let caption { try picture.drawOver(caption.sprite, x: caption.x, y: caption.y) }
+        return rotation == .none ? picture : try picture.turned(rotation)
+    }
+
+    /// A buffer of the item's size: one from the pool nothing else holds,
+    /// under a new identity, or a new one.
+    private mutating func buffer() throws -> DecodedImage {
+        for i in pool.indices where isKnownUniquelyReferenced(&pool[i]) {
+            pool[i] = pool[i].reissued()
+            return pool[i]
+        }
+        let fresh = try DecodedImage(width: template.width, height: template.height, format: .xrgb8888) { _, _ in }
+        // Bounded: the queue, the frame on screen, the one being written and a screenshot's.
+        if pool.count < ClipPlayer.queueLength + 3 { pool.append(fresh) }
+        return fresh
+    }
+}
