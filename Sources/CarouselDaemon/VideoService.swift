@@ -182,7 +182,7 @@ final class VideoService: LoopService {
         if let due = playback.deadline, due.microseconds <= now {
             carryOut(playback.fire(at: Timestamp(microseconds: now)), now: now)
         }
-        let taken = player.take(upTo: now)
+        let taken = player.take(upTo: now, first: awaitingFirstFrame)
         if let frame = taken.frame {
             current = frame
             shown += 1
@@ -227,6 +227,13 @@ final class VideoService: LoopService {
         heavyLogged = true
         log(.warning, String(format: "video: %@: decoding reaches %.1f of %.1f frames a second here; dropping frames to keep time",
                              player.path, reached, rate))
+    }
+
+    /// Waits for the player's thread to catch up, then takes what is due:
+    /// for tests on a manual clock (never on the loop).
+    func settle() {
+        player?.waitUntilIdle()
+        pump(now: daemon.clock())
     }
 
     // MARK: - Status

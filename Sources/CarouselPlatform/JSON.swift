@@ -135,6 +135,14 @@ public enum JSONValue: Equatable, Sendable {
     public var stringValue: String? { if case let .string(s) = self { s } else { nil } }
     public var boolValue: Bool? { if case let .bool(b) = self { b } else { nil } }
     public var arrayValue: [JSONValue]? { if case let .array(a) = self { a } else { nil } }
+    /// A number, whole or not.
+    public var doubleValue: Double? {
+        switch self {
+        case let .int(i): Double(i)
+        case let .double(d): d
+        default: nil
+        }
+    }
     public var intValue: Int? {
         switch self {
         case let .int(i): i

@@ -62,6 +62,8 @@ public final class ClipPlayer: @unchecked Sendable {
         var ended = false
         /// The loop's clock when it last looked (µs): the thread's idea of "now".
         var loopNow: Int64 = 0
+        /// The thread decodes or prepares a frame (false: it waits, or it ended).
+        var busy = true
     }
 
     private let shared = Mutex(Shared())
@@ -108,6 +110,7 @@ public final class ClipPlayer: @unchecked Sendable {
             $0.queue.removeAll()
             $0.rewind = true
             $0.ended = false
+            $0.busy = true
         }
         signal()
     }
@@ -154,8 +157,10 @@ public final class ClipPlayer: @unchecked Sendable {
 
     /// Takes everything due by `now` (µs): the newest frame among them (the
     /// older ones are dropped: they would be late on screen), how many were
-    /// dropped, and the end or failure if that came due.
-    public func take(upTo now: Int64) -> (frame: Frame?, dropped: Int, last: Output?) {
+    /// dropped, and the end or failure if that came due. While paused,
+    /// nothing is due but, with `first`, the first frame queued (a start
+    /// shows it at once, and the clip's clock starts from it).
+    public func take(upTo now: Int64, first: Bool = false) -> (frame: Frame?, dropped: Int, last: Output?) {
         let result = shared.withLock { s -> (Frame?, Int, Output?) in
             var frame: Frame?
             var dropped = 0
@@ -164,15 +169,16 @@ public final class ClipPlayer: @unchecked Sendable {
             while let head = s.queue.first {
                 switch head {
                 case .frame(let f):
-                    // Paused, the first frame queued is taken (a start shows frame 0 at once).
                     if let anchor {
                         guard anchor + Int64(f.time * 1_000_000) <= now else { return (frame, dropped, nil) }
-                    } else if frame != nil {
+                    } else if !first || frame != nil {
                         return (frame, dropped, nil)
                     }
                     if frame != nil { dropped += 1 }
                     frame = f
                     s.queue.removeFirst()
+                    // Room in the queue: the thread has work (until it says it waits).
+                    if !s.ended { s.busy = true }
                 case .end(let t):
                     guard let anchor, anchor + Int64(t * 1_000_000) <= now else { return (frame, dropped, nil) }
                     s.queue.removeFirst()
@@ -199,7 +205,22 @@ public final class ClipPlayer: @unchecked Sendable {
     /// Waits until `ready` holds (checked under the shared lock) or the player stops.
     private func wait(until ready: (Shared) -> Bool) {
         wake.lock()
-        while !shared.withLock({ $0.stopped || ready($0) }) { wake.wait() }
+        while !shared.withLock({ s in
+            let go = s.stopped || ready(s)
+            s.busy = !go ? false : true
+            return go
+        }) {
+            wake.broadcast()
+            wake.wait()
+        }
+        wake.unlock()
+    }
+
+    /// Blocks until the thread waits (its queue full, the clip's end
+    /// reached) or ended: for tests and tools on a manual clock, never on the loop.
+    public func waitUntilIdle() {
+        wake.lock()
+        while shared.withLock({ $0.busy }) { wake.wait() }
         wake.unlock()
     }
 
@@ -213,6 +234,10 @@ public final class ClipPlayer: @unchecked Sendable {
     }
 
     private func run() {
+        defer {
+            shared.withLock { $0.busy = false }
+            signal()
+        }
         let decoder: VideoDecoder
         do {
             decoder = try VideoDecoder(path: path, hardware: hardware, maxPixels: maxPixels)

@@ -1,0 +1,227 @@
+// Clips on a running daemon (offscreen display, manual clock; the clip's
+// own thread decodes with FFmpeg in real time and the tests wait for it):
+// a clip plays where it stands, at its own timing, autoplay waits for its
+// end, a drag pauses it, the display off stops it, pause and play, status
+// and events, a damaged clip skipped.
+
+import CarouselControl
+import CarouselCore
+import CarouselImaging
+@testable import CarouselDaemon
+import CarouselPlatform
+import Foundation
+import Testing
+
+@Suite("Clips on the daemon", .serialized) struct VideoDaemonTests {
+    /// A 3 s clip at 10 frames a second, red for a second, then green, then
+    /// blue, of the panel's shape (it fills the screen): made by Debian's ffmpeg.
+    static func makeClip(_ path: String) throws {
+        let colours = ["red", "lime", "blue"]
+        var arguments = ["-loglevel", "error", "-y"]
+        for c in colours { arguments += ["-f", "lavfi", "-i", "color=c=\(c):s=160x100:r=10:d=1"] }
+        arguments += ["-filter_complex", "[0][1][2]concat=n=3:v=1:a=0", "-pix_fmt", "yuv420p", "-c:v", "libx264", path]
+        try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", arguments)
+    }
+
+    /// The folder: a picture, the clip, a picture.
+    static func daemon(ini: String = "", extra: ((URL) throws -> Void)? = nil, controlSocket: Bool = false) throws -> OffscreenDaemon {
+        let d = try OffscreenDaemon(images: ["01-mountains.jpg", "04-panels.png"], ini: "[indicator]\nenabled = false\n" + ini,
+                                    controlSocket: controlSocket, folderExtras: { images in
+            try makeClip(images.appendingPathComponent("02-clip.mp4").path)
+            try extra?(images)
+        })
+        d.showFirstPicture()
+        return d
+    }
+
+    /// Runs the loop for `ms` in steps of `step`, letting the clip's thread catch up before each.
+    static func play(_ d: OffscreenDaemon, ms: Int, step: Int = 50) {
+        for _ in 0..<(ms / step) {
+            d.daemon.video?.settle()
+            d.advance(ms: Int64(step))
+        }
+        d.daemon.video?.settle()
+        d.advance(ms: 0)
+    }
+
+    /// Goes to the clip and waits for its start.
+    static func toClip(_ d: OffscreenDaemon) {
+        guard case .ok = d.answer("goto 1 0") else { Issue.record("goto 1 refused"); return }
+        d.daemon.settleDecodes()
+        play(d, ms: 100)
+    }
+
+    /// The colour in the middle of the screen: which of red, green and blue is lit.
+    static func colour(_ d: OffscreenDaemon) -> String {
+        let p = d.backend.pixel(x: 160, y: 100)
+        let (r, g, b) = ((p >> 16) & 0xFF, (p >> 8) & 0xFF, p & 0xFF)
+        switch (r > 180, g > 180, b > 180, r < 60 || g < 60 || b < 60) {
+        case (true, false, false, true): return "red"
+        case (false, true, false, true): return "green"
+        case (false, false, true, true): return "blue"
+        default: return String(format: "#%06x", p & 0xFFFFFF)
+        }
+    }
+
+    static func video(_ d: OffscreenDaemon) -> JSONValue? {
+        let v = d.daemon.status()["video"]
+        return v == .null ? nil : v
+    }
+
+    @Test func aClipPlaysWhereItStandsAtItsOwnTiming() throws {
+        let d = try Self.daemon()
+        #expect(Self.video(d) == nil)
+        Self.toClip(d)
+        let v = try #require(Self.video(d))
+        #expect(v["state"] == .string("playing"))
+        #expect(v["image"]?.stringValue?.hasSuffix("/02-clip.mp4") == true)
+        #expect(abs((v["duration"]?.doubleValue ?? 0) - 3) < 0.05)
+        #expect(d.daemon.status()["autoplay"]?["paused_by"] == .array([.string("video")]))
+        // Red in its first second, green in its second, blue in its third.
+        #expect(Self.colour(d) == "red")
+        Self.play(d, ms: 1000)
+        #expect(Self.colour(d) == "green")
+        Self.play(d, ms: 1000)
+        #expect(Self.colour(d) == "blue")
+        let position = Self.video(d)?["position"]?.doubleValue ?? 0
+        #expect(position > 2 && position < 2.3)
+        // The end: with autoplay off, the last frame stays.
+        Self.play(d, ms: 1500)
+        let ended = try #require(Self.video(d))
+        #expect(ended["state"] == .string("ended"))
+        #expect(ended["frames"] == .int(30))
+        #expect(ended["dropped"] == .int(0))
+        #expect(Self.colour(d) == "blue")
+        #expect(d.index == .int(1))
+    }
+
+    @Test func autoplayWaitsForTheEndAndMovesOn() throws {
+        let d = try Self.daemon(ini: "[autoplay]\ninterval = 1\ntransition = 0.2\n")
+        Self.toClip(d)
+        // Autoplay on (the rig's INI keeps it off): it waits for the clip.
+        guard case .ok = d.answer("resume") else { Issue.record("resume refused"); return }
+        #expect(Self.video(d)?["state"] == .string("playing"))
+        Self.play(d, ms: 2500)  // autoplay's interval passed twice over
+        #expect(d.index == .int(1))
+        Self.play(d, ms: 1000)  // the end at 3 s, then the transition
+        #expect(d.index == .int(2))
+        #expect(Self.video(d) == nil)
+    }
+
+    @Test func aDragPausesTheClipAndLettingGoPlaysItOn() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1200)
+        #expect(Self.colour(d) == "green")
+        let before = Self.video(d)?["position"]?.doubleValue ?? 0
+        // A finger drags the clip a little and holds it: it pauses.
+        d.daemon.carryOut(.touch(.down(id: 0, at: .init(x: 200, y: 100)), time: d.now))
+        for k in 1...4 {
+            d.advance(ms: 16)
+            d.daemon.carryOut(.touch(.move(id: 0, to: .init(x: 200 - Double(k) * 10, y: 100)), time: d.now))
+        }
+        Self.play(d, ms: 1500)
+        let held = try #require(Self.video(d))
+        #expect(held["state"] == .string("paused"))
+        let heldAt = held["position"]?.doubleValue ?? 0
+        #expect(heldAt >= before && heldAt < before + 0.2)
+        // The frame moved with the finger: green 40 px left of where it was.
+        #expect(d.backend.pixel(x: 300, y: 100) & 0xFFFFFF != d.backend.pixel(x: 100, y: 100) & 0xFFFFFF)
+        // Let go: it settles back and plays on from where it held.
+        d.daemon.carryOut(.touch(.up(id: 0), time: d.now))
+        Self.play(d, ms: 1500)
+        let again = try #require(Self.video(d))
+        #expect(again["state"] == .string("playing"))
+        // Less than 1.5 s on: the settle back took some of it.
+        let position = again["position"]?.doubleValue ?? 0
+        #expect(position > heldAt + 0.8 && position < heldAt + 1.5)
+        #expect(Self.colour(d) == "blue")
+        #expect(d.index == .int(1))
+    }
+
+    @Test func theDisplayOffStopsTheClipAndItStartsAgainWhenItIsBack() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1500)
+        #expect(Self.colour(d) == "green")
+        #expect(d.daemon.setDisplayPower(.off) == nil)
+        Self.play(d, ms: 500)
+        #expect(Self.video(d) == nil)
+        #expect(d.daemon.setDisplayPower(.on) == nil)
+        Self.play(d, ms: 300)
+        let v = try #require(Self.video(d))
+        #expect(v["state"] == .string("playing"))
+        #expect((v["position"]?.doubleValue ?? 9) < 0.5)
+        #expect(Self.colour(d) == "red")
+    }
+
+    @Test func pauseHoldsTheFrameAndPlayPlaysOn() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 500)
+        guard case .ok = d.answer("pause") else { Issue.record("pause refused"); return }
+        Self.play(d, ms: 2000)
+        #expect(Self.video(d)?["state"] == .string("paused"))
+        #expect(Self.colour(d) == "red")
+        guard case .ok = d.answer("play") else { Issue.record("play refused"); return }
+        Self.play(d, ms: 800)
+        #expect(Self.video(d)?["state"] == .string("playing"))
+        #expect(Self.colour(d) == "green")
+        // `play` lifted the pause and turned nothing on ([autoplay] enabled = false).
+        #expect(d.daemon.status()["autoplay"]?["enabled"] == .bool(false))
+    }
+
+    @Test func loopStartsTheClipAgainWhileAutoplayIsOff() throws {
+        let d = try Self.daemon(ini: "[video]\nloop = true\n")
+        Self.toClip(d)
+        Self.play(d, ms: 3400)
+        #expect(Self.video(d)?["state"] == .string("playing"))
+        #expect(Self.colour(d) == "red")
+    }
+
+    /// The real binary on its own loop, in real time: a subscriber on the
+    /// control socket hears the clip start and end, and the log says so.
+    @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+    func subscribersHearTheClipStartAndEnd() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vs-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        try Self.makeClip(d.folder.appendingPathComponent("images/2.mp4").path)
+        try d.start()
+        defer { _ = d.stop() }
+        #expect(d.waitFor("the control socket") { $0.contains("<6>control socket: \(socket)") })
+        let watcher = try ControlClient(path: socket)
+        _ = try watcher.request(.subscribe)
+        let client = try ControlClient(path: socket)
+        _ = try client.request(.goto(index: 1, milliseconds: 0))
+        var events: [JSONValue] = []
+        while !events.contains(where: { $0["event"] == .string("didEndVideo") }), let line = try watcher.readLine() {
+            if let event = JSONValue.parse(line), event["event"]?.stringValue?.hasSuffix("Video") == true { events.append(event) }
+        }
+        #expect(events.map { $0["event"] } == [.string("didStartVideo"), .string("didEndVideo")])
+        #expect(events.first?["index"] == .int(1))
+        #expect(events.first?["image"]?.stringValue?.hasSuffix("/2.mp4") == true)
+        #expect(abs((events.first?["duration"]?.doubleValue ?? 0) - 3) < 0.05)
+        #expect(events.last?["frames"].flatMap(\.intValue).map { $0 > 0 && $0 <= 30 } == true)
+        #expect(d.waitFor("the log's lines") { $0.contains("video: playing 1 (") && $0.contains("video: ended 1 (") })
+    }
+
+    @Test func aDamagedClipIsSkippedLikeABrokenPicture() throws {
+        let d = try Self.daemon(extra: { images in
+            // The first 30% of a good clip: its header promises what is not there.
+            let good = images.appendingPathComponent("02-clip.mp4")
+            let bytes = try Data(contentsOf: good)
+            try bytes.prefix(bytes.count * 3 / 10).write(to: images.appendingPathComponent("03-cut.mp4"))
+            try Data(repeating: 0x5A, count: 4096).write(to: images.appendingPathComponent("03-garbage.mov"))
+        })
+        #expect(d.daemon.status()["pictures"] == .int(5))
+        for i in [2, 3] {
+            _ = d.answer("goto \(i) 0")
+            d.daemon.settleDecodes()
+            Self.play(d, ms: 100)
+        }
+        #expect(d.daemon.status()["pictures"] == .int(3))
+        guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
+        #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "02-clip.mp4", "04-panels.png"])
+    }
+}
