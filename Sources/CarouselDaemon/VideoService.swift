@@ -29,7 +29,8 @@ final class VideoService: LoopService {
     /// Frames shown and dropped of this clip.
     private var shown = 0
     private var droppedOnLoop = 0
-    private var heavyLogged = false
+    /// The clip was said to be too heavy for the board (once per clip).
+    private(set) var heavyLogged = false
     private var startLogged = false
     /// Carrying out the policy's actions (the model's events come back here).
     private var syncing = false

@@ -44,12 +44,16 @@ import Testing
         d.advance(ms: 0)
     }
 
-    /// Goes to the clip and waits for its start.
-    static func toClip(_ d: OffscreenDaemon) {
-        guard case .ok = d.answer("goto 1 0") else { Issue.record("goto 1 refused"); return }
+    /// Goes to item `index` (a jump) and waits for its picture, or its clip's start.
+    static func go(_ d: OffscreenDaemon, to index: Int) {
+        guard case .ok = d.answer("goto \(index) 0") else { Issue.record("goto \(index) refused"); return }
+        d.advance(ms: 0)
         d.daemon.settleDecodes()
         play(d, ms: 100)
     }
+
+    /// Goes to the clip and waits for its start.
+    static func toClip(_ d: OffscreenDaemon) { go(d, to: 1) }
 
     /// The colour in the middle of the screen: which of red, green and blue is lit.
     static func colour(_ d: OffscreenDaemon) -> String {
@@ -215,13 +219,49 @@ import Testing
             try Data(repeating: 0x5A, count: 4096).write(to: images.appendingPathComponent("03-garbage.mov"))
         })
         #expect(d.daemon.status()["pictures"] == .int(5))
-        for i in [2, 3] {
-            _ = d.answer("goto \(i) 0")
-            d.daemon.settleDecodes()
-            Self.play(d, ms: 100)
-        }
+        // On the first, skipped; the second takes its place on screen, and is skipped too.
+        Self.go(d, to: 2)
+        d.daemon.settleDecodes()
+        Self.play(d, ms: 100)
         #expect(d.daemon.status()["pictures"] == .int(3))
         guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
         #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "02-clip.mp4", "04-panels.png"])
+    }
+
+    @Test func frameOvertakenOnTheLoopAreDroppedAndTheClipKeepsItsTime() throws {
+        // The loop looks every 300 ms (a board that cannot keep up): three
+        // frames are due each time; the newest shows, the others are dropped.
+        let d = try Self.daemon()
+        Self.toClip(d)
+        for _ in 0..<8 {
+            d.daemon.video?.settle()
+            d.advance(ms: 300)
+        }
+        let v = try #require(Self.video(d))
+        let position = v["position"]?.doubleValue ?? 0
+        #expect(position > 2.3 && position < 2.6)
+        #expect(Self.colour(d) == "blue")
+        let shown = v["frames"]?.intValue ?? 0, dropped = v["dropped"]?.intValue ?? 0
+        #expect(dropped >= 12)
+        #expect(shown + dropped >= 23 && shown + dropped <= 26)
+        // Said once, with the rate reached.
+        #expect(d.daemon.video?.heavyLogged == true)
+    }
+
+    @Test func aClipLargerThanMaxPixelsIsSkipped() throws {
+        let d = try Self.daemon(ini: "[video]\nmax_pixels = 100000\n", extra: { images in
+            try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                                                               "color=c=red:s=480x300:r=10:d=1", "-pix_fmt", "yuv420p",
+                                                               "-c:v", "libx264", images.appendingPathComponent("03-big.mp4").path])
+        })
+        Self.go(d, to: 2)
+        guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
+        #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "02-clip.mp4", "04-panels.png"])
+    }
+
+    @Test func withVideoDisabledClipsAreNotInTheAlbum() throws {
+        let d = try Self.daemon(ini: "[video]\nenabled = false\n")
+        guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
+        #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "04-panels.png"])
     }
 }
