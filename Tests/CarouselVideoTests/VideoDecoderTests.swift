@@ -198,6 +198,11 @@ final class VideoDecoderTests: XCTestCase {
         XCTAssertNil(framed.check(written: inside))
         let scaled = try Tools.referenceFrame(clip, index: 3, scale: (240, 135, "bilinear"))
         XCTAssertGreaterThan(psnr(framed, x: 17, y: 9, width: 240, height: 135, reference: scaled), threshold)
+        // A stride shorter than a row is the caller's mistake, said so.
+        var narrow = [UInt8](repeating: 0, count: 64 * 8)
+        XCTAssertThrowsError(try narrow.withUnsafeMutableBytes {
+            try decoder.draw(into: $0.baseAddress!, width: 64, height: 8, stride: 63 * 4, rect: PixelRect(x: 0, y: 0, width: 64, height: 8))
+        }) { XCTAssertTrue(($0 as? VideoError)?.reason.contains("stride") == true, "\($0)") }
         // Wholly outside: nothing written.
         var untouched = Canvas(width: 50, height: 50)
         try untouched.draw(decoder, rect: PixelRect(x: 50, y: 0, width: 100, height: 50))
