@@ -157,6 +157,26 @@ final class VideoDecoderTests: XCTestCase {
         }
     }
 
+    /// Upside down: the size stays, every pixel moves.
+    func testUpsideDownClip() throws {
+        let clip = try Clips.rotated(180)
+        let decoder = try VideoDecoder(path: clip, hardware: false, maxPixels: maxPixels)
+        XCTAssertEqual(decoder.info.rotation, .upsideDown)
+        XCTAssertEqual(decoder.info.uprightSize, PixelSize(width: 320, height: 180))
+        for _ in 0..<3 { XCTAssertNotNil(try decoder.next()) }
+        try assertFrame(decoder, matches: clip, index: 2)
+        // Cropped on the left and top only.
+        var canvas = Canvas(width: 150, height: 100)
+        try canvas.draw(decoder, rect: PixelRect(x: -10, y: -6, width: 160, height: 90))
+        XCTAssertNil(canvas.check(written: PixelRect(x: 0, y: 0, width: 150, height: 84)))
+        let full = try Tools.run(Tools.ffmpeg, [
+            "-nostdin", "-v", "error", "-noautorotate", "-i", clip, "-vf",
+            "select=eq(n\\,2),scale=160:90:flags=bilinear,hflip,vflip,format=bgra",
+            "-vsync", "0", "-frames:v", "1", "-f", "rawvideo", "-"])
+        XCTAssertGreaterThan(psnr(canvas, x: 0, y: 0, width: 150, height: 84,
+                                  reference: crop(full, width: 160, x: 10, y: 6, cropWidth: 150, cropHeight: 84)), threshold)
+    }
+
     func testOddSizesRectsAndStrides() throws {
         let clip = try Clips.make("odd.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=25", "-t", "0.4",
                                               "-vf", "scale=321:181", "-c:v", "libx264", "-pix_fmt", "yuv444p"])
