@@ -540,6 +540,12 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
 
     // Otherwise the whole rectangle in coded orientation into the scratch
     // buffer, then its visible part turned into the destination.
+    // FIXME: a cover crop scales rows and columns nobody sees (a 2400x1350
+    // rectangle on a 1920x1080 panel is 15x a memcpy against 8x straight
+    // into dest, carousel-bench --video). FFmpeg 5's sws_receive_slice can
+    // produce only the visible rows, straight into dest when only the
+    // vertical overflows; it wants the destination as a refcounted AVFrame,
+    // i.e. a small allocation a frame, so it waits for a measurement on a board.
     int quarter = clip->rotation == 90 || clip->rotation == 270;
     int cw = quarter ? rh : rw, ch = quarter ? rw : rh;
     // A rectangle far larger than any clip is a caller's mistake, not a
