@@ -434,6 +434,31 @@ final class VideoDecoderTests: XCTestCase {
         }
         XCTAssertGreaterThan(frames, 20)
     }
+
+    /// Garbage from 40% of the file to its end: the frames before it come
+    /// out, then a run of packets that do not decode is an error.
+    func testStreamThatBreaksMidwayThrows() throws {
+        let source = ["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "4", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                      "-g", "300"]
+        let clip = try Clips.make("long-faststart.mp4", source + ["-movflags", "+faststart"])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: clip)))
+        for i in (bytes.count * 4 / 10)..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 13) }
+        let broken = Clips.file("broken.mp4", bytes)
+        let decoder = try VideoDecoder(path: broken, hardware: false, maxPixels: maxPixels)
+        var frames = 0
+        do {
+            while try decoder.next() != nil {
+                if frames == 10 { try assertFrame(decoder, matches: clip, index: 10) }
+                frames += 1
+            }
+            XCTFail("\(frames) frames, then the end: the garbage was not noticed")
+        } catch let error as VideoError {
+            XCTAssertTrue(error.reason.contains("corrupt stream"), error.reason)
+        }
+        // About 40% of 120 frames decode (46 with Debian's x264 and FFmpeg 5.1).
+        XCTAssertGreaterThan(frames, 20)
+        XCTAssertLessThan(frames, 100)
+    }
 }
 
 /// A region of tightly packed BGRA rows.
