@@ -45,6 +45,18 @@ public struct VideoInfo: Equatable, Sendable {
     public var codec: String
     /// The decoder used, e.g. "h264" or "h264_v4l2m2m".
     public var decoder: String
+
+    /// For fakes and tests in other rooms; `VideoDecoder` fills its own.
+    public init(codedSize: PixelSize, rotation: Rotation, uprightSize: PixelSize, duration: Double?, frameRate: Double?,
+                codec: String, decoder: String) {
+        self.codedSize = codedSize
+        self.rotation = rotation
+        self.uprightSize = uprightSize
+        self.duration = duration
+        self.frameRate = frameRate
+        self.codec = codec
+        self.decoder = decoder
+    }
 }
 
 /// How frames are scaled: libswscale's algorithms. `VideoDecoder.scaler`.
