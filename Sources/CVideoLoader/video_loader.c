@@ -237,7 +237,18 @@ cvideo_clip *cvideo_open(const char *path, int hardware, int64_t max_pixels, cvi
         describe(result, "not a clip FFmpeg can read", error, error_size);
         goto fail;
     }
-    result = ff.format.avformat_find_stream_info(clip->format, NULL);
+    // avformat_find_stream_info decodes a few frames of each stream (H.264's
+    // to guess its reorder delay): with max_pixels its decoders refuse a
+    // frame larger than the limit instead of allocating it, and the size
+    // the header declares is refused below, before our decoder exists.
+    unsigned streams = clip->format->nb_streams;
+    AVDictionary **probe_options = streams ? calloc(streams, sizeof *probe_options) : NULL;
+    char limit[24];
+    snprintf(limit, sizeof limit, "%lld", (long long)max_pixels);
+    for (unsigned i = 0; probe_options && i < streams; i++) ff.util.av_dict_set(&probe_options[i], "max_pixels", limit, 0);
+    result = ff.format.avformat_find_stream_info(clip->format, probe_options);
+    for (unsigned i = 0; probe_options && i < streams; i++) ff.util.av_dict_free(&probe_options[i]);
+    free(probe_options);
     if (result < 0) {
         describe(result, "cannot read the streams", error, error_size);
         goto fail;
@@ -529,6 +540,12 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
 
     // Otherwise the whole rectangle in coded orientation into the scratch
     // buffer, then its visible part turned into the destination.
+    // FIXME: a cover crop scales rows and columns nobody sees (a 2400x1350
+    // rectangle on a 1920x1080 panel is 15x a memcpy against 8x straight
+    // into dest, carousel-bench --video). FFmpeg 5's sws_receive_slice can
+    // produce only the visible rows, straight into dest when only the
+    // vertical overflows; it wants the destination as a refcounted AVFrame,
+    // i.e. a small allocation a frame, so it waits for a measurement on a board.
     int quarter = clip->rotation == 90 || clip->rotation == 270;
     int cw = quarter ? rh : rw, ch = quarter ? rw : rh;
     // A rectangle far larger than any clip is a caller's mistake, not a

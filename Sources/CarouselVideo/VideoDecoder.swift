@@ -45,6 +45,18 @@ public struct VideoInfo: Equatable, Sendable {
     public var codec: String
     /// The decoder used, e.g. "h264" or "h264_v4l2m2m".
     public var decoder: String
+
+    /// For fakes and tests in other rooms; `VideoDecoder` fills its own.
+    public init(codedSize: PixelSize, rotation: Rotation, uprightSize: PixelSize, duration: Double?, frameRate: Double?,
+                codec: String, decoder: String) {
+        self.codedSize = codedSize
+        self.rotation = rotation
+        self.uprightSize = uprightSize
+        self.duration = duration
+        self.frameRate = frameRate
+        self.codec = codec
+        self.decoder = decoder
+    }
 }
 
 /// How frames are scaled: libswscale's algorithms. `VideoDecoder.scaler`.
@@ -74,6 +86,10 @@ public final class VideoDecoder: @unchecked Sendable {
 
     private let clip: OpaquePointer
     private let path: String
+    /// Where the C side writes why a call failed: allocated once, so that a
+    /// frame costs no allocation on our side.
+    private let message = UnsafeMutablePointer<CChar>.allocate(capacity: VideoDecoder.messageSize)
+    private static let messageSize = 512
 
     /// Opens `path`, finds the best video stream and its decoder, and decodes
     /// the first frame. `hardware`: FFmpeg's V4L2 memory-to-memory decoder for
@@ -85,8 +101,12 @@ public final class VideoDecoder: @unchecked Sendable {
     public init(path: String, hardware: Bool, maxPixels: Int, scaler: VideoScaler = .bilinear) throws(VideoError) {
         self.path = path
         var raw = cvideo_info()
-        let opened = Self.call(path) { cvideo_open(path, hardware ? 1 : 0, Int64(maxPixels), &raw, $0, $1) }
-        guard let clip = opened.value else { throw opened.error! }
+        message[0] = 0
+        guard let clip = cvideo_open(path, hardware ? 1 : 0, Int64(maxPixels), &raw, message, Self.messageSize) else {
+            let error = Self.error(path, message)
+            message.deallocate()
+            throw error
+        }
         self.clip = clip
         let coded = PixelSize(width: Int(raw.coded_width), height: Int(raw.coded_height))
         let rotation = Rotation(rawValue: Int(raw.rotation)) ?? .none
@@ -102,6 +122,7 @@ public final class VideoDecoder: @unchecked Sendable {
 
     deinit {
         cvideo_close(clip)
+        message.deallocate()
     }
 
     /// Decodes the next frame in presentation order and returns its time in
@@ -116,13 +137,12 @@ public final class VideoDecoder: @unchecked Sendable {
     /// avcodec_send_packet, avcodec_receive_frame).
     public func next() throws(VideoError) -> Double? {
         var time = 0.0
-        let result = Self.call(path) { cvideo_next(clip, &time, $0, $1) }
-        switch result.value {
+        switch cvideo_next(clip, &time, message, Self.messageSize) {
         case 1:
             framesDecoded += 1
             return time
         case 0: return nil
-        default: throw result.error!
+        default: throw Self.error(path, message)
         }
     }
 
@@ -136,20 +156,21 @@ public final class VideoDecoder: @unchecked Sendable {
     /// coded orientation and its visible part turned into place.
     /// The corresponding C function is `cvideo_draw` (sws_scale).
     public func draw(into dest: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, rect: PixelRect) throws(VideoError) {
-        guard width > 0, height > 0, stride >= width * 4, rect.width > 0, rect.height > 0 else { return }
+        guard stride >= width * 4 else {
+            throw VideoError(path: path, reason: "cannot draw: a stride of \(stride) bytes is less than \(width) pixels")
+        }
+        guard width > 0, height > 0, rect.width > 0, rect.height > 0 else { return }
         guard let x = Int32(exactly: rect.x), let y = Int32(exactly: rect.y),
               let w = Int32(exactly: rect.width), let h = Int32(exactly: rect.height),
               let dw = Int32(exactly: width), let dh = Int32(exactly: height)
         else { throw VideoError(path: path, reason: "cannot draw into \(rect) on \(width)x\(height): too large") }
-        let result = Self.call(path) { cvideo_draw(clip, dest, dw, dh, stride, x, y, w, h, $0, $1) }
-        if result.value != 0 { throw result.error! }
+        if cvideo_draw(clip, dest, dw, dh, stride, x, y, w, h, message, Self.messageSize) != 0 { throw Self.error(path, message) }
     }
 
     /// Back to the first frame (a clip that loops); the next `next()` returns it.
     /// The corresponding C function is `cvideo_rewind` (avformat_seek_file, avcodec_flush_buffers).
     public func rewind() throws(VideoError) {
-        let result = Self.call(path) { cvideo_rewind(clip, $0, $1) }
-        if result.value != 0 { throw result.error! }
+        if cvideo_rewind(clip, message, Self.messageSize) != 0 { throw Self.error(path, message) }
         framesDecoded = 0
     }
 
@@ -196,13 +217,10 @@ public final class VideoDecoder: @unchecked Sendable {
         cvideo_set_scaler(clip, method, accurateRounding ? 1 : 0)
     }
 
-    /// Runs a C call that reports why it failed in a message buffer.
-    private static func call<T>(_ path: String, _ body: (UnsafeMutablePointer<CChar>, Int) -> T) -> (value: T, error: VideoError?) {
-        var message = [CChar](repeating: 0, count: 512)
-        let value = message.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
-        let bytes = message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        let reason = String(decoding: bytes, as: UTF8.self)
-        return (value, VideoError(path: path, reason: reason.isEmpty ? "unknown error" : reason))
+    /// The error for `path` from the C side's message.
+    private static func error(_ path: String, _ message: UnsafePointer<CChar>) -> VideoError {
+        let reason = String(cString: message)
+        return VideoError(path: path, reason: reason.isEmpty ? "unknown error" : reason)
     }
 
     private static func string<T>(_ tuple: T) -> String {
