@@ -217,10 +217,12 @@ struct DecodingProcessTests {
     /// cost every start of carouseld CPU and resident pages when linked; only
     /// the process that decodes a HEIF opens it (CHeifLoader). libmosquitto
     /// and OpenSSL likewise wait for [mqtt] (CMosquittoLoader; MQTT's own
-    /// tests run against a real broker). The dynamic loader's own list (what
+    /// tests run against a real broker), FFmpeg's libraries (and the dozens
+    /// of codec libraries libavcodec links) for the first clip (CVideoLoader).
+    /// The dynamic loader's own list (what
     /// `ldd` prints: LD_TRACE_LOADED_OBJECTS) of the built binary says what
     /// any start of it loads.
-    @Test("carouseld starts without libheif, libmosquitto or what they pull in; the helper still decodes a HEIC",
+    @Test("carouseld starts without libheif, libmosquitto, FFmpeg or what they pull in; the helper still decodes a HEIC",
           .enabled(if: carouseldForDecoding != nil))
     func libheifNotLoadedAtStart() throws {
         let tracer = Process()
@@ -233,7 +235,8 @@ struct DecodingProcessTests {
         let loaded = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         tracer.waitUntilExit()
         try #require(loaded.contains("libjpeg.so"), "not the loader's list: \(loaded)")
-        for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d", "libmosquitto", "libssl", "libcrypto"] {
+        for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d", "libmosquitto", "libssl", "libcrypto",
+                        "libavcodec", "libavformat", "libswscale", "libavutil", "libvpx", "libx264"] {
             #expect(!loaded.contains(library), "\(library) is loaded at every start:\n\(loaded)")
         }
         let image = try decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: try #require(helper())).get()
