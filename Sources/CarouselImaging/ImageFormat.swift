@@ -153,9 +153,10 @@ public enum ClipName {
     /// Lower case, without the dot.
     public static let fileExtensions = ["mp4", "m4v", "mov", "mkv", "webm"]
 
-    /// Whether `path` names a clip (its extension in any case).
+    /// Whether `path` names a clip (its extension in any case; `.mp4` alone is a hidden file's name).
     public static func isClip(_ path: String) -> Bool {
-        guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
-        return fileExtensions.contains(path[path.index(after: dot)...].lowercased())
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+        return fileExtensions.contains(name[name.index(after: dot)...].lowercased())
     }
 }

@@ -245,7 +245,9 @@ public final class ItemCache: Sendable {
     /// unscaled, so a zoom of one always scales the screen picture.
     public func wantZoom(path: String?, scale: Double) {
         let start = state.withLock { s -> Bool in
-            guard let path, scale > 1, s.settings.fit != .none else {
+            // A clip is zoomed from its frame on screen (a decode of the
+            // file as a picture would read all of it to fail).
+            guard let path, scale > 1, s.settings.fit != .none, !ClipName.isClip(path) else {
                 s.zoomWant = nil
                 s.zoomHeld = nil
                 return false

@@ -2,17 +2,13 @@ import CVideoLoader
 import CarouselCore
 import CarouselImaging
 
-/// Which files are clips.
+/// Which files are clips: the album's rule (`ClipName`, in the imaging room).
 public enum VideoFile {
     /// Lower-case extensions of clips the album shows: mp4, m4v, mov, mkv, webm.
-    public static let fileExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm"]
+    public static let fileExtensions = Set(ClipName.fileExtensions)
 
     /// Whether `path` names a clip (by extension, case-insensitive).
-    public static func isClip(_ path: String) -> Bool {
-        let name = path.split(separator: "/", omittingEmptySubsequences: false).last ?? ""
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
-        return fileExtensions.contains(name[name.index(after: dot)...].lowercased())
-    }
+    public static func isClip(_ path: String) -> Bool { ClipName.isClip(path) }
 }
 
 /// Why a clip cannot be opened, decoded or drawn: one phrase for a log line.

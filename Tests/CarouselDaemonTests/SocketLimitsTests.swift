@@ -21,6 +21,9 @@ struct SocketLimitsTests {
             ("goto 2", { $0["index"] != nil }),
             ("goto 1 0", { $0["index"] == .int(1) }),
             ("pause", { if case let .object(a)? = $0["autoplay"] { return a["paused_by"] == .array([.string("command")]) }; return false }),
+            ("pause", { if case let .object(a)? = $0["autoplay"] { return a["paused_by"] == .array([.string("command")]) }; return false }),
+            // `play` lifts the pause; autoplay stays as [autoplay] enabled = false has it.
+            ("play", { if case let .object(a)? = $0["autoplay"] { return a["paused_by"] == .array([]) && a["enabled"] == .bool(false) }; return false }),
             ("resume", { if case let .object(a)? = $0["autoplay"] { return a["paused_by"] == .array([]) }; return false }),
             ("status", { $0["count"] == .int(3) && $0["version"] != nil && $0["frames"] != nil && $0["uptime_ms"] != nil }),
             ("reload", { $0["restart_required"] == .array([]) }),
@@ -33,7 +36,7 @@ struct SocketLimitsTests {
             ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
             ("overlay text Sunny", { if case let .object(o)? = $0["overlay"] { return o["text"] == .string("Sunny") }; return false }),
             ("overlay clear", { if case let .object(o)? = $0["overlay"] { return o["text"] == .null }; return false }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 17 }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 18 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {
