@@ -264,4 +264,50 @@ import Testing
         guard case .ok(let list) = d.answer("list") else { Issue.record("list refused"); return }
         #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "04-panels.png"])
     }
+
+    @Test func aScreenshotMidClipShowsTheFrameOnScreen() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1500)
+        #expect(Self.colour(d) == "green")
+        let (shot, _) = d.daemon.composeScreenshot()
+        #expect(shot.pixel(x: 160, y: 100) == d.backend.pixel(x: 160, y: 100) | 0xFF00_0000)
+        #expect(shot.pixel(x: 10, y: 10) == d.backend.pixel(x: 10, y: 10) | 0xFF00_0000)
+    }
+
+    /// A clip of another shape than the page, fitted with the blurred fill,
+    /// on a panel mounted on its side: each frame sits where the first frame
+    /// does, turned with the panel, and the fill around it stays the first
+    /// frame's (made once, as a picture's is).
+    @Test func fitBlurAndAPanelOnItsSideApplyToEveryFrame() throws {
+        let d = try OffscreenDaemon(images: ["01-mountains.jpg"], panel: PixelSize(width: 200, height: 320),
+                                    ini: "[display]\nrotation = 90\n[images]\nfit = blur\n[indicator]\nenabled = false\n",
+                                    folderExtras: { images in
+            var arguments = ["-loglevel", "error", "-y"]
+            for c in ["red", "lime"] { arguments += ["-f", "lavfi", "-i", "color=c=\(c):s=90x160:r=10:d=1"] }
+            arguments += ["-filter_complex", "[0][1]concat=n=2:v=1:a=0", "-pix_fmt", "yuv420p", "-c:v", "libx264",
+                          images.appendingPathComponent("02-tall.mp4").path]
+            try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", arguments)
+        })
+        d.showFirstPicture()
+        Self.go(d, to: 1)
+        // The layout is 320x200 (the panel turned); the 9:16 clip fits 112x200 in the middle.
+        func logical(_ x: Int, _ y: Int) -> UInt32 {
+            // rotation 90: logical (x, y) is panel (height - 1 - y, x).
+            d.backend.pixel(x: 199 - y, y: x) & 0xFFFFFF
+        }
+        func lit(_ p: UInt32) -> (r: UInt32, g: UInt32, b: UInt32) { ((p >> 16) & 0xFF, (p >> 8) & 0xFF, p & 0xFF) }
+        #expect(Self.video(d)?["state"] == .string("playing"))
+        let redCentre = lit(logical(160, 100))
+        #expect(redCentre.r > 180 && redCentre.g < 60)
+        let fill = logical(20, 100), rightFill = logical(300, 150)
+        // The fill is the first frame blurred and dimmed: red, darker.
+        #expect(lit(fill).r > lit(fill).g && lit(fill).r < 200)
+        #expect(lit(rightFill).r > lit(rightFill).g && lit(rightFill).r < 200)
+        Self.play(d, ms: 1200)
+        let greenCentre = lit(logical(160, 100))
+        #expect(greenCentre.g > 180 && greenCentre.r < 60)
+        #expect(logical(20, 100) == fill)
+        #expect(logical(300, 150) == rightFill)
+    }
 }
