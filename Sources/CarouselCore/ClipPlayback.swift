@@ -228,6 +228,26 @@ public struct ClipPlayback: Sendable {
         actions.append(.stop)
     }
 
+    /// The clip is the same but its item's index changed (files came or
+    /// left before it): the session goes on under the new index.
+    public mutating func renumber(to item: Int) {
+        switch state {
+        case .idle: break
+        case .playing: state = .playing(item: item)
+        case .paused: state = .paused(item: item)
+        case .ended: state = .ended(item: item)
+        }
+    }
+
+    /// Lets the session go without a word (the item is another file now, or
+    /// the frames are made anew): the next look starts afresh.
+    public mutating func forget() {
+        state = .idle
+        played = 0
+        since = nil
+        handedOver = false
+    }
+
     /// What the model needs to know (`Carousel.setVideo`).
     public func presence(clipOnPage: Bool) -> VideoPresence {
         guard clipOnPage else { return .none }

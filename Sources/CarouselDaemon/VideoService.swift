@@ -70,7 +70,7 @@ final class VideoService: LoopService {
             // A clip plays on under new settings unless how its frames are made changed.
             if old.video != config.video || daemon.layout.cacheSettings(old) != daemon.layout.cacheSettings(config) {
                 stopPlayer(now: now)
-                _ = playback.update(ClipPlayback.View(clip: nil, resting: true), at: Timestamp(microseconds: now))
+                playback.forget()
             }
             sync(now: now)
         case .laidOut, .modelChanged:
@@ -101,6 +101,17 @@ final class VideoService: LoopService {
         defer { syncing = false }
         repeat {
             syncAgain = false
+            // The album changed under the clip: it plays on under its new
+            // index, or stops if it left.
+            if let player, daemon.album.key(item) != player.key {
+                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == player.key }) {
+                    item = moved
+                    playback.renumber(to: moved)
+                } else {
+                    stopPlayer(now: now)
+                    playback.forget()
+                }
+            }
             let v = view(at: now)
             carryOut(playback.update(v, at: Timestamp(microseconds: now)), now: now)
             let presence = playback.presence(clipOnPage: v.clip != nil)

@@ -310,4 +310,24 @@ import Testing
         #expect(logical(20, 100) == fill)
         #expect(logical(300, 150) == rightFill)
     }
+
+    @Test func aPictureAddedBeforeThePlayingClipLetsItPlayOn() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1200)
+        try FileManager.default.copyItem(at: demoImages.appendingPathComponent("02-sunset.jpg"),
+                                         to: d.folder.appendingPathComponent("images/00-sunset.jpg"))
+        d.daemon.rescanAlbum()
+        Self.play(d, ms: 500)
+        let v = try #require(Self.video(d))
+        #expect(d.index == .int(2))
+        #expect(v["index"] == .int(2))
+        #expect(v["state"] == .string("playing"))
+        #expect((v["position"]?.doubleValue ?? 0) > 1.5)
+        // Removed while it plays: it stops, and the picture in its place shows.
+        try FileManager.default.removeItem(at: d.folder.appendingPathComponent("images/02-clip.mp4"))
+        d.daemon.rescanAlbum()
+        Self.play(d, ms: 200)
+        #expect(Self.video(d) == nil)
+    }
 }
