@@ -224,7 +224,7 @@ final class VideoService: LoopService {
         startLogged = true
         let info = player.info
         let size = info.map { "\($0.uprightSize)" } ?? "?"
-        let seconds = info?.duration.map { String(format: "%.1f s", $0) } ?? "length unknown"
+        let seconds = info?.duration.map { "\(Self.tenths($0)) s" } ?? "length unknown"
         log(.info, "video: playing \(item) (\(player.path)), \(size) \(info?.decoder ?? "?"), \(seconds)")
         daemon.publishEvent("didStartVideo", ["index": .int(item), "image": .string(player.path),
                                               "duration": info?.duration.map { .double($0) } ?? .null])
@@ -237,8 +237,8 @@ final class VideoService: LoopService {
         let reached = Double(shown) / position
         guard dropped > 0, reached < rate * 0.9 else { return }
         heavyLogged = true
-        log(.warning, String(format: "video: %@: decoding reaches %.1f of %.1f frames a second here; dropping frames to keep time",
-                             player.path, reached, rate))
+        log(.warning, "video: \(player.path): decoding reaches \(Self.tenths(reached)) of \(Self.tenths(rate)) frames a second"
+            + " here; dropping frames to keep time")
     }
 
     /// Waits for the player's thread to catch up, then takes what is due:
@@ -246,6 +246,12 @@ final class VideoService: LoopService {
     func settle() {
         player?.waitUntilIdle()
         pump(now: daemon.clock())
+    }
+
+    /// `x` to a tenth, as a log line says it (12.3).
+    static func tenths(_ x: Double) -> String {
+        let t = Int((x * 10).rounded())
+        return "\(t / 10).\(abs(t % 10))"
     }
 
     // MARK: - Status

@@ -3,8 +3,11 @@ import CarouselImaging
 import CarouselPlatform
 import CarouselText
 import CarouselVideo
-import Foundation
+import Dispatch
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One clip playing: a thread of its own decodes its frames (FFmpeg,
 /// `VideoDecoder`) and prepares each as the decode cache prepares a
@@ -67,8 +70,10 @@ public final class ClipPlayer: @unchecked Sendable {
     }
 
     private let shared = Mutex(Shared())
-    private let wake = NSCondition()
-    private var thread: Thread?
+    /// Rung whenever the thread may have something to do (it looks again).
+    private let wake = DispatchSemaphore(value: 0)
+    /// The clip's own thread (a queue of its own: it blocks on `wake`).
+    private let queue = DispatchQueue(label: "carouseld.clip", qos: .userInitiated)
 
     public init(path: String, settings: ItemCache.Settings, hardware: Bool, maxPixels: Int,
                 onReady: @escaping @Sendable () -> Void) {
@@ -82,11 +87,7 @@ public final class ClipPlayer: @unchecked Sendable {
 
     /// Starts decoding (paused: the first frames are prepared, and wait).
     public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "carouseld.clip"
-        thread.stackSize = 1 << 20
-        self.thread = thread
-        thread.start()
+        queue.async { [self] in run() }
     }
 
     /// The clip plays on, its time `position` now (`now`, the loop's µs).
@@ -196,32 +197,25 @@ public final class ClipPlayer: @unchecked Sendable {
 
     // MARK: - The thread
 
-    private func signal() {
-        wake.lock()
-        wake.broadcast()
-        wake.unlock()
-    }
+    private func signal() { wake.signal() }
 
-    /// Waits until `ready` holds (checked under the shared lock) or the player stops.
+    /// Waits until `ready` holds (checked under the shared lock) or the
+    /// player stops. A ring that came while it worked is a look more, never
+    /// a look less.
     private func wait(until ready: (Shared) -> Bool) {
-        wake.lock()
         while !shared.withLock({ s in
             let go = s.stopped || ready(s)
-            s.busy = !go ? false : true
+            s.busy = go
             return go
         }) {
-            wake.broadcast()
             wake.wait()
         }
-        wake.unlock()
     }
 
     /// Blocks until the thread waits (its queue full, the clip's end
     /// reached) or ended: for tests and tools on a manual clock, never on the loop.
     public func waitUntilIdle() {
-        wake.lock()
-        while shared.withLock({ $0.busy }) { wake.wait() }
-        wake.unlock()
+        while shared.withLock({ $0.busy }) { usleep(500) }
     }
 
     private func push(_ output: Output) {
