@@ -39,8 +39,10 @@ public final class ClipPlayer: @unchecked Sendable {
         case failed(String)
     }
 
-    /// Frames decoded ahead at most: a clip of any length or size holds this many.
-    public static let queueLength = 3
+    /// Frames prepared ahead at most: a clip of any length or size holds
+    /// this many (two frame periods of slack for the loop; each frame is the
+    /// item's size, 8 MB at 1920x1080).
+    public static let queueLength = 2
 
     public let path: String
     /// The clip's key in the album (its path).
@@ -364,8 +366,10 @@ struct ClipCanvas {
             return pool[i]
         }
         let fresh = try DecodedImage(width: template.width, height: template.height, format: .xrgb8888) { _, _ in }
-        // Bounded: the queue, the frame on screen, the one being written and a screenshot's.
-        if pool.count < ClipPlayer.queueLength + 3 { pool.append(fresh) }
+        // Kept: the queue's, the frame on screen and the one the screen's
+        // scene still holds until the next frame is drawn (a screenshot's,
+        // rarely, is a buffer more for a while, not kept).
+        if pool.count < ClipPlayer.queueLength + 2 { pool.append(fresh) }
         return fresh
     }
 }
