@@ -21,7 +21,8 @@ extension Layout {
         return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
                             paths: paths, maxPixels: config.images.maxPixels,
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
-                            caption: layout.captioning(config), pairGap: layout.pairGap)
+                            caption: layout.captioning(config), pairGap: layout.pairGap,
+                            clipMaxPixels: config.video.maxPixels)
     }
 
     /// The frame `config` shows on a `panel` at `offset` (items), with the

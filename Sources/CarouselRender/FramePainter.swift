@@ -24,7 +24,8 @@ public final class FramePainter {
     /// orientation `rotation` gives and written turned. `caption`: captions
     /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0) {
+                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0,
+                clipMaxPixels: Int = 8_294_400) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -35,10 +36,12 @@ public final class FramePainter {
         let geometry = Geometry(viewport: Viewport(width: Double(size.width), height: Double(size.height)), settings: settings)
         compositor = Compositor(geometry: geometry, style: style, rotation: rotation)
         writer = ScreenWriter(compositor: compositor)
-        cache = ItemCache(settings: ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
-                                                       background: style.background, maxPixels: maxPixels,
-                                                       budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
-                                                       caption: caption, pairGap: pairGap))
+        var cacheSettings = ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: style.fit,
+                                               background: style.background, maxPixels: maxPixels,
+                                               budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
+                                               caption: caption, pairGap: pairGap)
+        cacheSettings.clipMaxPixels = clipMaxPixels
+        cache = ItemCache(settings: cacheSettings)
     }
 
     /// `[images] pair_portraits`: consecutive portraits (as `isPortrait`
@@ -69,9 +72,16 @@ public final class FramePainter {
         var failures: [ItemCache.Failure] = []
         for path in paths {
             do {
-                _ = try ImageDecoder.decode(path: path, targetSize: compositor.itemPixelSize, fit: fit, maxPixels: maxPixels)
+                // A clip shows its first frame, as on the running carousel.
+                if ClipName.isClip(path) {
+                    _ = try ItemCache.poster(path: path, settings: cache.settings)
+                } else {
+                    _ = try ImageDecoder.decode(path: path, targetSize: compositor.itemPixelSize, fit: fit, maxPixels: maxPixels)
+                }
+            } catch let failure as ItemCache.Failure {
+                failures.append(failure)
             } catch {
-                failures.append(ItemCache.Failure(path: path, message: error.description))
+                failures.append(ItemCache.Failure(path: path, message: "\(error)"))
             }
         }
         remove(failures.map(\.path))

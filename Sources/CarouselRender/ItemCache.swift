@@ -302,6 +302,9 @@ public final class ItemCache: Sendable {
         return try finish(decoded, path: path, settings: settings, box: box(f), factor: f).turned(settings.rotation)
     }
 
+    /// What pictures are prepared for now.
+    public var settings: Settings { state.withLock { $0.settings } }
+
     /// Whether `path` failed to decode (it should be skipped).
     public func failure(for path: String) -> String? { state.withLock { $0.failed[path] } }
 

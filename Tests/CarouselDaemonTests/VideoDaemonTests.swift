@@ -4,6 +4,7 @@
 // end, a drag pauses it, the display off stops it, pause and play, status
 // and events, a damaged clip skipped.
 
+import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselImaging
@@ -329,5 +330,23 @@ import Testing
         d.daemon.rescanAlbum()
         Self.play(d, ms: 200)
         #expect(Self.video(d) == nil)
+    }
+
+    /// `carouseld render` shows a clip's page as the running carousel does
+    /// before it plays: its first frame, fitted; a broken clip is left out.
+    @Test func renderShowsAClipsFirstFrame() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clip-render-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("a.mp4").path
+        try Self.makeClip(clip)
+        let broken = folder.appendingPathComponent("b.webm").path
+        try Data(repeating: 7, count: 100).write(to: URL(fileURLWithPath: broken))
+        var config = Configuration()
+        config.indicator.enabled = false
+        let frame = Layout.still(config, panel: PixelSize(width: 320, height: 200), paths: [broken, clip], offset: 0,
+                                 clock: (12, 0), zoom: nil, crossfade: nil)
+        let p = frame.pixel(x: 160, y: 100)
+        #expect((p >> 16) & 0xFF > 180 && (p >> 8) & 0xFF < 60 && p & 0xFF < 60, "\(String(p, radix: 16))")
     }
 }
