@@ -67,8 +67,10 @@ final class VideoService: LoopService {
         case .configured(let old):
             let config = daemon.config
             playback.settings = Self.settings(config)
-            // A clip plays on under new settings unless how its frames are made changed.
-            if old.video != config.video || daemon.layout.cacheSettings(old) != daemon.layout.cacheSettings(config) {
+            // A clip plays on under new settings (`loop`, `max_seconds`)
+            // unless how its frames are made changed.
+            if old.video.hardware != config.video.hardware || old.video.maxPixels != config.video.maxPixels
+                || daemon.layout.cacheSettings(old) != daemon.layout.cacheSettings(config) {
                 stopPlayer(now: now)
                 playback.forget()
             }

@@ -176,6 +176,19 @@ import Testing
         #expect(d.daemon.status()["autoplay"]?["enabled"] == .bool(false))
     }
 
+    @Test func setVideoLoopAppliesToTheClipPlayingWithoutStartingItAgain() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1500)
+        guard case .ok = d.answer("set video.loop true") else { Issue.record("set refused"); return }
+        Self.play(d, ms: 100)
+        #expect((Self.video(d)?["position"]?.doubleValue ?? 0) > 1.5)
+        #expect(Self.colour(d) == "green")
+        Self.play(d, ms: 1800)  // past the end: it starts again
+        #expect(Self.video(d)?["state"] == .string("playing"))
+        #expect(Self.colour(d) == "red")
+    }
+
     @Test func loopStartsTheClipAgainWhileAutoplayIsOff() throws {
         let d = try Self.daemon(ini: "[video]\nloop = true\n")
         Self.toClip(d)
