@@ -1484,7 +1484,7 @@ def wait_video_status(s, what, predicate, timeout=60):
 
 def video_subscriber(s):
     sub = s.vm.spawn(["python3", "-u", "-c", SUBSCRIBE, VIDEO_SOCKET])
-    time.sleep(1)  # python's start under TCG; the events before are not needed
+    sub.wait_output(r'"ok":true', timeout=60)
     return sub
 
 
@@ -1623,7 +1623,9 @@ def video_autoplay(s, touch, clips, colours):
     vm = s.vm
     video_album(s, [("1-mountains.jpg", "01-mountains.jpg"), ("2-colours.mp4", clips["colours.mp4"]),
                     ("3-sunset.jpg", "02-sunset.jpg")])
-    d = s.start(video_config(loop=True, autoplay={"enabled": "true", "interval": "1", "transition": "0.3"}))
+    # start_delay: the subscriber is there before autoplay first moves.
+    d = s.start(video_config(loop=True, autoplay={"enabled": "true", "interval": "1", "transition": "0.3",
+                                                  "start_delay": "6"}))
     sub = video_subscriber(s)
     wait_playing(s, d, 1, "2-colours.mp4", timeout=120)
     try:

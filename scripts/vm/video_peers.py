@@ -192,10 +192,19 @@ def threads(pid):
     return sorted(out, key=lambda t: -(t[1] + t[2]))
 
 
+def give_up(error):
+    res["error"] = error
+    if proc.poll() is None:
+        proc.kill()
+    res["rc"] = proc.wait()
+    print(json.dumps(res))
+    sys.exit(0)
+
+
 def connect(path, proc, deadline):
     while True:
         if proc.poll() is not None:
-            raise SystemExit(json.dumps(dict(res, error="the program exited (rc %s) before its socket opened" % proc.returncode)))
+            give_up("the program exited (rc %s) before its socket opened" % proc.returncode)
         try:
             s = socket.socket(socket.AF_UNIX)
             s.connect(path)
@@ -203,8 +212,16 @@ def connect(path, proc, deadline):
         except OSError:
             s.close()
             if time.monotonic() > deadline:
-                raise SystemExit(json.dumps(dict(res, error="no socket %s" % path)))
+                give_up("no socket %s after %g s" % (path, spec["timeout"]))
             time.sleep(0.02)
+
+
+def readline(f):
+    """The next line, or socket.timeout once the run's deadline is past
+    (other events may keep the socket busy)."""
+    if time.monotonic() > deadline:
+        raise socket.timeout()
+    return f.readline()
 
 
 def mark(name, pid):
@@ -229,7 +246,7 @@ try:
         f.write(b'{"command": ["observe_property", 1, "eof-reached"]}\n'); f.flush()
         started = False
         while True:
-            line = f.readline()
+            line = readline(f)
             if not line:
                 res["error"] = "mpv closed its IPC socket before the end of the clip"
                 break
@@ -250,7 +267,7 @@ try:
         for i, name in enumerate(spec["properties"], 100):
             f.write(json.dumps({"command": ["get_property", name], "request_id": i}).encode() + b"\n"); f.flush()
             while True:
-                reply = json.loads(f.readline())
+                reply = json.loads(readline(f))
                 if reply.get("request_id") == i:
                     props[name] = reply.get("data") if reply.get("error") == "success" else None
                     break
@@ -266,7 +283,7 @@ try:
         os.rename(spec["stage"], spec["clip"])
         res["events"] = []
         while True:
-            line = f.readline()
+            line = readline(f)
             if not line:
                 res["error"] = "carouseld closed the control socket before didEndVideo"
                 break
@@ -436,9 +453,13 @@ def summarize(runs, programs, clips):
     med = {}
     for p in programs:
         for c in clips:
-            good = [r for r in runs if r["program"] == p and r["clip"] == c["size"] and not r["disturbed"]]
-            m = {"runs": len(good),
-                 "disturbed": len([r for r in runs if r["program"] == p and r["clip"] == c["size"] and r["disturbed"]])}
+            mine = [r for r in runs if r["program"] == p and r["clip"] == c["size"]]
+            good = [r for r in mine if not r["disturbed"]]
+            m = {"runs": len(good), "disturbed": len(mine) - len(good), "from_disturbed": not good and bool(mine)}
+            if not good:
+                # On a host that was never quiet, the disturbed runs' figures
+                # (marked as such in the table) rather than none.
+                good = mine
             for key in KEYS:
                 vals = [r[key] for r in good if r[key] is not None]
                 m[key] = statistics.median(vals) if vals else None
@@ -467,7 +488,9 @@ def table(med, programs, clips, versions):
                          cell(m, "dropped", 1, 0, ""), cell(m, "cpu_per_s", 1, 3, " s"),
                          cell(m, "cpu_exec_per_s", 1, 3, " s"), cell(m, "hwm_kib", 1024, 1, " MiB"),
                          cell(m, "playback_wall_s", 1, 2, " s"),
-                         "%d%s" % (m["runs"], " (+%d disturbed)" % m["disturbed"] if m["disturbed"] else "")])
+                         "%d%s" % (m["runs"], " (+%d disturbed%s)" % (
+                             m["disturbed"], ", figures from those" if m["from_disturbed"] else "")
+                             if m["disturbed"] else "")])
         if len(programs) == 2:
             a, b = med["carouseld %s" % c["size"]], med["mpv %s" % c["size"]]
 
@@ -503,8 +526,16 @@ def main():
     ap.add_argument("--no-pin", action="store_true", help="do not pin the vCPU thread to its own host core")
     ap.add_argument("--assets", default=peers.PEERS_ASSETS, help="peers image (build-assets.sh --peers)")
     ap.add_argument("--out", default=os.path.join(REPO, "out/video-peers"))
+    ap.add_argument("--report", metavar="RESULTS_JSON",
+                    help="print the table of an earlier run's results.json again (no VM)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    if args.report:
+        saved = json.load(open(args.report))
+        progs = [p for p in PROGRAMS if any(r["program"] == p for r in saved["runs"])]
+        print("video-peers: " + saved["setup"])
+        print(table(summarize(saved["runs"], progs, saved["clips"]), progs, saved["clips"], saved["versions"]))
+        return 0
     programs = [p for p in PROGRAMS if p in args.only.split(",")]
     unknown = set(args.only.split(",")) - set(PROGRAMS)
     if unknown or not programs:
@@ -551,7 +582,10 @@ def main():
         if "carouseld" in programs:
             vm.run("install -m 755 /mnt/host/carouseld %s/carouseld" % GUEST_DIR, check=True, timeout=300)
             vm.put(GUEST_DIR + "/carouseld.ini", carouseld_ini())
-            vm.run([GUEST_DIR + "/carouseld", "check-config", GUEST_DIR + "/carouseld.ini"], check=True)
+            r = vm.run([GUEST_DIR + "/carouseld", "check-config", GUEST_DIR + "/carouseld.ini"])
+            if r.rc != 0:
+                raise SystemExit("video-peers: carouseld refuses the benchmark's configuration (does it play "
+                                 "clips yet? issue 29):\n%s%s%s" % (carouseld_ini(), r.out, r.err))
             versions["carouseld"] = vm.run([GUEST_DIR + "/carouseld", "--version"]).out.strip()
         if "mpv" in programs:
             versions["mpv"] = vm.run(["dpkg-query", "-W", "-f", "${Version}", "mpv"]).out.strip() or "?"
