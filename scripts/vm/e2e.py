@@ -1408,7 +1408,8 @@ def video_probe(s, op, name):
     if op == "capture":
         path = os.path.join(s.out, f"{name}.png")
     else:
-        if not (probe["reply"] or {}).get("bytes"):
+        # `screenshot PATH` replies {"ok": true, "path": PATH} once the file is there.
+        if (probe["reply"] or {}).get("ok") is not True:
             raise Failure(f"screenshot mid-clip: the reply is {probe['reply']}")
         path = os.path.join(s.out, f"{name}.png")
         with open(path, "wb") as f:
