@@ -333,6 +333,9 @@ MPV_PROPERTIES = ["frame-drop-count", "decoder-frame-drop-count", "vo-delayed-fr
                   "current-vo", "video-sync"]
 
 
+MPV_EXTRA = []   # --mpv-option, for experiments (not in the default comparison)
+
+
 def mpv_argv(clip):
     # A player and nothing else: no audio, OSD, on-screen controller,
     # scripts or terminal input; software decoding (the VM has no video
@@ -340,7 +343,7 @@ def mpv_argv(clip):
     # end. Frame dropping is mpv's default (--framedrop=vo).
     return ["mpv", "--no-config", "--vo=drm", "--no-audio", "--hwdec=no", "--keep-open=yes",
             "--osd-level=0", "--no-osc", "--load-scripts=no", "--ytdl=no", "--no-terminal",
-            "--input-ipc-server=" + MPV_IPC, clip]
+            "--input-ipc-server=" + MPV_IPC] + MPV_EXTRA + [clip]
 
 
 def carouseld_ini():
@@ -526,6 +529,9 @@ def main():
     ap.add_argument("--no-pin", action="store_true", help="do not pin the vCPU thread to its own host core")
     ap.add_argument("--assets", default=peers.PEERS_ASSETS, help="peers image (build-assets.sh --peers)")
     ap.add_argument("--out", default=os.path.join(REPO, "out/video-peers"))
+    ap.add_argument("--mpv-option", action="append", default=[], metavar="--OPTION=VALUE",
+                    help="an extra mpv option for an experiment, e.g. --mpv-option=--sws-scaler=fast-bilinear "
+                         "(repeatable; the comparison proper uses none)")
     ap.add_argument("--report", metavar="RESULTS_JSON",
                     help="print the table of an earlier run's results.json again (no VM)")
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -536,6 +542,7 @@ def main():
         print("video-peers: " + saved["setup"])
         print(table(summarize(saved["runs"], progs, saved["clips"]), progs, saved["clips"], saved["versions"]))
         return 0
+    MPV_EXTRA.extend(args.mpv_option)
     programs = [p for p in PROGRAMS if p in args.only.split(",")]
     unknown = set(args.only.split(",")) - set(PROGRAMS)
     if unknown or not programs:
