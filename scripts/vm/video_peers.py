@@ -33,7 +33,8 @@ all alike, from a cold page cache (--warm keeps it):
 For both, at the start and at the end of playback the watcher reads
 utime + stime (+ the children waited for, + live child processes) from
 /proc/PID/stat; **CPU per second of video** is the playback window's CPU
-over the clip's duration, and **CPU from exec** the whole process's CPU at
+over the clip's duration, **CPU per frame shown** the same over the
+frames the program says it showed, and **CPU from exec** the whole process's CPU at
 the end over the same duration (start-up included). **Peak RSS** is VmHWM
 at the end (the drawing process; live children's apart in the raw data).
 **Dropped** is each program's own count of frames not shown. The playback
@@ -449,10 +450,22 @@ class VideoBench(peers.Bench):
 
 # -- report ------------------------------------------------------------------------------
 
-KEYS = ("dropped", "cpu_per_s", "cpu_exec_per_s", "hwm_kib", "playback_wall_s")
+KEYS = ("dropped", "cpu_per_s", "cpu_per_frame_ms", "cpu_exec_per_s", "hwm_kib", "playback_wall_s")
+
+
+def cpu_per_frame_ms(r):
+    """Playback CPU per frame shown, ms: what a frame on screen costs, which
+    compares programs that drop differently (one that drops more to keep
+    time spends less per second of video, not per frame)."""
+    w = r.get("watch") or {}
+    if "start" not in w or "end" not in w or not r.get("frames_shown"):
+        return None
+    return round((w["end"]["cpu"] - w["start"]["cpu"]) / r["frames_shown"] * 1000, 1)
 
 
 def summarize(runs, programs, clips):
+    for r in runs:
+        r["cpu_per_frame_ms"] = cpu_per_frame_ms(r)
     med = {}
     for p in programs:
         for c in clips:
@@ -480,7 +493,8 @@ def table(med, programs, clips, versions):
         spread = "" if len(vals) < 2 else " (%.*f-%.*f)" % (digits, min(vals) / scale, digits, max(vals) / scale)
         return "%.*f%s%s" % (digits, v / scale, unit, spread)
 
-    head = ["program", "clip", "frames dropped", "CPU s per s of video (playback)", "CPU s per s (from exec)",
+    head = ["program", "clip", "frames dropped", "CPU s per s of video (playback)", "CPU per frame shown",
+            "CPU s per s (from exec)",
             "peak RSS (VmHWM)", "playback wall time", "runs"]
     rows = []
     names = {"mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"), "carouseld": "carouseld"}
@@ -489,7 +503,7 @@ def table(med, programs, clips, versions):
             m = med["%s %s" % (p, c["size"])]
             rows.append([names[p], "%s, %d frames, %.1f s" % (c["size"], c["frames"], c["duration"]),
                          cell(m, "dropped", 1, 0, ""), cell(m, "cpu_per_s", 1, 3, " s"),
-                         cell(m, "cpu_exec_per_s", 1, 3, " s"), cell(m, "hwm_kib", 1024, 1, " MiB"),
+                         cell(m, "cpu_per_frame_ms", 1, 0, " ms"), cell(m, "cpu_exec_per_s", 1, 3, " s"), cell(m, "hwm_kib", 1024, 1, " MiB"),
                          cell(m, "playback_wall_s", 1, 2, " s"),
                          "%d%s" % (m["runs"], " (+%d disturbed%s)" % (
                              m["disturbed"], ", figures from those" if m["from_disturbed"] else "")
@@ -503,7 +517,8 @@ def table(med, programs, clips, versions):
                 if b[key] == 0:
                     return "%s vs 0" % a[key] if a[key] else "1.00x (0 and 0)"
                 return "%.2fx" % (a[key] / b[key])
-            rows.append(["carouseld/mpv", c["size"], ratio("dropped"), ratio("cpu_per_s"), ratio("cpu_exec_per_s"),
+            rows.append(["carouseld/mpv", c["size"], ratio("dropped"), ratio("cpu_per_s"), ratio("cpu_per_frame_ms"),
+                         ratio("cpu_exec_per_s"),
                          ratio("hwm_kib"), ratio("playback_wall_s"), ""])
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
     lines = ["| " + " | ".join(cell.ljust(w) for cell, w in zip(r, widths)) + " |" for r in [head] + rows]
@@ -640,11 +655,11 @@ def main():
                    "medians": med, "runs": runs, "seconds_total": round(elapsed, 1)}, f, indent=1)
     with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["label", "program", "clip", "dropped", "frames_shown", "cpu_per_s", "cpu_exec_per_s",
+        w.writerow(["label", "program", "clip", "dropped", "frames_shown", "cpu_per_s", "cpu_per_frame_ms", "cpu_exec_per_s",
                     "hwm_kib", "playback_wall_s", "host_other_cores", "qemu_cores", "disturbed", "notes"])
         for r in runs:
             w.writerow([r["label"], r["program"], r["clip"], r["dropped"], r["frames_shown"], r["cpu_per_s"],
-                        r["cpu_exec_per_s"], r["hwm_kib"], r["playback_wall_s"], r["host_other_cores"],
+                        r["cpu_per_frame_ms"], r["cpu_exec_per_s"], r["hwm_kib"], r["playback_wall_s"], r["host_other_cores"],
                         r["qemu_cores"], r["disturbed"], "; ".join(r["notes"])])
     missing = [k for k, m in med.items() if m["cpu_per_s"] is None]
     if missing:
