@@ -62,6 +62,11 @@ GUEST_PACKAGES=(
   libmosquitto1                               # [mqtt], the MQTT client
   libgpiod2                                   # [power] presence = gpio:..., on gpio-sim's lines
   libcurl4                                    # carouseld sync's HTTP (opened with dlopen by the sync only)
+  # [video] clips (issue 29): FFmpeg's demuxers, decoders and scaler, opened
+  # with dlopen by the daemon at the first clip. libavcodec links every codec
+  # library Debian builds it with (x265, SVT-AV1, rav1e, librsvg...), hence
+  # most of what these pull in; none can be left out without dpkg breaking.
+  libavformat59 libavcodec59 libswscale6 libavutil57
   mosquitto mosquitto-clients                 # a broker in the guest for the service test's MQTT run (not started at boot)
   libevdev2 libmtdev1                         # libinput's own, listed for clarity
   python3 python3-evdev                       # agent, uinput_touch.py (stdlib); evdev for tests

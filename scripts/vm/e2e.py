@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from vmlib import VM, write_png  # noqa: E402
+from vmlib import VM, VMError, write_png  # noqa: E402
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"
@@ -1247,11 +1247,509 @@ def fbdev_late_device(s, touch):
 FBDEV_LATE_NAME = "fbdev late device: waits for /dev/fb1 until vfb is loaded, then shows the picture on it"
 
 
+# -- video clips (issue 29) ------------------------------------------------------------
+#
+# Written to the daemon's contract for clips (issue 29) before the daemon
+# played any: they fail, each with a line saying what was missing, until it
+# does. They run with `--only video` (every scenario whose name contains
+# "video") or `--video`; the default run leaves them out until
+# VIDEO_IN_DEFAULT_RUN is True (the integrator flips it once they pass).
+#
+# The clip is made on the host with ffmpeg at test time: 320x200 (the
+# panel's 16:10, so the daemon's fit fills the screen with it), 10 fps, 4 s,
+# one solid colour per second. Solid colours make the checks independent of
+# the moment a capture lands inside a second and of the decoders' rounding:
+# each capture's colour is read in the middle of the screen and must be the
+# colour of the second the daemon's `status` position says (read just before
+# and just after the capture, in the guest), the colours themselves as
+# ffmpeg decodes the clip on the host.
+
+VIDEO_IN_DEFAULT_RUN = False
+VIDEO_SOCKET = "/tmp/e2e-video.sock"
+VIDEO_DIR = "/tmp/e2e-video"
+VIDEO_SIZE, VIDEO_FPS = (320, 200), 10
+# Far apart from each other (> 150 in RGB distance) and from black and white.
+VIDEO_COLOURS = ["0xC83228", "0x28B43C", "0x2846D2", "0xDCC828"]
+VIDEO_SECONDS = len(VIDEO_COLOURS)
+VIDEO_FRAMES = VIDEO_FPS * VIDEO_SECONDS
+# How much older than the reported position the frame on screen may be: a
+# frame interval, plus drawing it under TCG. The contract does not say
+# whether `position` is the time stamp of the frame on screen or the clip's
+# clock; with the first, this could be 0.
+VIDEO_LAG = 0.6
+# A capture's clip colour must be this close (RGB distance) to the nearest
+# reference colour, and every sampled pixel of the clip area this close to
+# their mean (a torn or blended frame is not one colour).
+VIDEO_COLOUR_MAX = 40
+VIDEO_SPREAD_MAX = 30
+
+# In the guest: `status`, then a QMP capture through the agent (`capture
+# NAME`) or the daemon's own `screenshot PATH`, then `status` again, back to
+# back: the position the daemon reported brackets the frame captured.
+VIDEO_PROBE = r'''
+import json, socket, subprocess, sys
+def ask(line):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall((line + "\n").encode())
+    reply = json.loads(s.makefile().readline())
+    s.close()
+    return reply
+before = ask("status")
+if sys.argv[2] == "capture":
+    subprocess.run(["vm-request", "capture", sys.argv[3]], check=True, stdout=subprocess.DEVNULL)
+    reply = None
+else:
+    reply = ask("screenshot " + sys.argv[3])
+after = ask("status")
+print(json.dumps({"before": before, "reply": reply, "after": after}))
+'''
+
+
+def make_video_clips(out):
+    """The colour clip (made with ffmpeg on the host, fixed settings: the
+    same bytes every run), two damaged copies of it, and the clip's colour
+    for each second as ffmpeg decodes it (the middle frame of each second,
+    averaged). Returns ({name: bytes}, [(r, g, b)])."""
+    folder = os.path.join(out, "video-clips")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "colours.mp4")
+    w, h = VIDEO_SIZE
+    inputs = []
+    for c in VIDEO_COLOURS:
+        inputs += ["-f", "lavfi", "-i", f"color=c={c}:s={w}x{h}:r={VIDEO_FPS}:d=1"]
+    concat = "".join(f"[{i}:v]" for i in range(len(VIDEO_COLOURS))) + f"concat=n={len(VIDEO_COLOURS)}:v=1:a=0"
+    subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", *inputs, "-filter_complex", concat,
+                    "-c:v", "libx264", "-preset", "medium", "-crf", "18", "-g", str(VIDEO_FPS), "-pix_fmt", "yuv420p",
+                    "-threads", "1", "-map_metadata", "-1", "-fflags", "+bitexact", "-flags:v", "+bitexact",
+                    "-movflags", "+faststart", path], check=True, capture_output=True)
+    good = open(path, "rb").read()
+    colours = []
+    for second in range(VIDEO_SECONDS):
+        raw = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-ss", f"{second + 0.5}", "-i", path,
+                              "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                             check=True, capture_output=True).stdout
+        if len(raw) != w * h * 3:
+            raise Failure(f"ffmpeg gave {len(raw)} bytes for a {w}x{h} frame at {second + 0.5} s")
+        colours.append(tuple(round(sum(raw[k::3]) / (w * h)) for k in range(3)))
+    # Cut inside the header (moov comes first, +faststart): the clip cannot
+    # be opened at all. (Cutting the coded frames is no sure test: H.264
+    # decoders conceal much of a damaged frame without an error.)
+    mdat = good.find(b"mdat")
+    if mdat < 700:
+        raise Failure(f"the clip's mdat is at byte {mdat}: the truncation would not fall inside its header")
+    clips = {"colours.mp4": good, "truncated.mp4": good[:600],
+             "not-a-video.mkv": b"carouseld e2e: these bytes are no Matroska file\n" * 64}
+    for name, data in clips.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+    return clips, colours
+
+
+def colour_distance(a, b):
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
+
+
+def area_colour(rgb, width, box, step=16):
+    """Mean colour of the pixels sampled every `step` inside box, and the
+    largest distance of a sample from that mean."""
+    x0, y0, x1, y1 = box
+    px = [tuple(rgb[(y * width + x) * 3:(y * width + x) * 3 + 3])
+          for y in range(y0, y1, step) for x in range(x0, x1, step)]
+    mean = tuple(sum(p[k] for p in px) / len(px) for k in range(3))
+    return mean, max(colour_distance(p, mean) for p in px)
+
+
+def clip_second(rgb, width, height, colours, what, box=None):
+    """Which second of the colour clip fills `box` (the screen's middle by
+    default): the index of its colour. Failure if the area is not one
+    colour, or none of the clip's."""
+    box = box or (width // 8, height // 8, width * 7 // 8, height * 7 // 8)
+    mean, spread = area_colour(rgb, width, box)
+    nearest = min(range(len(colours)), key=lambda i: colour_distance(mean, colours[i]))
+    distance = colour_distance(mean, colours[nearest])
+    if spread > VIDEO_SPREAD_MAX:
+        raise Failure(f"{what}: the clip's area is not one colour (mean {tuple(round(c) for c in mean)}, "
+                      f"a sample {spread:.0f} from it): a torn, blended or missing frame")
+    if distance > VIDEO_COLOUR_MAX:
+        raise Failure(f"{what}: the clip's area is {tuple(round(c) for c in mean)}, none of the clip's colours "
+                      f"{colours} (nearest {distance:.0f} away)")
+    return nearest
+
+
+def seconds_between(p0, p1, duration, loop):
+    """The seconds of the clip whose frame may be on screen between two
+    readings of the position p0 and p1 (a frame up to VIDEO_LAG older than
+    p0; a looping clip's position wraps)."""
+    if p1 < p0:
+        p1 += duration
+    seconds, x = set(), p0 - VIDEO_LAG
+    while True:
+        t = x % duration if loop else min(max(x, 0.0), duration - 1e-6)
+        seconds.add(min(int(t), VIDEO_SECONDS - 1))
+        if x >= p1:
+            return seconds
+        x = min(x + 0.05, p1)
+
+
+def video_probe(s, op, name):
+    """status, a capture (`capture`: QMP, through the agent) or the daemon's
+    own `screenshot`, status: (the RGB, width, height, video status before,
+    after, the screenshot reply)."""
+    vm = s.vm
+    if op == "capture":
+        r = vm.run(["python3", "-c", VIDEO_PROBE, VIDEO_SOCKET, "capture", name], timeout=120)
+    else:
+        r = vm.run(["python3", "-c", VIDEO_PROBE, VIDEO_SOCKET, "screenshot", f"{VIDEO_DIR}-{name}.png"], timeout=120)
+    try:
+        probe = json.loads(r.out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise Failure(f"video probe {name}: rc {r.rc}: {r.out[-500:]} {r.err[-1500:]}")
+    if op == "capture":
+        path = os.path.join(s.out, f"{name}.png")
+    else:
+        # `screenshot PATH` replies {"ok": true, "path": PATH} once the file is there.
+        if (probe["reply"] or {}).get("ok") is not True:
+            raise Failure(f"screenshot mid-clip: the reply is {probe['reply']}")
+        path = os.path.join(s.out, f"{name}.png")
+        with open(path, "wb") as f:
+            f.write(vm.get(f"{VIDEO_DIR}-{name}.png"))
+    w, h, rgb = read_png_rgb(path)
+    return rgb, w, h, probe["before"], probe["after"], probe["reply"]
+
+
+def video_of(status, what):
+    v = status.get("video")
+    if not isinstance(v, dict):
+        raise Failure(f"{what}: status has no video ({v!r}) while the page is a clip: {status}")
+    return v
+
+
+def check_video_frame(s, name, colours, loop, expect_state=("playing",)):
+    """One capture while a clip is on the page: the colour on screen is
+    that of the second the position (before, after) brackets. Returns
+    (second on screen, video status before, after)."""
+    rgb, w, h, before, after, _ = video_probe(s, "capture", name)
+    a, b = video_of(before, name), video_of(after, name)
+    if a["state"] not in expect_state:
+        raise Failure(f"{name}: status video state {a['state']!r}, not {' or '.join(expect_state)}: {a}")
+    second = clip_second(rgb, w, h, colours, name)
+    allowed = seconds_between(a["position"], b["position"], VIDEO_SECONDS, loop)
+    if second not in allowed:
+        raise Failure(f"{name}: the screen shows the clip's second {second} (colour {colours[second]}) while the "
+                      f"position went {a['position']} -> {b['position']} s (seconds {sorted(allowed)} expected)")
+    return second, a, b
+
+
+def video_album(s, files):
+    """VIDEO_DIR in the guest holding `files`: (name in the album, source)
+    where source is a demo picture's name or the bytes of a clip."""
+    vm = s.vm
+    vm.run(f"rm -rf {VIDEO_DIR} && mkdir -p {VIDEO_DIR}", timeout=30, check=True)
+    for name, source in files:
+        if isinstance(source, bytes):
+            vm.put(f"{VIDEO_DIR}/{name}", source)
+        else:
+            vm.run(["cp", f"{GUEST_REPO}/scripts/demo/images/{source}", f"{VIDEO_DIR}/{name}"], timeout=30, check=True)
+
+
+def video_config(loop, autoplay=None):
+    extra = {"control": {"socket": VIDEO_SOCKET}, "images": {"path": VIDEO_DIR},
+             "indicator": {"enabled": "false"}, "video": {"enabled": "true", "loop": "true" if loop else "false"}}
+    if autoplay:
+        extra["autoplay"] = autoplay
+    return extra
+
+
+def wait_playing(s, d, index, name, timeout=90):
+    """The daemon's `video: playing N (PATH), WxH CODEC, D s` line for the
+    clip `name` at index N; its match."""
+    try:
+        return s.wait_log(d, rf"video: playing {index} \((\S*/{re.escape(name)})\), (\d+)x(\d+) (\S+), ([\d.]+) s",
+                          timeout=timeout)
+    except VMError as e:
+        raise Failure(f"no 'video: playing {index} (.../{name}), WxH CODEC, D s' line within {timeout} s "
+                      f"(does this carouseld play clips? issue 29): {str(e)[-1500:]}")
+
+
+def wait_video_status(s, what, predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while True:
+        v = ask_guest(s.vm, VIDEO_SOCKET, "status").get("video")
+        if isinstance(v, dict) and predicate(v):
+            return v
+        if time.monotonic() > deadline:
+            raise Failure(f"{what}: status video is {v} after {timeout} s")
+        time.sleep(0.2)
+
+
+def video_subscriber(s):
+    sub = s.vm.spawn(["python3", "-u", "-c", SUBSCRIBE, VIDEO_SOCKET])
+    sub.wait_output(r'"ok":true', timeout=60)
+    return sub
+
+
+def video_plays(s, touch, clips, colours):
+    """(a) A picture and a clip: no clip plays while the picture is on
+    screen (status has no video); `goto` the clip: `video: playing 1
+    (PATH), 320x200 h264, 4 s` and didStartVideo; captures while it plays
+    show the colour of the second its position says, at least three of the
+    four seconds, in order; at the end `video: ended 1 (PATH) after F
+    frames, K dropped` with F + K the clip's frames, didEndVideo with the
+    same figures, status `ended`."""
+    vm = s.vm
+    video_album(s, [("1-mountains.jpg", "01-mountains.jpg"), ("2-colours.mp4", clips["colours.mp4"])])
+    d = s.start(video_config(loop=False))
+    sub = video_subscriber(s)
+    status = ask_guest(vm, VIDEO_SOCKET, "status")
+    if status.get("count") != 2:
+        raise Failure(f"the album does not count the picture and the clip: {status}")
+    if status.get("video") is not None:
+        raise Failure(f"status has a video on the picture's page: {status['video']}")
+    if "video: playing" in d.err:
+        raise Failure("a clip plays while the carousel rests on the picture")
+    reply = ask_guest(vm, VIDEO_SOCKET, "goto 1 0")
+    if reply.get("ok") is not True:
+        raise Failure(f"goto 1 0: {reply}")
+    m = wait_playing(s, d, 1, "2-colours.mp4")
+    if (int(m.group(2)), int(m.group(3)), m.group(4)) != (*VIDEO_SIZE, "h264") or abs(float(m.group(5)) - VIDEO_SECONDS) > 0.2:
+        raise Failure(f"the playing line says {m.group(0)!r}, not 320x200 h264, 4 s")
+    seen = []
+    while True:
+        second, a, b = check_video_frame(s, f"70-video-{len(seen)}", colours, loop=False,
+                                         expect_state=("playing", "ended"))
+        seen.append(second)
+        if b["state"] == "ended" or len(seen) > 60:
+            break
+    s.figures["video: seconds seen in captures"] = seen
+    if seen != sorted(seen) or len(set(seen)) < 3:
+        raise Failure(f"the captures showed the clip's seconds {seen}: not at least three, in order")
+    m = s.wait_log(d, r"video: ended 1 \((\S*/2-colours\.mp4)\) after (\d+) frames, (\d+) dropped", timeout=60)
+    frames, dropped = int(m.group(2)), int(m.group(3))
+    s.figures["video: frames shown, dropped (320x200, 10 fps, TCG)"] = [frames, dropped]
+    if frames < 1 or abs(frames + dropped - VIDEO_FRAMES) > 1:
+        raise Failure(f"ended after {frames} frames, {dropped} dropped: not the clip's {VIDEO_FRAMES}")
+    wait_event(sub, "didEndVideo", 0, timeout=30)
+    events = [e for e in event_lines(sub) if e["event"] in ("didStartVideo", "didEndVideo")]
+    start = [e for e in events if e["event"] == "didStartVideo"]
+    end = [e for e in events if e["event"] == "didEndVideo"]
+    if len(start) != 1 or start[0].get("index") != 1 or not str(start[0].get("image", "")).endswith("/2-colours.mp4") \
+            or abs(float(start[0].get("duration") or 0) - VIDEO_SECONDS) > 0.2:
+        raise Failure(f"didStartVideo is not one event {{index 1, the clip, duration 4}}: {start}")
+    if len(end) != 1 or (end[0].get("index"), end[0].get("frames"), end[0].get("dropped")) != (1, frames, dropped):
+        raise Failure(f"didEndVideo is not one event {{index 1, frames {frames}, dropped {dropped}}}: {end}")
+    v = video_of(ask_guest(vm, VIDEO_SOCKET, "status"), "after the end")
+    if (v["state"], v["frames"], v["dropped"]) != ("ended", frames, dropped) or abs(float(v["duration"]) - VIDEO_SECONDS) > 0.2:
+        raise Failure(f"status video after the end: {v}")
+    sub.terminate()
+    s.stop(d)
+
+
+def video_swipe(s, touch, clips, colours):
+    """(b) A finger that drags a playing clip aside: status `paused` and the
+    position stands still; the clip's frame (one colour) moves with the
+    finger, its left edge where the status offset puts it, the same frame
+    at two finger positions; the finger brings it back: the carousel rests
+    on the clip again and it plays on (`playing`, the position moves)."""
+    vm = s.vm
+    video_album(s, [("1-mountains.jpg", "01-mountains.jpg"), ("2-colours.mp4", clips["colours.mp4"])])
+    d = s.start(video_config(loop=True))
+    reply = ask_guest(vm, VIDEO_SOCKET, "goto 1 0")
+    if reply.get("ok") is not True:
+        raise Failure(f"goto 1 0: {reply}")
+    wait_playing(s, d, 1, "2-colours.mp4")
+    wait_video_status(s, "before the drag", lambda v: v["state"] == "playing" and v["position"] >= 0.3)
+    y, finger = H // 2, 200
+    touch.down(finger, y)
+    shots = []
+    for name, target in (("71-video-dragged", 640), ("72-video-dragged-further", 840)):
+        while finger < target:
+            finger += 40
+            touch.move(finger, y)
+        time.sleep(0.3)
+        rgb, w, h, before, after, _ = video_probe(s, "capture", name)
+        a, b = video_of(before, name), video_of(after, name)
+        if (a["state"], b["state"]) != ("paused", "paused"):
+            raise Failure(f"{name}: a drag does not pause the clip: state {a['state']!r}, then {b['state']!r}")
+        if abs(float(a["position"]) - float(b["position"])) > 0.01:
+            raise Failure(f"{name}: the position moves while the finger holds the clip: {a['position']} -> {b['position']}")
+        offset = float(after["offset"])
+        edge = round((1 - offset) * w)    # the clip's left edge: it moves right as the finger does
+        if not 100 < edge < w - 100:
+            raise Failure(f"{name}: status offset {offset} after dragging the finger {target - 200} px")
+        # The clip's part: one colour, the paused position's.
+        second = clip_second(rgb, w, h, colours, name, box=(edge + 16, h // 8, w - 8, h * 7 // 8))
+        if second not in seconds_between(a["position"], b["position"], VIDEO_SECONDS, loop=True):
+            raise Failure(f"{name}: the dragged frame is the clip's second {second}, the position {a['position']} s")
+        # Left of the edge, the picture: not that colour.
+        mean, _ = area_colour(rgb, w, (8, h // 8, max(edge - 16, 16), h * 7 // 8))
+        if colour_distance(mean, colours[second]) < 2 * VIDEO_COLOUR_MAX:
+            raise Failure(f"{name}: the clip's colour also fills the left of x = {edge}: the frame did not move")
+        # Where the clip's colour starts: the first of the columns (every
+        # 4 px) from which on every column is the clip's colour.
+        columns = [all(colour_distance(rgb[(yy * w + x) * 3:(yy * w + x) * 3 + 3], colours[second]) <= VIDEO_COLOUR_MAX
+                       for yy in range(h // 8, h * 7 // 8, 25)) for x in range(0, w, 4)]
+        found = None
+        for i in range(len(columns) - 1, -1, -1):
+            if not columns[i]:
+                break
+            found = i * 4
+        if found is None or abs(found - edge) > 12:
+            raise Failure(f"{name}: the clip's frame starts at x = {found}, the status offset {offset} says {edge}")
+        shots.append((edge, second, target))
+    s.figures["video: dragged clip's edge at finger +440, +640 px"] = [e for e, _, _ in shots]
+    if shots[1][0] - shots[0][0] < 100 or shots[0][1] != shots[1][1]:
+        raise Failure(f"the frame did not move with the finger as the same frame: {shots}")
+    while finger > 200:
+        finger -= 40
+        touch.move(finger, y)
+    time.sleep(0.3)
+    touch.up()
+    s.wait_log(d, r"event didEndDecelerating")
+    status = ask_guest(vm, VIDEO_SOCKET, "status")
+    if status.get("index") != 1 or abs(float(status.get("offset", 0)) - 1) > 1e-6:
+        raise Failure(f"the finger brought the clip back but the carousel rests elsewhere: {status}")
+    p = float(wait_video_status(s, "back on the clip", lambda v: v["state"] == "playing")["position"])
+    wait_video_status(s, "back on the clip", lambda v: v["state"] == "playing"
+                      and (float(v["position"]) - p) % VIDEO_SECONDS >= 0.5, timeout=60)
+    check_video_frame(s, "73-video-back", colours, loop=True)
+    s.stop(d)
+
+
+def video_autoplay(s, touch, clips, colours):
+    """(c) Autoplay (interval 1 s) waits for a clip's end, then moves on:
+    didStartVideo for the clip, no page change until didEndVideo and the
+    `video: ended` line, then the next picture. `loop = true` too, which
+    repeats a clip only while autoplay is off."""
+    vm = s.vm
+    video_album(s, [("1-mountains.jpg", "01-mountains.jpg"), ("2-colours.mp4", clips["colours.mp4"]),
+                    ("3-sunset.jpg", "02-sunset.jpg")])
+    # start_delay: the subscriber is there before autoplay first moves.
+    d = s.start(video_config(loop=True, autoplay={"enabled": "true", "interval": "1", "transition": "0.3",
+                                                  "start_delay": "6"}))
+    sub = video_subscriber(s)
+    wait_playing(s, d, 1, "2-colours.mp4", timeout=120)
+    try:
+        wait_event(sub, "didEndVideo", 0, timeout=120)
+    except VMError:
+        raise Failure(f"no didEndVideo event after the clip started: {sub.out[-1500:]}")
+    s.wait_log(d, r"video: ended 1 \(\S*/2-colours\.mp4\) after \d+ frames, \d+ dropped", timeout=30)
+    deadline = time.monotonic() + 60
+    while not any(e["event"] == "currentItemIndexDidChange" and e.get("index") == 2 for e in event_lines(sub)):
+        if time.monotonic() > deadline:
+            raise Failure(f"autoplay did not move on to index 2 after the clip's end: {sub.out[-1500:]}")
+        time.sleep(0.3)
+    events = [e for e in event_lines(sub) if e["event"] in ("didStartVideo", "didEndVideo", "currentItemIndexDidChange")]
+    names = [(e["event"], e.get("index")) for e in events]
+    try:
+        start = names.index(("didStartVideo", 1))
+        end = names.index(("didEndVideo", 1))
+        moved = names.index(("currentItemIndexDidChange", 2))
+    except ValueError:
+        raise Failure(f"events: {names}")
+    if not start < end < moved or any(n[0] == "currentItemIndexDidChange" for n in names[start:end]):
+        raise Failure(f"autoplay did not wait for the clip's end: {names}")
+    # (Autoplay comes round to the clip again later: only up to the move.)
+    if names[:moved].count(("didStartVideo", 1)) != 1:
+        raise Failure(f"the clip played more than once with autoplay on (loop = true must not hold autoplay): {names}")
+    sub.terminate()
+    s.stop(d)
+
+
+def video_damaged(s, touch, clips, colours):
+    """(d) A clip cut inside its header and a file that is no video (both
+    with a clip's extension) are each skipped with exactly one `skipping
+    PATH: REASON` line, nothing else is; the album counts the two pictures
+    and the good clip, and the carousel goes on: each item shows in turn,
+    the good clip plays."""
+    vm = s.vm
+    files = [("1-mountains.jpg", "01-mountains.jpg"), ("2-truncated.mp4", clips["truncated.mp4"]),
+             ("3-not-a-video.mkv", clips["not-a-video.mkv"]), ("4-colours.mp4", clips["colours.mp4"]),
+             ("5-sunset.jpg", "02-sunset.jpg")]
+    video_album(s, files)
+    d = s.start(video_config(loop=False))
+    broken = ["2-truncated.mp4", "3-not-a-video.mkv"]
+    shown = [name for name, _ in files if name not in broken]
+    # Neighbours are decoded ahead; stepping through the album decodes the rest.
+    for i in range(len(files)):
+        if all(re.search(rf"skipping \S*/{re.escape(n)}: ", d.err) for n in broken):
+            break
+        ask_guest(vm, VIDEO_SOCKET, "next")
+        time.sleep(2)
+    for name in broken:
+        try:
+            s.wait_log(d, rf"skipping \S*/{re.escape(name)}: ", timeout=60)
+        except VMError:
+            raise Failure(f"no 'skipping .../{name}: REASON' line: {d.err[-2000:]}")
+    skips = re.findall(r"skipping (\S+): (.*)", d.err)
+    s.figures["video: skip lines"] = "; ".join(f"{os.path.basename(p)}: {why}" for p, why in skips)
+    for name in broken:
+        n = sum(1 for p, _ in skips if p == f"{VIDEO_DIR}/{name}")
+        if n != 1:
+            raise Failure(f"{name} was reported {n} times, not once: {skips}")
+    if len(skips) != len(broken):
+        raise Failure(f"skipped more than the damaged clips: {skips}")
+    if re.search(r"video: playing \d+ \(\S*/(2-truncated|3-not-a-video)", d.err):
+        raise Failure("a damaged clip played")
+    for i, name in enumerate(shown):
+        reply = ask_guest(vm, VIDEO_SOCKET, f"goto {i} 0")
+        if reply.get("ok") is not True:
+            raise Failure(f"goto {i} 0: {reply}")
+        status = ask_guest(vm, VIDEO_SOCKET, "status")
+        if status.get("count") != len(shown) or status.get("image") != f"{VIDEO_DIR}/{name}":
+            raise Failure(f"goto {i}: status shows {status.get('image')} of {status.get('count')}, not {name} of {len(shown)}")
+        if name.endswith(".mp4"):
+            wait_playing(s, d, i, name)
+    s.stop(d)
+
+
+def video_screenshot(s, touch, clips, colours):
+    """(e) `screenshot PATH` while a clip plays shows the frame on screen,
+    not the first frame that stands for the clip: taken when the position
+    is past the first second, its colour is the position's second."""
+    vm = s.vm
+    video_album(s, [("1-colours.mp4", clips["colours.mp4"])])
+    d = s.start(video_config(loop=True))
+    wait_playing(s, d, 0, "1-colours.mp4")
+    for attempt in range(5):
+        # Not the first second (its colour is also the first frame's) and
+        # not the last (the loop would bring the first back).
+        wait_video_status(s, "a position inside the clip", lambda v: v["state"] == "playing"
+                          and 1.2 <= float(v["position"]) <= VIDEO_SECONDS - 1.6, timeout=60)
+        rgb, w, h, before, after, reply = video_probe(s, "screenshot", f"74-video-screenshot-{attempt}")
+        a, b = video_of(before, "screenshot"), video_of(after, "screenshot")
+        if float(b["position"]) >= float(a["position"]) and float(a["position"]) >= 1.2:
+            break
+    else:
+        raise Failure("the position wrapped around during every screenshot (the guest is too slow for this check)")
+    if (w, h) != (W, H):
+        raise Failure(f"the screenshot is {w}x{h}, not {W}x{H}")
+    second = clip_second(rgb, w, h, colours, "screenshot mid-clip")
+    allowed = seconds_between(float(a["position"]), float(b["position"]), VIDEO_SECONDS, loop=True)
+    s.figures["video: screenshot at position, second shown"] = [a["position"], second]
+    if second == 0 and 0 not in allowed:
+        raise Failure("the screenshot shows the clip's first frame, not the frame on screen mid-clip")
+    if second not in allowed:
+        raise Failure(f"the screenshot shows the clip's second {second} at position {a['position']}-{b['position']} s "
+                      f"(seconds {sorted(allowed)} expected)")
+    s.stop(d)
+
+
+VIDEO = [("video: a clip beside a picture plays when the carousel rests on it, frames at their time, ends", video_plays),
+         ("video: a drag pauses the clip and moves its frame with the finger, coming back resumes", video_swipe),
+         ("video: autoplay waits for the clip's end, then moves on", video_autoplay),
+         ("video: a truncated clip and a non-video are each skipped with one line, the carousel goes on", video_damaged),
+         ("video: a screenshot mid-clip shows the frame on screen", video_screenshot)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
     ap.add_argument("--out", default=os.path.join(REPO, "out/e2e"))
     ap.add_argument("--only", help="run only the scenarios whose name contains this text (development)")
+    ap.add_argument("--video", action="store_true",
+                    help="also run the video scenarios (issue 29), which the default run leaves out "
+                         "until VIDEO_IN_DEFAULT_RUN is True; --only video runs them alone")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     binary_rel = os.path.relpath(os.path.abspath(args.binary), REPO)
@@ -1262,6 +1760,10 @@ def main():
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
                  "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME, FBDEV_LATE_NAME] + [name for name, _ in WALL]
+    # The video scenarios: in a run that asks for them (--video, or an
+    # --only that names them), or in every run once VIDEO_IN_DEFAULT_RUN.
+    if VIDEO_IN_DEFAULT_RUN or args.video or (args.only and any(args.only in name for name, _ in VIDEO)):
+        scenarios += [name for name, _ in VIDEO]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     presence_name = "presence: a key and a gpio-sim line wake the display without paging, hold it, idle_off after"
@@ -1510,6 +2012,18 @@ def main():
             s.wait_log(d, r"images: 2 now")
             s.stop(d)
 
+        video_clips = []
+
+        def with_video_clips(fn):
+            # Made once, at the first video scenario, on the host.
+            if not video_clips:
+                try:
+                    video_clips.extend(make_video_clips(args.out))
+                except FileNotFoundError as e:
+                    raise Failure(f"the video scenarios make their clips with ffmpeg on the host: {e} "
+                                  "(apt-get install ffmpeg)")
+            fn(s, touch, *video_clips)
+
         for name, fn in ([("first image, probe", first_image_and_probe), ("swipe, spring back, tap, seam, SIGTERM", swipe_and_tap),
                          ("autoplay pauses and resumes", autoplay_pauses_and_resumes), ("rotation 90 with touch", rotation_90),
                          ("pointer drags", pointer_drags), ("legacy modesetting", legacy_api), ("sleeps at rest", rest_wakeups),
@@ -1521,7 +2035,8 @@ def main():
                          ("zoom: a two-finger pinch and double taps", lambda: zoom_pinch_and_double_tap(s, touch)),
                          (FBDEV_NAME, lambda: fbdev_backend(s, touch)),
                          (FBDEV_LATE_NAME, lambda: fbdev_late_device(s, touch))]
-                         + [(name, lambda fn=fn: fn(s, touch)) for name, fn in WALL]):
+                         + [(name, lambda fn=fn: fn(s, touch)) for name, fn in WALL]
+                         + [(name, lambda fn=fn: with_video_clips(fn)) for name, fn in VIDEO]):
             if name not in scenarios or (args.only and args.only not in name):
                 continue
             s.check(name, fn)
