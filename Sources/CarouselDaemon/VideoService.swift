@@ -239,8 +239,9 @@ final class VideoService: LoopService {
         let reached = Double(shown) / position
         guard dropped > 0, reached < rate * 0.9 else { return }
         heavyLogged = true
-        log(.warning, "video: \(player.path): decoding reaches \(Self.tenths(reached)) of \(Self.tenths(rate)) frames a second"
-            + " here; dropping frames to keep time")
+        // Decoding, preparing or drawing: whichever of them the board cannot keep up with.
+        log(.warning, "video: \(player.path): this board shows \(Self.tenths(reached)) of \(Self.tenths(rate)) frames a second"
+            + " of it; dropping frames to keep time")
     }
 
     /// Waits for the player's thread to catch up, then takes what is due:

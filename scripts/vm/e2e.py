@@ -1249,28 +1249,27 @@ FBDEV_LATE_NAME = "fbdev late device: waits for /dev/fb1 until vfb is loaded, th
 
 # -- video clips (issue 29) ------------------------------------------------------------
 #
-# Written to the daemon's contract for clips (issue 29) before the daemon
-# played any: they fail, each with a line saying what was missing, until it
-# does. They run with `--only video` (every scenario whose name contains
-# "video") or `--video`; the default run leaves them out until
-# VIDEO_IN_DEFAULT_RUN is True (the integrator flips it once they pass).
+# Part of every run; `--only video` runs them alone (every scenario whose
+# name contains "video").
 #
 # The clip is made on the host with ffmpeg at test time: 320x200 (the
-# panel's 16:10, so the daemon's fit fills the screen with it), 10 fps, 4 s,
-# one solid colour per second. Solid colours make the checks independent of
+# panel's 16:10, so the daemon's fit fills the screen with it), 10 fps, 8 s,
+# one solid colour per two seconds. Solid colours make the checks independent of
 # the moment a capture lands inside a second and of the decoders' rounding:
 # each capture's colour is read in the middle of the screen and must be the
 # colour of the second the daemon's `status` position says (read just before
 # and just after the capture, in the guest), the colours themselves as
 # ffmpeg decodes the clip on the host.
 
-VIDEO_IN_DEFAULT_RUN = False
 VIDEO_SOCKET = "/tmp/e2e-video.sock"
 VIDEO_DIR = "/tmp/e2e-video"
 VIDEO_SIZE, VIDEO_FPS = (320, 200), 10
 # Far apart from each other (> 150 in RGB distance) and from black and white.
 VIDEO_COLOURS = ["0xC83228", "0x28B43C", "0x2846D2", "0xDCC828"]
-VIDEO_SECONDS = len(VIDEO_COLOURS)
+# Seconds each colour lasts: two, so that captures (a second or so apart
+# under TCG, after the daemon's first line is seen) meet at least three.
+VIDEO_SPAN = 2
+VIDEO_SECONDS = len(VIDEO_COLOURS) * VIDEO_SPAN
 VIDEO_FRAMES = VIDEO_FPS * VIDEO_SECONDS
 # How much older than the reported position the frame on screen may be: a
 # frame interval, plus drawing it under TCG. The contract does not say
@@ -1317,7 +1316,7 @@ def make_video_clips(out):
     w, h = VIDEO_SIZE
     inputs = []
     for c in VIDEO_COLOURS:
-        inputs += ["-f", "lavfi", "-i", f"color=c={c}:s={w}x{h}:r={VIDEO_FPS}:d=1"]
+        inputs += ["-f", "lavfi", "-i", f"color=c={c}:s={w}x{h}:r={VIDEO_FPS}:d={VIDEO_SPAN}"]
     concat = "".join(f"[{i}:v]" for i in range(len(VIDEO_COLOURS))) + f"concat=n={len(VIDEO_COLOURS)}:v=1:a=0"
     subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", *inputs, "-filter_complex", concat,
                     "-c:v", "libx264", "-preset", "medium", "-crf", "18", "-g", str(VIDEO_FPS), "-pix_fmt", "yuv420p",
@@ -1325,12 +1324,13 @@ def make_video_clips(out):
                     "-movflags", "+faststart", path], check=True, capture_output=True)
     good = open(path, "rb").read()
     colours = []
-    for second in range(VIDEO_SECONDS):
-        raw = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-ss", f"{second + 0.5}", "-i", path,
+    for second in range(len(VIDEO_COLOURS)):
+        middle = (second + 0.5) * VIDEO_SPAN
+        raw = subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-ss", f"{middle}", "-i", path,
                               "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
                              check=True, capture_output=True).stdout
         if len(raw) != w * h * 3:
-            raise Failure(f"ffmpeg gave {len(raw)} bytes for a {w}x{h} frame at {second + 0.5} s")
+            raise Failure(f"ffmpeg gave {len(raw)} bytes for a {w}x{h} frame at {middle} s")
         colours.append(tuple(round(sum(raw[k::3]) / (w * h)) for k in range(3)))
     # Cut inside the header (moov comes first, +faststart): the clip cannot
     # be opened at all. (Cutting the coded frames is no sure test: H.264
@@ -1386,7 +1386,7 @@ def seconds_between(p0, p1, duration, loop):
     seconds, x = set(), p0 - VIDEO_LAG
     while True:
         t = x % duration if loop else min(max(x, 0.0), duration - 1e-6)
-        seconds.add(min(int(t), VIDEO_SECONDS - 1))
+        seconds.add(min(int(t / VIDEO_SPAN), len(VIDEO_COLOURS) - 1))
         if x >= p1:
             return seconds
         x = min(x + 0.05, p1)
@@ -1492,9 +1492,9 @@ def video_subscriber(s):
 def video_plays(s, touch, clips, colours):
     """(a) A picture and a clip: no clip plays while the picture is on
     screen (status has no video); `goto` the clip: `video: playing 1
-    (PATH), 320x200 h264, 4 s` and didStartVideo; captures while it plays
+    (PATH), 320x200 h264, 8 s` and didStartVideo; captures while it plays
     show the colour of the second its position says, at least three of the
-    four seconds, in order; at the end `video: ended 1 (PATH) after F
+    four colours, in order; at the end `video: ended 1 (PATH) after F
     frames, K dropped` with F + K the clip's frames, didEndVideo with the
     same figures, status `ended`."""
     vm = s.vm
@@ -1512,8 +1512,9 @@ def video_plays(s, touch, clips, colours):
     if reply.get("ok") is not True:
         raise Failure(f"goto 1 0: {reply}")
     m = wait_playing(s, d, 1, "2-colours.mp4")
-    if (int(m.group(2)), int(m.group(3)), m.group(4)) != (*VIDEO_SIZE, "h264") or abs(float(m.group(5)) - VIDEO_SECONDS) > 0.2:
-        raise Failure(f"the playing line says {m.group(0)!r}, not 320x200 h264, 4 s")
+    codec = m.group(4).decode() if isinstance(m.group(4), bytes) else m.group(4)
+    if (int(m.group(2)), int(m.group(3)), codec) != (*VIDEO_SIZE, "h264") or abs(float(m.group(5)) - VIDEO_SECONDS) > 0.2:
+        raise Failure(f"the playing line says {m.group(0)!r}, not 320x200 h264, {VIDEO_SECONDS} s")
     seen = []
     while True:
         second, a, b = check_video_frame(s, f"70-video-{len(seen)}", colours, loop=False,
@@ -1535,7 +1536,7 @@ def video_plays(s, touch, clips, colours):
     end = [e for e in events if e["event"] == "didEndVideo"]
     if len(start) != 1 or start[0].get("index") != 1 or not str(start[0].get("image", "")).endswith("/2-colours.mp4") \
             or abs(float(start[0].get("duration") or 0) - VIDEO_SECONDS) > 0.2:
-        raise Failure(f"didStartVideo is not one event {{index 1, the clip, duration 4}}: {start}")
+        raise Failure(f"didStartVideo is not one event {{index 1, the clip, duration {VIDEO_SECONDS}}}: {start}")
     if len(end) != 1 or (end[0].get("index"), end[0].get("frames"), end[0].get("dropped")) != (1, frames, dropped):
         raise Failure(f"didEndVideo is not one event {{index 1, frames {frames}, dropped {dropped}}}: {end}")
     v = video_of(ask_guest(vm, VIDEO_SOCKET, "status"), "after the end")
@@ -1715,10 +1716,10 @@ def video_screenshot(s, touch, clips, colours):
         # Not the first second (its colour is also the first frame's) and
         # not the last (the loop would bring the first back).
         wait_video_status(s, "a position inside the clip", lambda v: v["state"] == "playing"
-                          and 1.2 <= float(v["position"]) <= VIDEO_SECONDS - 1.6, timeout=60)
+                          and VIDEO_SPAN + 0.2 <= float(v["position"]) <= VIDEO_SECONDS - 1.6, timeout=60)
         rgb, w, h, before, after, reply = video_probe(s, "screenshot", f"74-video-screenshot-{attempt}")
         a, b = video_of(before, "screenshot"), video_of(after, "screenshot")
-        if float(b["position"]) >= float(a["position"]) and float(a["position"]) >= 1.2:
+        if float(b["position"]) >= float(a["position"]) and float(a["position"]) >= VIDEO_SPAN + 0.2:
             break
     else:
         raise Failure("the position wrapped around during every screenshot (the guest is too slow for this check)")
@@ -1747,9 +1748,6 @@ def main():
     ap.add_argument("binary", help="carouseld, statically linked, inside the repo")
     ap.add_argument("--out", default=os.path.join(REPO, "out/e2e"))
     ap.add_argument("--only", help="run only the scenarios whose name contains this text (development)")
-    ap.add_argument("--video", action="store_true",
-                    help="also run the video scenarios (issue 29), which the default run leaves out "
-                         "until VIDEO_IN_DEFAULT_RUN is True; --only video runs them alone")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     binary_rel = os.path.relpath(os.path.abspath(args.binary), REPO)
@@ -1760,10 +1758,7 @@ def main():
                  "monitor unplugged and replugged", "slideshow cost", "reload: new mode in place, then a bad file refused",
                  "reload: new mode while frames are in flight", "a 24 Hz touchscreen flings",
                  "album: a folder swapped by mv is seen", "zoom: a two-finger pinch and double taps", FBDEV_NAME, FBDEV_LATE_NAME] + [name for name, _ in WALL]
-    # The video scenarios: in a run that asks for them (--video, or an
-    # --only that names them), or in every run once VIDEO_IN_DEFAULT_RUN.
-    if VIDEO_IN_DEFAULT_RUN or args.video or (args.only and any(args.only in name for name, _ in VIDEO)):
-        scenarios += [name for name, _ in VIDEO]
+    scenarios += [name for name, _ in VIDEO]
     backlight_name = "backlight: dims, powers down with the display, brightness N kept, a driver that goes away"
     power_name = "display off and on: DPMS (atomic, legacy), black, a waking touch neither pages nor selects, idle_off, schedule"
     presence_name = "presence: a key and a gpio-sim line wake the display without paging, hold it, idle_off after"

@@ -438,10 +438,10 @@ class VideoBench(peers.Bench):
                     run["notes"].append("status video %s disagrees with didEndVideo %s" % (sv, end[0]))
                 if sv.get("state") != "ended":
                     run["notes"].append("status video state %r after didEndVideo, not 'ended'" % sv.get("state"))
-            m = re.search(r"decoding reaches ([\d.]+) of ([\d.]+) frames a second", text)
+            m = re.search(r"this board shows ([\d.]+) of ([\d.]+) frames a second", text)
             if m:
                 run["decoding_fps"] = float(m.group(1))
-                run["notes"].append("carouseld said: decoding reaches %s of %s frames a second" % m.groups())
+                run["notes"].append("carouseld said: this board shows %s of %s frames a second" % m.groups())
             m = re.search(r"video: ended \d+ \(.*\) after (\d+) frames, (\d+) dropped", text)
             if m and run["frames_shown"] is not None and (int(m.group(1)), int(m.group(2))) != (run["frames_shown"], run["dropped"]):
                 run["notes"].append("its log line says %s frames, %s dropped" % m.groups())
