@@ -525,9 +525,15 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
     int has_alpha = descriptor && (descriptor->flags & AV_PIX_FMT_FLAG_ALPHA);
     uint8_t *base = dest;
 
-    // The common case: upright frames, the rectangle inside: one sws_scale
-    // straight into the destination.
-    if (clip->rotation == 0 && left == rx && top == ry && right == rx + rw && bottom == ry + rh) {
+    // The common case: upright frames, the rectangle inside and a multiple
+    // of 16 pixels wide: one sws_scale straight into the destination.
+    // libswscale writes a row in blocks of 8 pixels (x86's SIMD output and
+    // yuv2rgb, up to the stride) or 16 (aarch64's NEON yuv2rgb): a width
+    // that is not a multiple overwrites up to 15 pixels right of the
+    // rectangle, which are the caller's (the picture around a clip, or past
+    // the buffer's end on its last row). The clip target found it
+    // (Fuzz/corpus/clip/hevc-mkv: 4 pixels wide at x = 4 wrote x = 8).
+    if (clip->rotation == 0 && left == rx && top == ry && right == rx + rw && bottom == ry + rh && rw % 16 == 0) {
         if (prepare_scaler(clip, rw, rh, error, error_size) != 0) return -1;
         uint8_t *origin = base + (ptrdiff_t)ry * stride + (ptrdiff_t)rx * 4;
         if (scale_into(clip, origin, stride, rh) != 0) {
@@ -554,7 +560,9 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
         snprintf(error, error_size, "cannot draw into a %dx%d rectangle: larger than 64 megapixels", rw, rh);
         return -1;
     }
-    size_t cstride = (size_t)cw * 4;
+    // Rows padded to 16 pixels: what libswscale writes past cw stays in its row.
+    size_t pitch = ((size_t)cw + 15) & ~(size_t)15;
+    size_t cstride = pitch * 4;
     size_t needed = cstride * (size_t)ch;
     if (needed > clip->scratch_size) {
         free(clip->scratch);
@@ -580,19 +588,19 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
         switch (clip->rotation) {
         case 0:
             if (opaque) {
-                for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)v * cw + u0 + i] | opaque;
+                for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)v * pitch + u0 + i] | opaque;
             } else {
-                memcpy(row + left, coded + (size_t)v * cw + u0, (size_t)count * 4);
+                memcpy(row + left, coded + (size_t)v * pitch + u0, (size_t)count * 4);
             }
             break;
         case 90:  // upright (u, v) is coded (v, ch - 1 - u)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - (u0 + i)) * cw + v] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - (u0 + i)) * pitch + v] | opaque;
             break;
         case 180:  // upright (u, v) is coded (cw - 1 - u, ch - 1 - v)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - v) * cw + (cw - 1 - (u0 + i))] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - v) * pitch + (cw - 1 - (u0 + i))] | opaque;
             break;
         default:  // 270: upright (u, v) is coded (cw - 1 - v, u)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(u0 + i) * cw + (cw - 1 - v)] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(u0 + i) * pitch + (cw - 1 - v)] | opaque;
             break;
         }
     }
