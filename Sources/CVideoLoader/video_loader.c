@@ -368,7 +368,9 @@ static int decode(cvideo_clip *clip, char *error, size_t error_size) {
             int64_t stamp = frame->best_effort_timestamp;
             double time;
             if (stamp != AV_NOPTS_VALUE) {
-                time = (stamp - clip->start) * av_q2d(clip->time_base);
+                // In double: a damaged file's stamp and start time are any
+                // int64_t, and their difference would overflow (undefined).
+                time = ((double)stamp - (double)clip->start) * av_q2d(clip->time_base);
             } else {
                 time = clip->has_time ? clip->last_time + clip->frame_step : 0;
             }
