@@ -389,6 +389,19 @@ final class VideoDecoderTests: XCTestCase {
         XCTAssertNoThrow(try VideoDecoder(path: clip, hardware: false, maxPixels: 640 * 360))
     }
 
+    /// FFmpeg's decoders check a frame's size with its width rounded up to
+    /// their stride alignment: a clip exactly at max_pixels whose width is
+    /// not a multiple of 64 still plays (it was refused as truncated).
+    func testClipAtMaxPixelsWithAnUnalignedWidthPlays() throws {
+        let clip = try Clips.make("330.mp4", ["-f", "lavfi", "-i", "testsrc2=size=330x186:rate=25", "-t", "0.2",
+                                              "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let decoder = try VideoDecoder(path: clip, hardware: false, maxPixels: 330 * 186)
+        var frames = 0
+        while try decoder.next() != nil { frames += 1 }
+        XCTAssertEqual(frames, 5)
+        assertRefused(clip, maxPixels: 330 * 186 - 1, containing: "330x186 is larger than [video] max_pixels")
+    }
+
     /// A valid Matroska file whose CodecID is patched to one FFmpeg does not
     /// know: the stream is there, its decoder is not.
     func testUnknownCodec() throws {
