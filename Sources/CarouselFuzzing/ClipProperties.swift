@@ -31,7 +31,7 @@ import Glibc
 ///
 /// One input's work is bounded: inputs longer than `maxInputSize` are
 /// skipped, at most `maxFrames` frames are asked for, and `maxPixels` is
-/// small (at most 128x128), so neither a decoder's frames nor a draw can
+/// small (at most 256x256), so neither a decoder's frames nor a draw can
 /// grow with what the file declares.
 ///
 /// The seeds (Fuzz/corpus/clip) are tiny clips made by Debian 12's ffmpeg
@@ -41,7 +41,7 @@ enum ClipProperties {
     static let maxInputSize = 1 << 16
     static let maxFrames = 8
     static let extensions = ["mp4", "mov", "mkv", "webm"]
-    static let maxPixelsChoices = [256, 1024, 4096, 16384]
+    static let maxPixelsChoices = [1024, 4096, 16384, 65536]
     static let headerSize = 4
     /// Bytes around the destination that no draw may touch.
     static let guardBytes = 64
