@@ -39,7 +39,7 @@ targets=(config control exif jpeg png webp gif heif avif simulate clip)
 # 2026, most of it in the decoders' C libraries) and its fixed seed.
 declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [jpeg]=40000 [png]=300000
                       [webp]=300000 [gif]=300000 [heif]=20000 [avif]=250000 [simulate]=50000
-                      [clip]=5000)
+                      [clip]=3000)
 gate_seed=20261126
 
 gate=0
