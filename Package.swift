@@ -144,7 +144,7 @@ let package = Package(
         // replays the seeds and regression inputs in Fuzz/ through the same checks.
         .target(name: "CarouselFuzzing", dependencies: [
             "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselSimulation",
-            "CFuzzSupport",
+            "CarouselVideo", "CFuzzSupport",
         ]),
         // The heap a decode allocates, through AddressSanitizer's hooks (fuzz builds only).
         .target(name: "CFuzzSupport"),

@@ -11,7 +11,7 @@
 #   scripts/fuzz.sh all 20           every target 20 s, random seeds
 #
 # Targets (Sources/CarouselFuzzing, one input format each): config, control,
-# exif, jpeg, png, webp, gif, heif, avif, simulate. Each starts by replaying
+# exif, jpeg, png, webp, gif, heif, avif, simulate, clip. Each starts by replaying
 # its committed seeds (Fuzz/corpus/TARGET) and every input that ever failed
 # (Fuzz/regressions/TARGET), then mutates them.
 #
@@ -34,11 +34,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(config control exif jpeg png webp gif heif avif simulate)
+targets=(config control exif jpeg png webp gif heif avif simulate clip)
 # The gate: inputs per target (about 15-20 s each on a 2-core machine of
 # 2026, most of it in the decoders' C libraries) and its fixed seed.
 declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [jpeg]=40000 [png]=300000
-                      [webp]=300000 [gif]=300000 [heif]=20000 [avif]=250000 [simulate]=50000)
+                      [webp]=300000 [gif]=300000 [heif]=20000 [avif]=250000 [simulate]=50000
+                      [clip]=3000)
 gate_seed=20261126
 
 gate=0
@@ -72,13 +73,17 @@ fi
 
 # Swift code is instrumented by -sanitize=fuzzer,address (libFuzzer's main
 # comes with it; CAROUSEL_FUZZING leaves out the replayer's main), the C
-# shims (CImageCodecs, CPlatform) by clang's fuzzer-no-link and address.
+# shims (CImageCodecs, CPlatform, CVideoLoader) by clang's fuzzer-no-link and address.
 # Release, as libFuzzer is meant to run: several times the inputs per second
 # of a debug build, and Swift's overflow and bounds checks stay in.
 # The system libraries (libjpeg, libpng, libwebp, giflib, libheif and its
-# codecs) are not instrumented: the shims' calls into them and every buffer
+# codecs, FFmpeg's) are not instrumented: the shims' calls into them and every buffer
 # we hand them are. A crash inside libheif or libde265 is still a crash of
 # the target, and worth a Debian bug report with the input.
+# The same holds for FFmpeg (clip): libFuzzer sees only our C and Swift's
+# coverage (a few hundred edges), so it mutates the clip seeds blindly inside
+# libavformat and libavcodec; the guard band, the sentinels and the checks of
+# VideoDecoder's answers are what finds our bugs there.
 echo "fuzz: building (.build-fuzz)" >&2
 swift build --scratch-path .build-fuzz -c release --product carousel-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -DCAROUSEL_FUZZING \
@@ -107,7 +112,7 @@ for t in "${targets[@]}"; do
   # socket's 4096-byte line, a decoder's second scanline pass.
   case $t in
     control) max_len=12000 ;;
-    jpeg|png|webp|gif|heif|avif) max_len=16384 ;;
+    jpeg|png|webp|gif|heif|avif|clip) max_len=16384 ;;
     exif) max_len=4096 ;;
     *) max_len=8192 ;;
   esac

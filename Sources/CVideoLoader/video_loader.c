@@ -158,6 +158,20 @@ static int decoder_threads(void) {
     return cores > 4 ? 4 : (int)cores;
 }
 
+/// The max_pixels given to FFmpeg's decoders (ours and those of
+/// avformat_find_stream_info). They check a frame with its width rounded up
+/// to their stride alignment (ff_get_buffer: FFALIGN(width, STRIDE_ALIGN),
+/// 64 on x86 builds with AVX-512), so a clip within max_pixels whose width is
+/// not a multiple had every frame refused and read as "truncated" or
+/// "decoding failed: Invalid argument" (the clip fuzz target's 16x8 and 8x8
+/// seeds under max_pixels 256). Twice the limit admits any width from 64 up;
+/// decode() still refuses a frame of more than max_pixels, with its size.
+/// FIXME: clips narrower than 64 pixels within 2x of the limit stay refused
+/// with those reasons.
+static int64_t decoder_pixel_limit(int64_t max_pixels) {
+    return max_pixels > INT64_MAX / 2 ? INT64_MAX : 2 * max_pixels;
+}
+
 static AVCodecContext *open_decoder(const AVCodec *codec, AVStream *stream, int software, int64_t max_pixels) {
     AVCodecContext *context = ff.codec.avcodec_alloc_context3(codec);
     if (context == NULL) return NULL;
@@ -165,7 +179,7 @@ static AVCodecContext *open_decoder(const AVCodec *codec, AVStream *stream, int 
     context->pkt_timebase = stream->time_base;
     // Frames larger than this are refused by the decoder itself, should the
     // stream change size midway.
-    context->max_pixels = max_pixels;
+    context->max_pixels = decoder_pixel_limit(max_pixels);
     if (software) {
         context->thread_count = decoder_threads();
         context->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
@@ -244,7 +258,7 @@ cvideo_clip *cvideo_open(const char *path, int hardware, int64_t max_pixels, cvi
     unsigned streams = clip->format->nb_streams;
     AVDictionary **probe_options = streams ? calloc(streams, sizeof *probe_options) : NULL;
     char limit[24];
-    snprintf(limit, sizeof limit, "%lld", (long long)max_pixels);
+    snprintf(limit, sizeof limit, "%lld", (long long)decoder_pixel_limit(max_pixels));
     for (unsigned i = 0; probe_options && i < streams; i++) ff.util.av_dict_set(&probe_options[i], "max_pixels", limit, 0);
     result = ff.format.avformat_find_stream_info(clip->format, probe_options);
     for (unsigned i = 0; probe_options && i < streams; i++) ff.util.av_dict_free(&probe_options[i]);
@@ -368,7 +382,9 @@ static int decode(cvideo_clip *clip, char *error, size_t error_size) {
             int64_t stamp = frame->best_effort_timestamp;
             double time;
             if (stamp != AV_NOPTS_VALUE) {
-                time = (stamp - clip->start) * av_q2d(clip->time_base);
+                // In double: a damaged file's stamp and start time are any
+                // int64_t, and their difference would overflow (undefined).
+                time = ((double)stamp - (double)clip->start) * av_q2d(clip->time_base);
             } else {
                 time = clip->has_time ? clip->last_time + clip->frame_step : 0;
             }
@@ -525,9 +541,15 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
     int has_alpha = descriptor && (descriptor->flags & AV_PIX_FMT_FLAG_ALPHA);
     uint8_t *base = dest;
 
-    // The common case: upright frames, the rectangle inside: one sws_scale
-    // straight into the destination.
-    if (clip->rotation == 0 && left == rx && top == ry && right == rx + rw && bottom == ry + rh) {
+    // The common case: upright frames, the rectangle inside and a multiple
+    // of 16 pixels wide: one sws_scale straight into the destination.
+    // libswscale writes a row in blocks of 8 pixels (x86's SIMD output and
+    // yuv2rgb, up to the stride) or 16 (aarch64's NEON yuv2rgb): a width
+    // that is not a multiple overwrites up to 15 pixels right of the
+    // rectangle, which are the caller's (the picture around a clip, or past
+    // the buffer's end on its last row). The clip target found it
+    // (Fuzz/corpus/clip/hevc-mkv: 4 pixels wide at x = 4 wrote x = 8).
+    if (clip->rotation == 0 && left == rx && top == ry && right == rx + rw && bottom == ry + rh && rw % 16 == 0) {
         if (prepare_scaler(clip, rw, rh, error, error_size) != 0) return -1;
         uint8_t *origin = base + (ptrdiff_t)ry * stride + (ptrdiff_t)rx * 4;
         if (scale_into(clip, origin, stride, rh) != 0) {
@@ -554,7 +576,9 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
         snprintf(error, error_size, "cannot draw into a %dx%d rectangle: larger than 64 megapixels", rw, rh);
         return -1;
     }
-    size_t cstride = (size_t)cw * 4;
+    // Rows padded to 16 pixels: what libswscale writes past cw stays in its row.
+    size_t pitch = ((size_t)cw + 15) & ~(size_t)15;
+    size_t cstride = pitch * 4;
     size_t needed = cstride * (size_t)ch;
     if (needed > clip->scratch_size) {
         free(clip->scratch);
@@ -580,19 +604,19 @@ int cvideo_draw(cvideo_clip *clip, void *dest, int width, int height, ptrdiff_t 
         switch (clip->rotation) {
         case 0:
             if (opaque) {
-                for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)v * cw + u0 + i] | opaque;
+                for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)v * pitch + u0 + i] | opaque;
             } else {
-                memcpy(row + left, coded + (size_t)v * cw + u0, (size_t)count * 4);
+                memcpy(row + left, coded + (size_t)v * pitch + u0, (size_t)count * 4);
             }
             break;
         case 90:  // upright (u, v) is coded (v, ch - 1 - u)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - (u0 + i)) * cw + v] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - (u0 + i)) * pitch + v] | opaque;
             break;
         case 180:  // upright (u, v) is coded (cw - 1 - u, ch - 1 - v)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - v) * cw + (cw - 1 - (u0 + i))] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(ch - 1 - v) * pitch + (cw - 1 - (u0 + i))] | opaque;
             break;
         default:  // 270: upright (u, v) is coded (cw - 1 - v, u)
-            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(u0 + i) * cw + (cw - 1 - v)] | opaque;
+            for (int i = 0; i < count; i++) row[left + i] = coded[(size_t)(u0 + i) * pitch + (cw - 1 - v)] | opaque;
             break;
         }
     }

@@ -17,6 +17,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case jpeg, png, webp, gif, heif, avif
     /// `carouseld simulate` scripts: parse and run.
     case simulate
+    /// Video clips (mp4, mov, mkv, webm) through `VideoDecoder`: CVideoLoader's
+    /// C around FFmpeg's demuxers, decoders and libswscale.
+    case clip
 
     /// HEIF and AVIF: decoded by the daemon only in its helper process,
     /// whose address space is capped (`DecodingProcess.addressSpaceAllowance`).
@@ -45,6 +48,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .heif: try DecoderProperties.check(input, format: .heif)
         case .avif: try DecoderProperties.check(input, format: .avif)
         case .simulate: try SimulationProperties.check(input)
+        case .clip: try ClipProperties.check(input)
         }
     }
 }

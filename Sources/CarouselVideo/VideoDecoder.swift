@@ -147,9 +147,11 @@ public final class VideoDecoder: @unchecked Sendable {
     /// destination on any side: only its part inside [0, width) x [0,
     /// height) is written, the rest of `dest` is left untouched) into `dest`:
     /// `height` rows of `stride` bytes of native-endian 0xFFRRGGBB words.
-    /// Upright with the rectangle inside, one sws_scale writes straight into
-    /// `dest`; otherwise the rectangle is scaled into a scratch buffer in the
-    /// coded orientation and its visible part turned into place.
+    /// Upright with the rectangle inside and a multiple of 16 pixels wide,
+    /// one sws_scale writes straight into `dest` (libswscale writes rows in
+    /// blocks of up to 16 pixels); otherwise the rectangle is scaled into a
+    /// scratch buffer in the coded orientation and its visible part turned
+    /// into place.
     /// The corresponding C function is `cvideo_draw` (sws_scale).
     public func draw(into dest: UnsafeMutableRawPointer, width: Int, height: Int, stride: Int, rect: PixelRect) throws(VideoError) {
         guard stride >= width * 4 else {

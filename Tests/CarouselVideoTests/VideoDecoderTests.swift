@@ -193,6 +193,31 @@ final class VideoDecoderTests: XCTestCase {
         XCTAssertGreaterThan(psnr(canvas, x: 3, y: 5, width: 161, height: 91, reference: reference), threshold)
     }
 
+    /// libswscale writes a row in blocks of 8 pixels (x86) or 16 (aarch64's
+    /// yuv2rgb): a rectangle of another width must still leave the pixels
+    /// right of it alone, and the bytes past a destination's last row (the
+    /// clip fuzz target found a 4-pixel rectangle writing 4 more).
+    func testNarrowRectanglesLeaveTheirNeighboursAlone() throws {
+        let clip = try Clips.landscape()
+        let decoder = try VideoDecoder(path: clip, hardware: false, maxPixels: maxPixels)
+        XCTAssertNotNil(try decoder.next())
+        for width in [1, 4, 5, 12, 17, 33, 100, 320] {
+            let rect = PixelRect(x: 4, y: 2, width: width, height: 6)
+            var canvas = Canvas(width: width + 24, height: 10)
+            try canvas.draw(decoder, rect: rect)
+            XCTAssertNil(canvas.check(written: rect), "\(rect)")
+            // In the bottom-right corner of a destination without spare
+            // stride, followed by 64 bytes that are not the destination's.
+            let (w, h) = (width + 4, 10)
+            var bytes = [UInt8](repeating: 0xA5, count: w * 4 * h + 64)
+            try bytes.withUnsafeMutableBytes {
+                try decoder.draw(into: $0.baseAddress!, width: w, height: h, stride: w * 4,
+                                 rect: PixelRect(x: 4, y: h - 3, width: width, height: 3))
+            }
+            XCTAssertEqual(Array(bytes.suffix(64)), [UInt8](repeating: 0xA5, count: 64), "past the last row, \(width) wide")
+        }
+    }
+
     func testCoverCropAndMargins() throws {
         let clip = try Clips.landscape()
         let decoder = try VideoDecoder(path: clip, hardware: false, maxPixels: maxPixels)
@@ -362,6 +387,19 @@ final class VideoDecoderTests: XCTestCase {
                                               "-c:v", "libx264", "-pix_fmt", "yuv420p"])
         assertRefused(clip, maxPixels: 100_000, containing: "640x360 is larger than [video] max_pixels (100000)")
         XCTAssertNoThrow(try VideoDecoder(path: clip, hardware: false, maxPixels: 640 * 360))
+    }
+
+    /// FFmpeg's decoders check a frame's size with its width rounded up to
+    /// their stride alignment: a clip exactly at max_pixels whose width is
+    /// not a multiple of 64 still plays (it was refused as truncated).
+    func testClipAtMaxPixelsWithAnUnalignedWidthPlays() throws {
+        let clip = try Clips.make("330.mp4", ["-f", "lavfi", "-i", "testsrc2=size=330x186:rate=25", "-t", "0.2",
+                                              "-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let decoder = try VideoDecoder(path: clip, hardware: false, maxPixels: 330 * 186)
+        var frames = 0
+        while try decoder.next() != nil { frames += 1 }
+        XCTAssertEqual(frames, 5)
+        assertRefused(clip, maxPixels: 330 * 186 - 1, containing: "330x186 is larger than [video] max_pixels")
     }
 
     /// A valid Matroska file whose CodecID is patched to one FFmpeg does not
