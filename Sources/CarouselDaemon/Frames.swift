@@ -227,13 +227,18 @@ public final class FramePath {
         daemon.compositor.placements(offset: x, count: album.count, wrap: wrap, into: &placements)
         let placed = placements
         // Placements are consecutive slots: the first index and the count name them all.
+        // A clip whose frames show needs no first frame meanwhile: a
+        // screen's worth of memory less while it plays.
+        let playing = daemon.video?.framedKey
         let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
                             heading: prefetchTarget, current: daemon.model.lattice.itemIndex(at: x), direction: travel,
-                            wrap: wrap)
+                            wrap: wrap, playing: playing)
         if key != wantedKey {
             wantedKey = key
-            daemon.cache.want(album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                           current: key.current, direction: travel, wrap: wrap))
+            var wanted = album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
+                                      current: key.current, direction: travel, wrap: wrap)
+            if let playing { wanted.removeAll { $0 == playing } }
+            daemon.cache.want(wanted)
         }
         return placed
     }
@@ -247,6 +252,7 @@ public final class FramePath {
         var current: Int
         var direction: Int
         var wrap: Bool
+        var playing: String?
     }
 
     /// Asks the display for buffers one screen longer along the panel axis,

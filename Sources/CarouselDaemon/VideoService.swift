@@ -48,6 +48,9 @@ final class VideoService: LoopService {
         ClipPlayback.Settings(loop: config.video.loop, maxSeconds: config.video.maxSeconds)
     }
 
+    /// The clip whose frames show in place of its first frame, if one does.
+    var framedKey: String? { current != nil ? player?.key : nil }
+
     /// The frame to show for `key` instead of the decode cache's picture, if its clip plays (or paused on it).
     func picture(for key: String) -> DecodedImage? {
         guard let player, let current, player.key == key else { return nil }

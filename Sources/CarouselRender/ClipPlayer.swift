@@ -306,7 +306,10 @@ public final class ClipPlayer: @unchecked Sendable {
 /// prepared first frame around the frame (the blurred fill, the
 /// background), where the frame goes, its caption, and a few reused buffers.
 struct ClipCanvas {
-    let template: DecodedImage
+    /// What shows around the frame (the first frame prepared, without its
+    /// caption); nil when the frame covers the item and nothing shows.
+    let template: DecodedImage?
+    let size: PixelSize
     let placement: PixelRect
     let caption: (sprite: DecodedImage, x: Int, y: Int)?
     let rotation: Rotation
@@ -317,33 +320,37 @@ struct ClipCanvas {
 
     init(decoder: VideoDecoder, path: String, settings: ItemCache.Settings) throws {
         let box = settings.itemSize
-        // The first frame as the cache prepares it, without its caption:
-        // the fill around every frame is the first frame's.
-        guard try decoder.next() != nil else { throw VideoError(path: path, reason: "no frame to show") }
-        let first = try DecodedImage(width: decoder.info.uprightSize.width, height: decoder.info.uprightSize.height,
-                                     format: .xrgb8888) { pixels, stride in
-            try? decoder.draw(into: pixels.baseAddress!, width: decoder.info.uprightSize.width,
-                              height: decoder.info.uprightSize.height, stride: stride,
-                              rect: PixelRect(x: 0, y: 0, width: decoder.info.uprightSize.width,
-                                              height: decoder.info.uprightSize.height))
-        }
-        template = try ImageScaler.scale(first, to: box, fit: settings.fit, background: settings.background, blur: settings.blur)
-        placement = ImageScaler.placement(of: decoder.info.uprightSize, in: box, fit: settings.fit)
+        let upright = decoder.info.uprightSize
+        placement = ImageScaler.placement(of: upright, in: box, fit: settings.fit)
         covers = placement.x <= 0 && placement.y <= 0 && placement.x + placement.width >= box.width
             && placement.y + placement.height >= box.height
+        size = box
+        rotation = settings.rotation
         if let captioning = settings.caption, captioning.kind != .none, let text = Captioner.sprite(for: path, in: box, captioning) {
             caption = (text.sprite, text.x, text.y)
         } else {
             caption = nil
         }
-        rotation = settings.rotation
+        // What shows around the frames: the first frame as the cache
+        // prepares it, without its caption. Not made (nor kept: a screen's
+        // worth of memory) when the frames cover the item.
+        if covers {
+            template = nil
+            return
+        }
+        guard try decoder.next() != nil else { throw VideoError(path: path, reason: "no frame to show") }
+        let first = try DecodedImage(width: upright.width, height: upright.height, format: .xrgb8888) { pixels, stride in
+            try? decoder.draw(into: pixels.baseAddress!, width: upright.width, height: upright.height, stride: stride,
+                              rect: PixelRect(x: 0, y: 0, width: upright.width, height: upright.height))
+        }
+        template = try ImageScaler.scale(first, to: box, fit: settings.fit, background: settings.background, blur: settings.blur)
         try decoder.rewind()
     }
 
     /// The decoder's current frame prepared for the screen.
     mutating func frame(from decoder: VideoDecoder) throws -> DecodedImage {
         let picture = try buffer()
-        if !covers { picture.copyOutside(placement, from: template) }
+        if let template { picture.copyOutside(placement, from: template) }
         var failure: Error?
         picture.withUnsafeMutableBytes { pixels in
             do throws(VideoError) {
@@ -365,7 +372,7 @@ struct ClipCanvas {
             pool[i] = pool[i].reissued()
             return pool[i]
         }
-        let fresh = try DecodedImage(width: template.width, height: template.height, format: .xrgb8888) { _, _ in }
+        let fresh = try DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { _, _ in }
         // Kept: the queue's, the frame on screen and the one the screen's
         // scene still holds until the next frame is drawn (a screenshot's,
         // rarely, is a buffer more for a while, not kept).

@@ -84,6 +84,9 @@ import Testing
         #expect(d.daemon.status()["autoplay"]?["paused_by"] == .array([.string("video")]))
         // Red in its first second, green in its second, blue in its third.
         #expect(Self.colour(d) == "red")
+        // While its frames show, its first frame is not kept besides them.
+        let key = try #require(v["image"]?.stringValue)
+        #expect(d.daemon.cache.image(for: key) == nil)
         Self.play(d, ms: 1000)
         #expect(Self.colour(d) == "green")
         Self.play(d, ms: 1000)
@@ -174,6 +177,14 @@ import Testing
         #expect(Self.colour(d) == "green")
         // `play` lifted the pause and turned nothing on ([autoplay] enabled = false).
         #expect(d.daemon.status()["autoplay"]?["enabled"] == .bool(false))
+        // Paged away, the clip stops; back on it, its first frame shows at once (decoded again as the cache's).
+        Self.go(d, to: 2)
+        #expect(Self.video(d) == nil)
+        guard case .ok = d.answer("goto 1 0") else { Issue.record("goto 1 refused"); return }
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        d.advance(ms: 20)
+        #expect(Self.colour(d) == "red")
     }
 
     @Test func setVideoLoopAppliesToTheClipPlayingWithoutStartingItAgain() throws {
