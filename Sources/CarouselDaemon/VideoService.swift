@@ -29,6 +29,8 @@ final class VideoService: LoopService {
     /// Frames shown and dropped of this clip.
     private var shown = 0
     private var droppedOnLoop = 0
+    /// Frames the display had been given when the frame on screen was taken.
+    private var takenAtPresented = 0
     /// The clip was said to be too heavy for the board (once per clip).
     private(set) var heavyLogged = false
     private var startLogged = false
@@ -201,7 +203,14 @@ final class VideoService: LoopService {
         }
         let taken = player.take(upTo: now, first: awaitingFirstFrame)
         if let frame = taken.frame {
+            // The frame before it never reached the screen (no frame was
+            // presented since it was taken): dropped too, not shown.
+            if current != nil, takenAtPresented == daemon.frames.pacer.framesPresented, shown > 0 {
+                shown -= 1
+                droppedOnLoop += 1
+            }
             current = frame
+            takenAtPresented = daemon.frames.pacer.framesPresented
             shown += 1
             droppedOnLoop += taken.dropped
             daemon.ask(.frame)
@@ -250,8 +259,16 @@ final class VideoService: LoopService {
     /// Waits for the player's thread to catch up, then takes what is due:
     /// for tests on a manual clock (never on the loop).
     func settle() {
-        player?.waitUntilIdle()
-        pump(now: daemon.clock())
+        // As the loop does on each ring: take, and look again once the
+        // thread made the next (a frame already due is taken at once).
+        while let player {
+            player.waitUntilIdle()
+            let before = (shown, droppedOnLoop, player.peek == nil)
+            pump(now: daemon.clock())
+            if (shown, droppedOnLoop, player.peek == nil) == before || player.nextDue().map({ $0 > daemon.clock() }) ?? true {
+                break
+            }
+        }
     }
 
     /// `x` to a tenth, as a log line says it (12.3).

@@ -40,9 +40,13 @@ public final class ClipPlayer: @unchecked Sendable {
     }
 
     /// Frames prepared ahead at most: a clip of any length or size holds
-    /// this many (two frame periods of slack for the loop; each frame is the
-    /// item's size, 8 MB at 1920x1080).
-    public static let queueLength = 2
+    /// this many (each frame is the item's size, 8 MB at 1920x1080). One:
+    /// the thread prepares the next frame while one shows, so it has a
+    /// frame's time for each, as a player that keeps time must anyway; a
+    /// second frame ahead would only absorb a frame slower than that, for a
+    /// screen's worth of memory (the peer benchmark's peak RSS was 1.05 to
+    /// 1.09x mpv's with two).
+    public static let queueLength = 1
 
     public let path: String
     /// The clip's key in the album (its path).

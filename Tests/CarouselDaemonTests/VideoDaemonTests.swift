@@ -254,21 +254,27 @@ import Testing
     }
 
     @Test func frameOvertakenOnTheLoopAreDroppedAndTheClipKeepsItsTime() throws {
-        // The loop looks every 200 ms (a board that cannot keep up): two
-        // frames are due each time; the newer shows, the older is dropped.
+        // The loop draws every 200 ms (a board that cannot keep up): two
+        // frames are due each time; the newer shows, the older is dropped
+        // (taken, but never presented: it counts as dropped).
         let d = try Self.daemon()
         Self.toClip(d)
         for _ in 0..<12 {
             d.daemon.video?.settle()
             d.advance(ms: 200)
         }
+        d.daemon.video?.settle()
         let v = try #require(Self.video(d))
         let position = v["position"]?.doubleValue ?? 0
         #expect(position > 2.4 && position < 2.6)
         #expect(Self.colour(d) == "blue")
         let shown = v["frames"]?.intValue ?? 0, dropped = v["dropped"]?.intValue ?? 0
-        #expect(dropped >= 10 && shown <= 15)
-        #expect(shown + dropped >= 24 && shown + dropped <= 26)
+        // One frame reaches the screen a look (14 looks); the rest are dropped.
+        #expect(dropped >= 8 && shown <= 16)
+        // Every frame up to the position is shown or dropped, give or take
+        // one: whether the clip's thread has judged the frame due last (t =
+        // 2.4 s) by the time status is read is a race with its thread.
+        #expect(shown + dropped >= 23 && shown + dropped <= 26)
         // Said once, with the rate reached.
         #expect(d.daemon.video?.heavyLogged == true)
     }
