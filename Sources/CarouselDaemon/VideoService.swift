@@ -18,6 +18,8 @@ final class VideoService: LoopService {
     private unowned let daemon: Daemon
     private var playback: ClipPlayback
     private var player: ClipPlayer?
+    /// What the player's frames are made for (the decode cache's settings when it started).
+    private var playerSettings: ItemCache.Settings?
     /// The clip's item, while a player is there.
     private var item = 0
     /// The frame on screen in place of the clip's first frame.
@@ -74,10 +76,8 @@ final class VideoService: LoopService {
             playback.settings = Self.settings(config)
             // A clip plays on under new settings (`loop`, `max_seconds`)
             // unless how its frames are made changed.
-            if old.video.hardware != config.video.hardware || old.video.maxPixels != config.video.maxPixels
-                || daemon.layout.cacheSettings(old) != daemon.layout.cacheSettings(config) {
-                stopPlayer(now: now)
-                playback.forget()
+            if old.video.hardware != config.video.hardware || old.video.maxPixels != config.video.maxPixels {
+                restart(now: now)
             }
             sync(now: now)
         case .laidOut, .modelChanged:
@@ -108,6 +108,9 @@ final class VideoService: LoopService {
         defer { syncing = false }
         repeat {
             syncAgain = false
+            // Frames are made for the item's size, fit, fill, caption and
+            // the panel's turn: a new layout or style starts the clip again.
+            if player != nil, playerSettings != daemon.layout.cacheSettings(daemon.config) { restart(now: now) }
             // The album changed under the clip: it plays on under its new
             // index, or stops if it left.
             if let player, daemon.album.key(item) != player.key {
@@ -115,8 +118,7 @@ final class VideoService: LoopService {
                     item = moved
                     playback.renumber(to: moved)
                 } else {
-                    stopPlayer(now: now)
-                    playback.forget()
+                    restart(now: now)
                 }
             }
             let v = view(at: now)
@@ -158,7 +160,8 @@ final class VideoService: LoopService {
         guard let key = daemon.album.key(item) else { return }
         let config = daemon.config
         let bell = self.bell
-        let player = ClipPlayer(path: key, settings: daemon.layout.cacheSettings(config),
+        playerSettings = daemon.layout.cacheSettings(config)
+        let player = ClipPlayer(path: key, settings: playerSettings!,
                                 hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels) { bell.ring() }
         self.player = player
         self.item = item
@@ -169,6 +172,12 @@ final class VideoService: LoopService {
         heavyLogged = false
         startLogged = false
         player.start()
+    }
+
+    /// Lets the clip go; the next look starts it afresh if the carousel rests on it.
+    private func restart(now: Int64) {
+        stopPlayer(now: now)
+        playback.forget()
     }
 
     private func stopPlayer(now: Int64) {

@@ -200,6 +200,22 @@ import Testing
         #expect(Self.colour(d) == "red")
     }
 
+    @Test func aNewLayoutWhileAClipPlaysStartsItAgainForTheNewLayout() throws {
+        let d = try Self.daemon()
+        Self.toClip(d)
+        Self.play(d, ms: 1500)
+        #expect(Self.colour(d) == "green")
+        // The panel turned: frames of the old layout's size would not fit.
+        guard case .ok = d.answer("set images.fit cover") else { Issue.record("set refused"); return }
+        guard case .ok = d.answer("set display.rotation 180") else { Issue.record("set refused"); return }
+        d.daemon.settleDecodes()
+        Self.play(d, ms: 300)
+        let v = try #require(Self.video(d))
+        #expect(v["state"] == .string("playing"))
+        #expect((v["position"]?.doubleValue ?? 9) < 0.6)
+        #expect(Self.colour(d) == "red")
+    }
+
     @Test func loopStartsTheClipAgainWhileAutoplayIsOff() throws {
         let d = try Self.daemon(ini: "[video]\nloop = true\n")
         Self.toClip(d)
