@@ -69,6 +69,8 @@ public final class Daemon {
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
     let backlightRoot: String?
+    /// The clock is the monotonic clock (see `Options.realTime`).
+    let realTime: Bool
     private var running = true
     /// Frames: what the screen shows, written and presented when due (Frames.swift).
     public private(set) var frames: FramePath!
@@ -93,6 +95,7 @@ public final class Daemon {
         layout = Layout(config: config, backend: backend)
         localClock = options.localClock ?? .system
         backlightRoot = options.backlightRoot
+        realTime = options.realTime
         reopenDisplay = options.reopenDisplay
 
         epoll = try Epoll()

@@ -39,6 +39,10 @@ extension Daemon {
         /// Where the kernel lists backlights (`carouseld run`:
         /// /sys/class/backlight); nil drives none.
         public var backlightRoot: String?
+        /// The daemon's clock is the monotonic clock (`carouseld run`);
+        /// false for a manual one (tests): a clip's thread then judges
+        /// lateness by the loop's readings alone, never by time passing.
+        public var realTime = true
         public init() {}
 
         /// `$STATE_DIRECTORY`'s first path, else /var/lib/carouseld.

@@ -160,9 +160,16 @@ final class VideoService: LoopService {
         guard let key = daemon.album.key(item) else { return }
         let config = daemon.config
         let bell = self.bell
+        let elapsed: @Sendable () -> Int64
+        if daemon.realTime {
+            elapsed = { MonotonicClock.now() }
+        } else {
+            elapsed = { 0 }
+        }
         playerSettings = daemon.layout.cacheSettings(config)
         let player = ClipPlayer(path: key, settings: playerSettings!,
-                                hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels) { bell.ring() }
+                                hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels,
+                                elapsed: elapsed) { bell.ring() }
         self.player = player
         self.item = item
         pausedAt = 0

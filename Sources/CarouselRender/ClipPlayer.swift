@@ -69,8 +69,11 @@ public final class ClipPlayer: @unchecked Sendable {
         /// Frames decoded (shown or dropped) since the start, for the rate reached.
         var decoded = 0
         var ended = false
-        /// The loop's clock when it last looked (µs): the thread's idea of "now".
+        /// The loop's clock when it last looked (µs), and the monotonic
+        /// clock then: the thread's idea of "now" is the one moved on by the
+        /// other's time since (the same clock on the daemon; a manual one in tests).
         var loopNow: Int64 = 0
+        var loopNowTaken: Int64 = 0
         /// The thread decodes or prepares a frame (false: it waits, or it ended).
         var busy = true
     }
@@ -81,8 +84,15 @@ public final class ClipPlayer: @unchecked Sendable {
     /// The clip's own thread (a queue of its own: it blocks on `wake`).
     private let queue = DispatchQueue(label: "carouseld.clip", qos: .userInitiated)
 
+    /// Reads a monotonic clock (µs): time passing since the loop last
+    /// looked, and how long preparing a frame takes. `{ 0 }` for a loop on a
+    /// manual clock: lateness is then judged by the loop's readings alone.
+    private let elapsed: @Sendable () -> Int64
+
     public init(path: String, settings: ItemCache.Settings, hardware: Bool, maxPixels: Int,
+                elapsed: @escaping @Sendable () -> Int64 = MonotonicClock.now,
                 onReady: @escaping @Sendable () -> Void) {
+        self.elapsed = elapsed
         self.path = path
         key = path
         self.settings = settings
@@ -101,6 +111,7 @@ public final class ClipPlayer: @unchecked Sendable {
         shared.withLock {
             $0.anchor = now - Int64(position * 1_000_000)
             $0.loopNow = now
+            $0.loopNowTaken = elapsed()
         }
         signal()
     }
@@ -172,7 +183,10 @@ public final class ClipPlayer: @unchecked Sendable {
             var frame: Frame?
             var dropped = 0
             let anchor = s.anchor
-            s.loopNow = max(s.loopNow, now)
+            if now > s.loopNow {
+                s.loopNow = now
+                s.loopNowTaken = elapsed()
+            }
             while let head = s.queue.first {
                 switch head {
                 case .frame(let f):
@@ -256,6 +270,7 @@ public final class ClipPlayer: @unchecked Sendable {
         // The frame's duration by the clip's rate (a late frame is one later than this).
         let period = 1 / max(1, min(240, decoder.info.frameRate ?? 30))
         var lastTime = 0.0
+        var preparing = 0.0
         while true {
             wait { s in s.rewind || (!s.ended && s.queue.filter { if case .frame = $0 { true } else { false } }.count < Self.queueLength) }
             let (stopped, rewind) = shared.withLock { s in
@@ -281,14 +296,15 @@ public final class ClipPlayer: @unchecked Sendable {
                 continue
             }
             lastTime = time
-            // Late already (the loop's clock past its time by a frame):
-            // dropped here, before the costly part, unless nothing is
-            // queued and it is the first (a start shows something).
+            // Late already, or late by the time it would be prepared (the
+            // loop's clock past its time by a frame): dropped here, before
+            // the costly part, unless it is the first (a start shows something).
             let late = shared.withLock { s -> Bool in
                 s.decoded += 1
                 guard let anchor = s.anchor, decoder.framesDecoded > 1 else { return false }
-                let position = Double(s.loopNow - anchor) / 1_000_000
-                if time + period < position {
+                let loopNow = s.loopNow + (elapsed() - s.loopNowTaken)
+                let position = Double(loopNow - anchor) / 1_000_000
+                if time + period < position + preparing {
                     s.droppedLate += 1
                     return true
                 }
@@ -296,7 +312,10 @@ public final class ClipPlayer: @unchecked Sendable {
             }
             if late { continue }
             do {
+                let started = elapsed()
                 let picture = try canvas.frame(from: decoder)
+                // How long preparing a frame takes here (a moving average).
+                preparing += (Double(elapsed() - started) / 1_000_000 - preparing) / 4
                 push(.frame(Frame(picture: picture, time: time)))
             } catch {
                 push(.failed("\(error)"))

@@ -72,6 +72,7 @@ final class OffscreenDaemon {
         options.localClock = localClock
         options.backlightRoot = backlightRoot
         options.prepare = prepare
+        options.realTime = false
         let clock = Clock()
         clock.now = now
         self.clock = clock
