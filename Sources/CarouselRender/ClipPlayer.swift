@@ -271,6 +271,10 @@ public final class ClipPlayer: @unchecked Sendable {
         let period = 1 / max(1, min(240, decoder.info.frameRate ?? 30))
         var lastTime = 0.0
         var preparing = 0.0
+        // The clip's time of the last frame prepared: when the decoder falls
+        // behind the clip, one is prepared every half second of the clip,
+        // so a board that decodes slower than real time still shows it move.
+        var lastPrepared = -Double.infinity
         while true {
             wait { s in s.rewind || (!s.ended && s.queue.filter { if case .frame = $0 { true } else { false } }.count < Self.queueLength) }
             let (stopped, rewind) = shared.withLock { s in
@@ -304,6 +308,9 @@ public final class ClipPlayer: @unchecked Sendable {
                 guard let anchor = s.anchor, decoder.framesDecoded > 1 else { return false }
                 let loopNow = s.loopNow + (elapsed() - s.loopNowTaken)
                 let position = Double(loopNow - anchor) / 1_000_000
+                // Behind already: the decoder itself cannot keep up; one
+                // frame every half second of the clip is shown anyway.
+                if time + period < position, time - lastPrepared >= 0.5 { return false }
                 if time + period < position + preparing {
                     s.droppedLate += 1
                     return true
@@ -314,6 +321,7 @@ public final class ClipPlayer: @unchecked Sendable {
             do {
                 let started = elapsed()
                 let picture = try canvas.frame(from: decoder)
+                lastPrepared = time
                 // How long preparing a frame takes here (a moving average).
                 preparing += (Double(elapsed() - started) / 1_000_000 - preparing) / 4
                 push(.frame(Frame(picture: picture, time: time)))

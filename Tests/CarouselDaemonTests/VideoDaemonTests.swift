@@ -10,6 +10,7 @@ import CarouselCore
 import CarouselImaging
 @testable import CarouselDaemon
 import CarouselPlatform
+import CarouselRender
 import Foundation
 import Testing
 
@@ -394,5 +395,38 @@ import Testing
                                  clock: (12, 0), zoom: nil, crossfade: nil)
         let p = frame.pixel(x: 160, y: 100)
         #expect((p >> 16) & 0xFF > 180 && (p >> 8) & 0xFF < 60 && p & 0xFF < 60, "\(String(p, radix: 16))")
+    }
+
+    /// A board that decodes slower than real time: every frame is late when
+    /// it comes out of the decoder. The thread still prepares one every half
+    /// second of the clip, so the clip is seen moving on, never frozen.
+    @Test func aClipLateEverywhereStillShowsAFrameEveryHalfSecond() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("clip-late-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clip = folder.appendingPathComponent("a.mp4").path
+        try Self.makeClip(clip)
+        let settings = ItemCache.Settings(itemSize: PixelSize(width: 160, height: 100), fit: .contain,
+                                          background: PixelColor(red: 0, green: 0, blue: 0), maxPixels: 1_000_000,
+                                          budgetBytes: 1 << 24)
+        let player = ClipPlayer(path: clip, settings: settings, hardware: false, maxPixels: 1_000_000, elapsed: { 0 }) {}
+        player.start()
+        player.waitUntilIdle()
+        // The first frame is taken at the start; the clip's clock starts then.
+        let first = player.take(upTo: 0, first: true)
+        #expect(first.frame?.time == 0)
+        player.play(from: 0, at: 0)
+        // The loop looks again 10 s later: every frame after the first is late.
+        var times: [Double] = []
+        for _ in 0..<10 {
+            player.waitUntilIdle()
+            let taken = player.take(upTo: 10_000_000)
+            if let frame = taken.frame { times.append(frame.time) }
+            if case .end? = taken.last { break }
+        }
+        player.stop()
+        #expect(times.count >= 4 && times.count <= 7, "\(times)")
+        for (a, b) in zip(times, times.dropFirst()) { #expect(b - a >= 0.45 && b - a <= 0.55, "\(times)") }
+        #expect(player.droppedLate >= 20)
     }
 }
