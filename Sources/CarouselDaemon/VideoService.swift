@@ -53,11 +53,11 @@ final class VideoService: LoopService {
     }
 
     /// The clip whose frames show in place of its first frame, if one does.
-    var framedKey: String? { current != nil ? player?.key : nil }
+    var framedKey: String? { current != nil ? player?.path : nil }
 
     /// The frame to show for `key` instead of the decode cache's picture, if its clip plays (or paused on it).
     func picture(for key: String) -> DecodedImage? {
-        guard let player, let current, player.key == key else { return nil }
+        guard let player, let current, player.path == key else { return nil }
         return current.picture
     }
 
@@ -113,8 +113,8 @@ final class VideoService: LoopService {
             if player != nil, playerSettings != daemon.layout.cacheSettings(daemon.config) { restart(now: now) }
             // The album changed under the clip: it plays on under its new
             // index, or stops if it left.
-            if let player, daemon.album.key(item) != player.key {
-                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == player.key }) {
+            if let player, daemon.album.key(item) != player.path {
+                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == player.path }) {
                     item = moved
                     playback.renumber(to: moved)
                 } else {

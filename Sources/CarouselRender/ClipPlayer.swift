@@ -49,8 +49,6 @@ public final class ClipPlayer: @unchecked Sendable {
     public static let queueLength = 1
 
     public let path: String
-    /// The clip's key in the album (its path).
-    public let key: String
     private let settings: ItemCache.Settings
     private let hardware: Bool
     private let maxPixels: Int
@@ -66,8 +64,6 @@ public final class ClipPlayer: @unchecked Sendable {
         var info: VideoInfo?
         /// Frames the thread dropped because they were late.
         var droppedLate = 0
-        /// Frames decoded (shown or dropped) since the start, for the rate reached.
-        var decoded = 0
         var ended = false
         /// The loop's clock when it last looked (µs), and the monotonic
         /// clock then: the thread's idea of "now" is the one moved on by the
@@ -94,7 +90,6 @@ public final class ClipPlayer: @unchecked Sendable {
                 onReady: @escaping @Sendable () -> Void) {
         self.elapsed = elapsed
         self.path = path
-        key = path
         self.settings = settings
         self.hardware = hardware
         self.maxPixels = maxPixels
@@ -152,9 +147,6 @@ public final class ClipPlayer: @unchecked Sendable {
 
     /// Frames dropped by the thread (late out of the decoder) so far.
     public var droppedLate: Int { shared.withLock { $0.droppedLate } }
-
-    /// Frames out of the decoder so far.
-    public var decoded: Int { shared.withLock { $0.decoded } }
 
     /// When the head of the queue is due (the loop's µs), if it plays and
     /// something is queued: a frame at its time, the end after the last
@@ -304,7 +296,6 @@ public final class ClipPlayer: @unchecked Sendable {
             // loop's clock past its time by a frame): dropped here, before
             // the costly part, unless it is the first (a start shows something).
             let late = shared.withLock { s -> Bool in
-                s.decoded += 1
                 guard let anchor = s.anchor, decoder.framesDecoded > 1 else { return false }
                 let loopNow = s.loopNow + (elapsed() - s.loopNowTaken)
                 let position = Double(loopNow - anchor) / 1_000_000
