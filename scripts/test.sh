@@ -15,6 +15,15 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 total=0
 summary=()
+# Seconds per step, printed at the end: the suite's budget is 35 minutes on
+# two cores, and this says where they go.
+timings=()
+step_start=$SECONDS
+# took NAME: records the seconds since the last step ended.
+took() {
+    timings+=("$(( SECONDS - step_start )) s  $1")
+    step_start=$SECONDS
+}
 
 # stage TITLE PATTERN COMMAND...: runs COMMAND, shows and keeps its output,
 # and counts what PATTERN (a sed expression printing the number of checks
@@ -36,9 +45,11 @@ stage() {
     fi
     total=$((total + passed))
     summary+=("$passed $title")
+    took "$title"
 }
 
 bash scripts/setup.sh
+took "setup (Debian packages)"
 
 # First: seconds, and no Swift needed.
 stage "the C pixel kernels against their twins on x86-64, arm64 and armhf (clang, Debian's cross libraries, qemu-user for the ARM builds)" \
@@ -46,6 +57,7 @@ stage "the C pixel kernels against their twins on x86-64, arm64 and armhf (clang
 
 echo "== build (debug, with tests)"
 swift build --build-tests
+took "build (debug, with tests)"
 
 # Swift Testing's summary ("Test run with N tests in M suites passed") counts
 # tests it skipped (a replay with no seed given): those are taken off.
@@ -102,11 +114,13 @@ stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per t
 echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
 # The VM's kernel, root image and initramfs are built once and cached in .build-vm/.
 bash scripts/vm/build-assets.sh
+took "the VM's kernel, image and initramfs (cached in .build-vm/)"
 # The whole package, as a user's `swift build -c release` builds it (every
 # product: carouseld, carouselctl, the benchmarks, the fuzz replayer), with
 # Swift's libraries linked in for the VM. Only single products were built
 # here once, and a release build of the whole package broke unseen.
 swift build -c release --static-swift-stdlib --scratch-path .build-static
+took "build (release, static, for the VM)"
 vm_binary=.build-static/release/carouseld
 
 vm_smoke() {
@@ -141,4 +155,6 @@ stage "the Debian package: make deb and lintian, then apt install, upgrade, remo
 # scripts/vm/soak.py, runs by hand: an hour.)
 echo "== summary"
 for line in "${summary[@]}"; do echo "  $line"; done
+echo "== seconds per step ($SECONDS s in all)"
+for line in "${timings[@]}"; do echo "  $line"; done
 echo "tests: $total passed, 0 failed"
