@@ -2,6 +2,15 @@
 // carouseld: a full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).
 import PackageDescription
 
+// HarfBuzz's and FreeType's headers are in folders of their own (what
+// `pkg-config --cflags harfbuzz` gives). Named here rather than through
+// `pkgConfig:`, whose flags would link the libraries again: they are opened
+// with dlopen (see CTextLoader.h). Debian keeps both folders out of the
+// multiarch tree, so they hold for every architecture.
+let textHeaderFolders = ["/usr/include/harfbuzz", "/usr/include/freetype2"]
+let textHeadersC: [CSetting] = [.unsafeFlags(textHeaderFolders.map { "-I" + $0 })]
+let textHeadersSwift: [SwiftSetting] = [.unsafeFlags(textHeaderFolders.flatMap { ["-Xcc", "-I" + $0] })]
+
 let package = Package(
     name: "carouseld",
     platforms: [.macOS(.v13)],
@@ -106,9 +115,12 @@ let package = Package(
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
         // Text over pictures ([overlay]): fontconfig finds the font and its
         // fallbacks, HarfBuzz shapes (right-to-left, CJK), FreeType rasterises.
-        .systemLibrary(name: "CText", pkgConfig: "harfbuzz",
-                       providers: [.apt(["libharfbuzz-dev", "libfreetype-dev", "libfontconfig-dev"])]),
-        .target(name: "CarouselText", dependencies: ["CarouselCore", "CarouselImaging", "CarouselPlatform", "CText"]),
+        // The three (Debian: libfontconfig-dev, libfreetype-dev, libharfbuzz-dev,
+        // the headers only) are opened with dlopen when the first text is drawn,
+        // never at start-up (not linked: see CTextLoader.h).
+        .target(name: "CTextLoader", dependencies: ["CPlatform"], cSettings: textHeadersC),
+        .target(name: "CarouselText", dependencies: ["CarouselCore", "CarouselImaging", "CarouselPlatform", "CTextLoader"],
+                swiftSettings: textHeadersSwift),
         .testTarget(name: "CarouselTextTests", dependencies: ["CarouselText", "CarouselImaging", "CarouselCore"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
         .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText", "CarouselVideo", "CarouselPlatform"]),

@@ -1,8 +1,9 @@
-import CText
+internal import CTextLoader
 import Synchronization
 
-/// Why text cannot be drawn: the font asked for is not installed, or
-/// fontconfig or FreeType failed. One log line; the carousel runs on without text.
+/// Why text cannot be drawn: the text libraries or the font asked for are
+/// not installed, or fontconfig or FreeType failed. One log line; the
+/// carousel runs on without text.
 public struct TextError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     public init(_ message: String) { self.message = message }
@@ -57,11 +58,16 @@ public struct TextMask: Sendable {
 ///
 /// Every call is serialised (FreeType's library is not thread-safe): the
 /// decoder thread draws captions, the clock's worker the clock.
+///
+/// The three libraries are not linked: the first renderer of the process
+/// opens them (`TextLibraries`), and every C call goes through their table.
 public final class TextRenderer: @unchecked Sendable {
     /// The family the pattern asked for, as fontconfig spells the font it found.
     public let family: String
     public let pixelSize: Int
     private let lock = Mutex(())
+    /// fontconfig's, FreeType's and HarfBuzz's functions.
+    private let libs: ctext_library
     private var library: FT_Library?
     private var fonts: [Font] = []
 
@@ -85,21 +91,23 @@ public final class TextRenderer: @unchecked Sendable {
     /// Finds the fonts for `pattern` (a fontconfig pattern such as
     /// "DejaVu Sans" or "Noto Sans:bold") at `pixelSize` pixels.
     /// Throws when the family asked for is not installed (fontconfig would
-    /// quietly substitute another).
+    /// quietly substitute another), or when the libraries cannot be loaded.
     ///
     /// The corresponding C functions are `FcNameParse`, `FcFontSort`, `FT_Init_FreeType`.
     public init(pattern: String, pixelSize: Int) throws(TextError) {
         self.pixelSize = max(1, min(pixelSize, 1000))
-        guard FcInit() != 0 else { throw TextError("fontconfig could not be initialised (is fontconfig-config installed?)") }
-        guard let parsed = FcNameParse(pattern) else { throw TextError("font '\(pattern)' is not a fontconfig pattern") }
-        defer { FcPatternDestroy(parsed) }
+        let libs = try TextLibraries.table()
+        self.libs = libs
+        guard libs.FcInit() != 0 else { throw TextError("fontconfig could not be initialised (is fontconfig-config installed?)") }
+        guard let parsed = libs.FcNameParse(pattern) else { throw TextError("font '\(pattern)' is not a fontconfig pattern") }
+        defer { libs.FcPatternDestroy(parsed) }
         var asked: UnsafeMutablePointer<FcChar8>?
-        let askedFamily = FcPatternGetString(parsed, "family", 0, &asked) == FcResultMatch
+        let askedFamily = libs.FcPatternGetString(parsed, "family", 0, &asked) == FcResultMatch
             ? asked.map { String(cString: $0) } : nil
-        FcConfigSubstitute(nil, parsed, FcMatchPattern)
-        FcDefaultSubstitute(parsed)
+        _ = libs.FcConfigSubstitute(nil, parsed, FcMatchPattern)
+        libs.FcDefaultSubstitute(parsed)
         var result = FcResultNoMatch
-        guard let set = FcFontSort(nil, parsed, FcTrue, nil, &result), set.pointee.nfont > 0 else {
+        guard let set = libs.FcFontSort(nil, parsed, FcTrue, nil, &result), set.pointee.nfont > 0 else {
             throw TextError("font '\(pattern)': fontconfig finds no font at all (install fonts-dejavu-core)")
         }
         fontSet = set
@@ -108,15 +116,15 @@ public final class TextRenderer: @unchecked Sendable {
             var file: UnsafeMutablePointer<FcChar8>?, family: UnsafeMutablePointer<FcChar8>?
             var index: Int32 = 0
             var charset: OpaquePointer?
-            guard FcPatternGetString(p, "file", 0, &file) == FcResultMatch, let file else { continue }
-            _ = FcPatternGetInteger(p, "index", 0, &index)
-            _ = FcPatternGetCharSet(p, "charset", 0, &charset)
-            _ = FcPatternGetString(p, "family", 0, &family)
+            guard libs.FcPatternGetString(p, "file", 0, &file) == FcResultMatch, let file else { continue }
+            _ = libs.FcPatternGetInteger(p, "index", 0, &index)
+            _ = libs.FcPatternGetCharSet(p, "charset", 0, &charset)
+            _ = libs.FcPatternGetString(p, "family", 0, &family)
             fonts.append(Font(file: String(cString: file), index: index, family: family.map { String(cString: $0) } ?? "",
                               charset: charset))
         }
         guard let first = set.pointee.fonts[0], !fonts.isEmpty else {
-            FcFontSetDestroy(set)
+            libs.FcFontSetDestroy(set)
             fontSet = nil
             throw TextError("font '\(pattern)': fontconfig finds no font file")
         }
@@ -125,20 +133,20 @@ public final class TextRenderer: @unchecked Sendable {
         var names: [String] = []
         var n: Int32 = 0
         var name: UnsafeMutablePointer<FcChar8>?
-        while FcPatternGetString(first, "family", n, &name) == FcResultMatch, let name {
+        while libs.FcPatternGetString(first, "family", n, &name) == FcResultMatch, let name {
             names.append(String(cString: name))
             n += 1
         }
         if let askedFamily, !names.contains(where: { $0.lowercased() == askedFamily.lowercased() }) {
-            FcFontSetDestroy(set)
+            libs.FcFontSetDestroy(set)
             fontSet = nil
             throw TextError("font '\(askedFamily)' is not installed (fontconfig would use '\(names.first ?? "?")'; "
                 + "fc-list : family lists the installed ones)")
         }
         family = fonts[0].family
         var lib: FT_Library?
-        guard FT_Init_FreeType(&lib) == 0, let lib else {
-            FcFontSetDestroy(set)
+        guard libs.FT_Init_FreeType(&lib) == 0, let lib else {
+            libs.FcFontSetDestroy(set)
             fontSet = nil
             throw TextError("FreeType could not be initialised")
         }
@@ -150,11 +158,11 @@ public final class TextRenderer: @unchecked Sendable {
 
     deinit {
         for font in fonts {
-            if let hb = font.hbFont { hb_font_destroy(hb) }
-            if let face = font.face { FT_Done_Face(face) }
+            if let hb = font.hbFont { libs.hb_font_destroy(hb) }
+            if let face = font.face { _ = libs.FT_Done_Face(face) }
         }
-        if let library { FT_Done_FreeType(library) }
-        if let fontSet { FcFontSetDestroy(fontSet) }
+        if let library { _ = libs.FT_Done_FreeType(library) }
+        if let fontSet { libs.FcFontSetDestroy(fontSet) }
     }
 
     /// The FreeType face of `font` at the renderer's size, opened on first use.
@@ -162,16 +170,16 @@ public final class TextRenderer: @unchecked Sendable {
         if let face = font.face { return face }
         guard !font.failed, let library else { return nil }
         var face: FT_Face?
-        guard FT_New_Face(library, font.file, FT_Long(font.index), &face) == 0, let face else {
+        guard libs.FT_New_Face(library, font.file, FT_Long(font.index), &face) == 0, let face else {
             font.failed = true
             return nil
         }
-        if FT_Set_Pixel_Sizes(face, 0, FT_UInt(pixelSize)) != 0, face.pointee.num_fixed_sizes > 0 {
+        if libs.FT_Set_Pixel_Sizes(face, 0, FT_UInt(pixelSize)) != 0, face.pointee.num_fixed_sizes > 0 {
             // A bitmap-only font: its first strike.
-            FT_Select_Size(face, 0)
+            _ = libs.FT_Select_Size(face, 0)
         }
         font.face = face
-        font.hbFont = hb_ft_font_create_referenced(face)
+        font.hbFont = libs.hb_ft_font_create_referenced(face)
         return face
     }
 
@@ -190,7 +198,7 @@ public final class TextRenderer: @unchecked Sendable {
     private func fontIndex(for s: Unicode.Scalar, preferring current: Int?) -> Int {
         func has(_ i: Int) -> Bool {
             guard let cs = fonts[i].charset else { return i == 0 }
-            return FcCharSetHasChar(cs, s.value) != 0
+            return libs.FcCharSetHasChar(cs, s.value) != 0
         }
         if let current, has(current) { return current }
         for i in fonts.indices where has(i) && !fonts[i].failed { return i }
@@ -230,27 +238,27 @@ public final class TextRenderer: @unchecked Sendable {
         runs = Bidi.visualOrder(runs.map(\.level)).map { runs[$0] }
         var glyphs: [ShapedGlyph] = []
         var pen = 0.0
-        guard let buffer = hb_buffer_create() else { return [] }
-        defer { hb_buffer_destroy(buffer) }
+        guard let buffer = libs.hb_buffer_create() else { return [] }
+        defer { libs.hb_buffer_destroy(buffer) }
         utf8.withUnsafeBufferPointer { bytes in
             bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
                 for run in runs {
                     let font = fonts[run.font]
                     guard let face = face(font), let hbFont = font.hbFont else { continue }
-                    hb_buffer_clear_contents(buffer)
+                    libs.hb_buffer_clear_contents(buffer)
                     // The whole line is context (Arabic joining across a run's edge); the run is what is shaped.
-                    hb_buffer_add_utf8(buffer, text, Int32(utf8.count), UInt32(run.utf8Start),
+                    libs.hb_buffer_add_utf8(buffer, text, Int32(utf8.count), UInt32(run.utf8Start),
                                        Int32(run.utf8End - run.utf8Start))
-                    hb_buffer_set_direction(buffer, run.level % 2 == 1 ? HB_DIRECTION_RTL : HB_DIRECTION_LTR)
-                    hb_buffer_guess_segment_properties(buffer)
-                    hb_shape(hbFont, buffer, nil, 0)
+                    libs.hb_buffer_set_direction(buffer, run.level % 2 == 1 ? HB_DIRECTION_RTL : HB_DIRECTION_LTR)
+                    libs.hb_buffer_guess_segment_properties(buffer)
+                    libs.hb_shape(hbFont, buffer, nil, 0)
                     var count: UInt32 = 0
-                    guard let infos = hb_buffer_get_glyph_infos(buffer, &count),
-                          let positions = hb_buffer_get_glyph_positions(buffer, &count) else { continue }
+                    guard let infos = libs.hb_buffer_get_glyph_infos(buffer, &count),
+                          let positions = libs.hb_buffer_get_glyph_positions(buffer, &count) else { continue }
                     for k in 0..<Int(count) {
                         let gid = infos[k].codepoint, p = positions[k]
                         var nameBuffer = [CChar](repeating: 0, count: 64)
-                        if FT_HAS_GLYPH_NAMES(face) { _ = FT_Get_Glyph_Name(face, gid, &nameBuffer, 64) }
+                        if FT_HAS_GLYPH_NAMES(face) { _ = libs.FT_Get_Glyph_Name(face, gid, &nameBuffer, 64) }
                         glyphs.append(ShapedGlyph(family: font.family, font: run.font, glyph: gid, name: String(decoding: nameBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self),
                                                   x: pen + Double(p.x_offset) / 64, y: Double(p.y_offset) / 64,
                                                   advance: Double(p.x_advance) / 64))
@@ -317,10 +325,10 @@ public final class TextRenderer: @unchecked Sendable {
             let baseline = ascender + number * lineHeight
             for glyph in line {
                 guard fonts.indices.contains(glyph.font), let face = face(fonts[glyph.font]) else { continue }
-                guard FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT) | FT_Int32(FT_LOAD_NO_BITMAP)) == 0
-                        || FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT)) == 0,
+                guard libs.FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT) | FT_Int32(FT_LOAD_NO_BITMAP)) == 0
+                        || libs.FT_Load_Glyph(face, glyph.glyph, FT_Int32(FT_LOAD_DEFAULT)) == 0,
                       let slot = face.pointee.glyph,
-                      FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { continue }
+                      libs.FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { continue }
                 let b = slot.pointee.bitmap
                 guard b.width > 0, b.rows > 0, let buffer = b.buffer, b.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) else { continue }
                 let w = Int(b.width), h = Int(b.rows), pitch = Int(b.pitch)
@@ -363,10 +371,12 @@ extension TextRenderer {
     /// One renderer per font pattern and size for the whole process (opening
     /// fonts costs file reads). Every call for a pattern and size returns the
     /// same result; `isNew` says whether this call made it, so that a
-    /// missing font is logged once, not once per picture.
+    /// missing font is logged once, not once per picture. Without the text
+    /// libraries every pattern and size has the same failure, new only to
+    /// the first call of the process: one line, whoever draws first.
     public static func shared(pattern: String, pixelSize: Int) -> (result: Result<TextRenderer, TextError>, isNew: Bool) {
         shared.withLock { cache in
-            let key = Key(pattern: pattern, size: pixelSize)
+            let key = TextLibraries.isLoaded ? Key(pattern: pattern, size: pixelSize) : Key(pattern: "", size: 0)
             if let found = cache[key] { return (found, false) }
             let made: Result<TextRenderer, TextError>
             do throws(TextError) {
