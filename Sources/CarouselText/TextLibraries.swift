@@ -47,3 +47,14 @@ enum TextLibraries {
         return "fontconfig \(fc / 10000).\(fc / 100 % 100).\(fc % 100), FreeType \(major).\(minor).\(patch), HarfBuzz \(hb)"
     }
 }
+
+extension TextLibraries {
+    /// Why the three libraries cannot be loaded under these sonames, as the
+    /// log would say it; nil when they can. For tests of a missing library.
+    static func loadError(fontconfig: String, freetype: String, harfbuzz: String) -> TextError? {
+        if case .failure(let error) = load({ ctext_load_sonames(fontconfig, freetype, harfbuzz, $0, $1, $2) }) {
+            return error
+        }
+        return nil
+    }
+}
