@@ -110,7 +110,7 @@ final class ClockOverlay {
     static func sprite(_ text: String, _ look: ClockLook) -> DecodedImage? {
         let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
         guard case let .success(renderer) = result else {
-            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions and the clock are not drawn") }
+            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions, the clock and pushed text are not drawn") }
             return nil
         }
         guard let mask = renderer.render(lines: [text], alignment: look.position.horizontal) else { return nil }

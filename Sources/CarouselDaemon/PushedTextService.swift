@@ -245,7 +245,7 @@ final class PushedTextService: LoopService {
     static func draw(_ lines: [String], _ look: TextLook) -> SceneStamp? {
         let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
         guard case let .success(renderer) = result else {
-            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions, the clock and text are not drawn") }
+            if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions, the clock and pushed text are not drawn") }
             return nil
         }
         let margin = TextSprite.margin(size: look.size)

@@ -146,7 +146,7 @@ public enum Captioner {
         switch result {
         case .success(let r): renderer = r
         case .failure(let error):
-            if isNew { report("overlay: \(error); captions and the clock are not drawn") }
+            if isNew { report("overlay: \(error); captions, the clock and pushed text are not drawn") }
             return nil
         }
         let margin = TextSprite.margin(size: captioning.size)
