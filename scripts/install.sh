@@ -224,13 +224,18 @@ else
     || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
 fi
 
-# libheif and libmosquitto are opened only when needed (dlopen: a HEIF or
-# AVIF picture, an [mqtt] broker), so ldd above does not list them.
+# libheif, libmosquitto and the text libraries are opened only when needed
+# (dlopen: a HEIF or AVIF picture, an [mqtt] broker, the first caption, clock
+# or pushed text), so ldd above does not list them.
 if command -v ldconfig >/dev/null; then
   ldconfig -p 2>/dev/null | grep -q 'libheif\.so\.1 ' \
     || say "note: libheif.so.1 is not installed: HEIC and AVIF pictures will be skipped (apt-get install libheif1)"
   ldconfig -p 2>/dev/null | grep -q 'libmosquitto\.so\.1 ' \
     || say "note: libmosquitto.so.1 is not installed: [mqtt] cannot connect (apt-get install libmosquitto1)"
+  for lib in libharfbuzz.so.0 libfreetype.so.6 libfontconfig.so.1; do
+    ldconfig -p 2>/dev/null | grep -q "${lib//./\\.} " \
+      || say "note: $lib is not installed: captions, the clock and pushed text will not be drawn (apt-get install libharfbuzz0b libfreetype6 libfontconfig1)"
+  done
 fi
 
 # What depends on this board and its configuration: the backlight, and
