@@ -6,6 +6,8 @@
 #                                    fixed seed, so the same commit always gets
 #                                    the same verdict
 #   scripts/fuzz.sh gate avif        one target's gate run (to reproduce one)
+#   scripts/fuzz.sh build            only the build (scripts/test.sh makes it
+#                                    ahead, while other stages wait on servers)
 #   scripts/fuzz.sh                  every target, 10 minutes each, random seeds (by hand)
 #   scripts/fuzz.sh png 3600         one target for an hour, a random seed
 #   scripts/fuzz.sh all 20           every target 20 s, random seeds
@@ -29,6 +31,9 @@
 # Fuzz/regressions/TARGET/: `swift test` and every gate run replay it from
 # then on.
 #
+# Targets run side by side, one per core (each libFuzzer process is one
+# thread; -runs and -seed make a run the same whatever runs beside it). Each
+# target's lines are printed once it ends, in the order of `targets`.
 # The last line is "fuzz: N passed, M failed"; each target's line says how
 # many inputs it tried.
 set -euo pipefail
@@ -43,14 +48,18 @@ declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [jpeg]=40000 
 gate_seed=20261126
 
 gate=0
-if [ "${1:-}" = gate ]; then
+build_only=0
+if [ "${1:-}" = build ]; then
+  build_only=1
+  shift
+elif [ "${1:-}" = gate ]; then
   gate=1
   shift
 fi
 target=${1:-all}
 seconds=${2:-600}
 if [ "$target" != all ] && [[ ! " ${targets[*]} " == *" $target "* ]]; then
-  echo "usage: scripts/fuzz.sh [gate] [all|${targets[*]// /|}] [SECONDS]" >&2
+  echo "usage: scripts/fuzz.sh build | [gate] [all|${targets[*]// /|}] [SECONDS]" >&2
   exit 2
 fi
 # heif is left out of `all` and of the gate (what scripts/test.sh runs): Debian 12's libheif
@@ -89,12 +98,14 @@ swift build --scratch-path .build-fuzz -c release --product carousel-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -DCAROUSEL_FUZZING \
   -Xcc -fsanitize=fuzzer-no-link,address >&2
 binary=.build-fuzz/release/carousel-fuzz
+[ "$build_only" -eq 1 ] && exit 0
 
 mkdir -p Fuzz/crashes .build-fuzz/logs
-passed=0
-failed=0
-for t in "${targets[@]}"; do
-  log=.build-fuzz/logs/$t.log
+
+# run_target T: one target's run; prints its lines, fails when it did.
+run_target() {
+  local t=$1
+  local log=.build-fuzz/logs/$t.log
   if [ "$gate" -eq 1 ]; then
     # What the gate finds is not kept: the next gate run starts where this one did.
     corpus=$(mktemp -d)
@@ -160,9 +171,7 @@ for t in "${targets[@]}"; do
   fi
   if [ "$status" -eq 0 ]; then
     echo "fuzz $t: seed $seed, ${runs:-?} inputs in $(($(date +%s) - started)) s, $learned, 0 failures"
-    passed=$((passed + 1))
   else
-    failed=$((failed + 1))
     echo "fuzz $t: FAILED after ${runs:-?} inputs with seed $seed (exit $status); again: $again; what went wrong, from $log:"
     grep -m 6 -E 'Fatal error|ERROR: (AddressSanitizer|libFuzzer)|SUMMARY|ALARM|out-of-memory' "$log" | cut -c1-400 | sed 's/^/  /'
     input=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
@@ -172,6 +181,28 @@ for t in "${targets[@]}"; do
       echo "  without sanitizers: swift build --product carousel-fuzz && .build/debug/carousel-fuzz $t $input"
       echo "  once fixed: git mv/add it as Fuzz/regressions/$t/NAME (swift test replays it)"
     fi
+  fi
+  return "$status"
+}
+
+# One target per core at a time; each one's lines and exit status kept for the end.
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+cores=$(nproc)
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n || true; done
+  # set +e: a step that fails inside is the target's failure, reported by its own lines.
+  (set +e; run_target "$t" >"$results/$t" 2>&1; echo $? >"$results/$t.status") &
+done
+wait
+passed=0
+failed=0
+for t in "${targets[@]}"; do
+  cat "$results/$t"
+  if [ "$(cat "$results/$t.status" 2>/dev/null)" = 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
   fi
 done
 echo "fuzz: $passed passed, $failed failed"
