@@ -12,7 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
+declare -A ahead_pids=()
+# A stage that fails stops the suite: what runs ahead is stopped with it.
+trap 'for pid in "${ahead_pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$logs"' EXIT
 total=0
 summary=()
 # Seconds per step, printed at the end: the suite's budget is 35 minutes on
@@ -48,8 +50,39 @@ stage() {
     took "$title"
 }
 
+# ahead NAME COMMAND...: starts COMMAND in the background, at a lower
+# priority than the stages, its output kept for `await`. For work that waits
+# on nothing of the stages before it: builds, while stages wait on servers.
+ahead() {
+    local name=$1
+    shift
+    # renice, not nice: COMMAND may be a function of this script.
+    (renice -n 10 "$BASHPID" >/dev/null && "$@") >"$logs/ahead-$name.log" 2>&1 &
+    ahead_pids[$name]=$!
+}
+
+# await NAME TITLE: waits for what `ahead` started, shows its output, and
+# stops the suite when it failed. The seconds recorded are those waited.
+await() {
+    local name=$1 title=$2
+    echo "== $title"
+    if ! wait "${ahead_pids[$name]}"; then
+        cat "$logs/ahead-$name.log"
+        echo "tests: stage failed: $title" >&2
+        exit 1
+    fi
+    unset "ahead_pids[$name]"
+    cat "$logs/ahead-$name.log"
+    took "$title (waited for it)"
+}
+
 bash scripts/setup.sh
 took "setup (Debian packages)"
+
+# The VM's kernel, root image and initramfs (built once and cached in
+# .build-vm/): mostly downloads and unpacking, beside the builds and tests
+# that follow.
+ahead vm-assets bash scripts/vm/build-assets.sh
 
 # First: seconds, and no Swift needed.
 stage "the C pixel kernels against their twins on x86-64, arm64 and armhf (clang, Debian's cross libraries, qemu-user for the ARM builds)" \
@@ -91,6 +124,19 @@ stage "simulate the bundled example" 's/^simulate example: \([0-9]*\) passed, 0 
 stage "the manual pages render without warnings (man -l, groff -ww)" \
     's/^man pages: \([0-9]*\) passed, 0 failed$/\1/p' bash scripts/check-man.sh
 
+# The fuzz targets and the release build for the VM, while the next three
+# stages mostly wait on their servers. One after the other: each build takes
+# both cores.
+release_build() {
+    bash scripts/fuzz.sh build || return 1
+    # The whole package, as a user's `swift build -c release` builds it (every
+    # product: carouseld, carouselctl, the benchmarks, the fuzz replayer), with
+    # Swift's libraries linked in for the VM. Only single products were built
+    # here once, and a release build of the whole package broke unseen.
+    swift build -c release --static-swift-stdlib --scratch-path .build-static
+}
+ahead builds release_build
+
 stage "MQTT against a real broker: Mosquitto started here on loopback, carouseld on the offscreen display" \
     's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/mqtt_e2e.py .build/debug/carouseld
 
@@ -108,19 +154,13 @@ sync_e2e() {
 stage "carouseld sync against servers: Immich's stand-in (from its API reference, checking every request) and rclone serve webdav, the daemon on the offscreen display beside it" \
     's/^sync: \([0-9]*\) passed, 0 failed$/\1/p' sync_e2e
 
+await builds "build (the fuzz targets with libFuzzer and AddressSanitizer; release, static, for the VM)"
+
 stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per target, every target but heif (see scripts/fuzz.sh), with libFuzzer and AddressSanitizer (random seeds by hand)" \
     's/^fuzz: \([0-9]*\) passed, 0 failed$/\1/p' bash scripts/fuzz.sh gate
 
 echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
-# The VM's kernel, root image and initramfs are built once and cached in .build-vm/.
-bash scripts/vm/build-assets.sh
-took "the VM's kernel, image and initramfs (cached in .build-vm/)"
-# The whole package, as a user's `swift build -c release` builds it (every
-# product: carouseld, carouselctl, the benchmarks, the fuzz replayer), with
-# Swift's libraries linked in for the VM. Only single products were built
-# here once, and a release build of the whole package broke unseen.
-swift build -c release --static-swift-stdlib --scratch-path .build-static
-took "build (release, static, for the VM)"
+await vm-assets "the VM's kernel, image and initramfs (cached in .build-vm/)"
 vm_binary=.build-static/release/carouseld
 
 vm_smoke() {
