@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The peer benchmark: carouseld against Debian's fbi and `mpv --vo=drm` on
-the same QEMU machine, the same five 1920x1080 JPEGs and the same 2 s cycle,
-side by side, as ratios to fbi.
+the same QEMU machine, the same albums of 1920x1080 JPEGs (5 and 20) and the
+same 2 s cycle, side by side, as ratios to fbi. carouseld runs twice per
+album: sliding (its default 0.5 s slide) and with `effect = cut`.
 
-Usage: scripts/vm/peers.py [--carouseld BINARY] [--runs 3] [--only fbi,mpv,carouseld]
+Usage: scripts/vm/peers.py [--carouseld BINARY] [--runs 3] [--albums 5,20]
+                           [--only fbi,mpv,carouseld,carouseld-cut]
                            [--seconds 20] [--cycle 2] [--out out/peers]
 
 BINARY defaults to the release build scripts/test.sh makes
@@ -42,6 +44,12 @@ drift in the host's load touches all of them alike:
   waited for) from /proc/PID/stat, all threads, of the drawing process; fbi
   forks and its first process exits at once: its CPU is added (the shell
   that starts fbi prints it with `times`);
+* **pictures shown** in those seconds (the slides above, the first picture
+  included) and **CPU per picture shown**, the CPU divided by them: the
+  programs keep different schedules (carouseld keeps its 2 s exactly, fbi
+  drifts to 2.5-2.8 s as its decoding adds to each interval), so CPU over
+  the same seconds compares different amounts of work, and per picture it
+  does not;
 * **peak RSS**: VmHWM from /proc/PID/status of the drawing process, right
   after the CPU reading, just before it is stopped (SIGTERM, SIGKILL after
   10 s).
@@ -76,16 +84,19 @@ sys.path.insert(0, HERE)
 from vmlib import VM, VMError, write_png  # noqa: E402
 
 W, H = 1920, 1080
-PROGRAMS = ("fbi", "mpv", "carouseld")
+PROGRAMS = ("fbi", "mpv", "carouseld", "carouseld-cut")
 GUEST_DIR = "/opt/peers"
 PICS = GUEST_DIR + "/pics"
 PEERS_ASSETS = os.path.join(REPO, ".build-vm", "peers-out")
 # Five deterministic 1920x1080 pictures: ImageMagick's plasma fractal with a
 # fixed seed, each with its own colours (noisy, like a photo, and far apart
 # from each other: a wrong picture differs by 50-100 per channel).
-PICTURES = [("01-plasma.jpg", 1, "red-blue"), ("02-plasma.jpg", 2, "green-yellow"),
-            ("03-plasma.jpg", 3, "navy-orange"), ("04-plasma.jpg", 4, "purple-lime"),
-            ("05-plasma.jpg", 5, "teal-maroon")]
+COLOURS = ["red-blue", "green-yellow", "navy-orange", "purple-lime", "teal-maroon",
+           "gold-indigo", "coral-darkgreen", "cyan-brown", "pink-olive", "salmon-navy",
+           "khaki-purple", "orchid-darkcyan", "tomato-steelblue", "lime-crimson", "sienna-skyblue",
+           "plum-forestgreen", "chocolate-turquoise", "violet-darkorange", "seagreen-magenta", "peru-slateblue"]
+PICTURES = [("%02d-plasma.jpg" % (i + 1), i + 1, c) for i, c in enumerate(COLOURS)]
+ALBUMS = (5, 20)
 
 # Screen comparison: samples every STEP pixels on both axes; TILES_X x TILES_Y
 # tiles; a tile matches when its mean absolute difference per channel is
@@ -102,8 +113,9 @@ def log(msg):
 # -- pictures and comparison ---------------------------------------------------
 
 def make_pictures(folder):
-    """The five JPEGs (made once; ImageMagick's plasma with a seed is
-    deterministic) and their decoded RGB, as ImageMagick decodes them."""
+    """The twenty JPEGs (made once; ImageMagick's plasma with a seed is
+    deterministic) and their decoded RGB, as ImageMagick decodes them. An
+    album of N is the first N."""
     os.makedirs(folder, exist_ok=True)
     refs = []
     for name, seed, colours in PICTURES:
@@ -211,9 +223,9 @@ class HostLoad:
 
 # -- the programs --------------------------------------------------------------------
 
-def commands(cycle):
-    """argv of each program, started from the root disk."""
-    files = ["%s/%s" % (PICS, p[0]) for p in PICTURES]
+def commands(cycle, album):
+    """argv of each program for an album of `album` pictures, started from the root disk."""
+    files = ["%s/%s" % (PICS, p[0]) for p in PICTURES[:album]]
     return {
         # fbi needs a virtual console (it forks, the child takes tty1 and
         # draws into /dev/fb0, bochs's fbdev emulation). -a: fit the screen
@@ -226,18 +238,24 @@ def commands(cycle):
         "mpv": ["mpv", "--no-config", "--vo=drm", "--no-audio", "--image-display-duration=%g" % cycle,
                 "--loop-playlist=inf", "--osd-level=0", "--no-osc", "--load-scripts=no", "--ytdl=no",
                 "--no-terminal", "--hwdec=no"] + files,
-        "carouseld": [GUEST_DIR + "/carouseld", "run", "--config", GUEST_DIR + "/carouseld.ini"],
+        "carouseld": [GUEST_DIR + "/carouseld", "run", "--config", "%s/carouseld-%d.ini" % (GUEST_DIR, album)],
+        "carouseld-cut": [GUEST_DIR + "/carouseld", "run", "--config", "%s/carouseld-cut-%d.ini" % (GUEST_DIR, album)],
     }
 
 
-def carouseld_ini(cycle, transition, images_extra=()):
+def carouseld_ini(cycle, transition, album, cut=False, images_extra=()):
     # interval counts from rest (README: "Autoplay advances every interval
     # seconds counted from rest"): interval + transition = the cycle, so a
-    # new picture is complete every `cycle` s, as with the others. The page
-    # dots are off: fbi (--noverbose) and mpv (no OSD) show the bare picture.
+    # new picture is complete every `cycle` s, as with the others; a cut
+    # comes to rest at once. The page dots are off: fbi (--noverbose) and
+    # mpv (no OSD) show the bare picture. Each album is a folder of links
+    # to the pictures (made in the guest). resume = false: every run starts
+    # on the first picture, as the others do (not where the last run stopped).
+    effect = ["effect = cut", "interval = %g" % cycle] if cut else [
+        "interval = %g" % (cycle - transition), "transition = %g" % transition]
     return "\n".join([
-        "[images]", "path = " + PICS, *images_extra,
-        "[autoplay]", "enabled = true", "interval = %g" % (cycle - transition), "transition = %g" % transition,
+        "[images]", "path = %s/album-%d" % (GUEST_DIR, album), "resume = false", *images_extra,
+        "[autoplay]", "enabled = true", *effect,
         "[indicator]", "enabled = false",
         "[log]", "level = info", ""])
 
@@ -269,7 +287,7 @@ class Bench:
     def __init__(self, vm, args, refs):
         self.vm, self.args, self.refs = vm, args, refs
         self.hz = int(vm.run(["getconf", "CLK_TCK"], check=True).out.strip())
-        self.argv = commands(args.cycle)
+        self.argv = {album: commands(args.cycle, album) for album in args.album_sizes}
         self.load = HostLoad(vm.proc.pid)
 
     def guest_procs(self):
@@ -356,8 +374,10 @@ class Bench:
         out["rss_by_mapping_kib"] = sorted(([k, v] for k, v in rss.items() if v), key=lambda t: -t[1])[:12]
         return out
 
-    def run_once(self, name, label):
+    def run_once(self, name, label, album):
         a = self.args
+        refs = self.refs[:album]
+        argv = self.argv[album][name]
         waited = self.wait_quiet()
         if not a.warm:
             self.vm.run("sync; echo 3 >/proc/sys/vm/drop_caches", check=True)
@@ -366,8 +386,8 @@ class Bench:
         before = set(self.guest_procs())
         self.load.start()
         t0 = time.monotonic()
-        job = self.vm.spawn(self.argv[name])
-        run = {"program": name, "label": label, "waited_s": waited, "first_s": None, "first_tile_max": None, "first_picture": None,
+        job = self.vm.spawn(argv)
+        run = {"program": name, "album": album, "label": label, "waited_s": waited, "first_s": None, "first_tile_max": None, "first_picture": None,
                "slides": [], "captures": [], "cadence_s": None, "cpu_s": None, "cpu_at_s": None, "hwm_kib": None,
                "pids": [], "notes": []}
         first_rgb = last_rgb = None
@@ -381,7 +401,7 @@ class Bench:
             w, h, rgb = self.vm.screen_rgb()
             tc = t - t0
             last_rgb = rgb
-            index, worst, near = which_picture(sample(rgb), self.refs)
+            index, worst, near = which_picture(sample(rgb), refs)
             # Every capture: when, the nearest picture, its worst tile.
             run["captures"].append([round(tc, 3), near, round(worst, 1)])
             if index is None:
@@ -389,11 +409,11 @@ class Bench:
             elif index != shown:
                 if not run["slides"]:
                     run["first_s"], run["first_tile_max"] = round(tc, 3), round(worst, 2)
-                    run["first_picture"] = self.refs[index][0]
+                    run["first_picture"] = refs[index][0]
                     first_rgb = rgb
                     if index != 0:
                         run["notes"].append("the first complete picture was %s, not %s"
-                                            % (self.refs[index][0], self.refs[0][0]))
+                                            % (refs[index][0], refs[0][0]))
                 run["slides"].append([round(tc, 3), index, round(worst, 2)])
             shown = index if index is not None else shown
             time.sleep(max(0.0, (a.poll if run["first_s"] is None else a.cadence_poll) - (time.monotonic() - t)))
@@ -401,7 +421,7 @@ class Bench:
         procs = self.guest_procs()
         # /proc is read somewhere during the round trip: its middle.
         run["cpu_at_s"] = round((t_read + time.monotonic()) / 2 - t0, 3)
-        comm = "fbi" if name == "fbi" else name[:15]
+        comm = {"fbi": "fbi", "mpv": "mpv"}.get(name, "carouseld")
         drawers = [p for p, v in procs.items() if p not in before and v[0] == comm]
         run["pids"] = drawers
         if not drawers:
@@ -438,10 +458,14 @@ class Bench:
         times = [s[0] for s in run["slides"]]
         if len(times) >= 2:
             run["cadence_s"] = round(statistics.median(b - a_ for a_, b in zip(times, times[1:])), 3)
+        # Pictures shown by the time CPU was read; none shown: no figure.
+        run["shown"] = len(run["slides"])
+        run["cpu_per_picture_s"] = (round(run["cpu_s"] / run["shown"], 4)
+                                    if run["cpu_s"] is not None and run["shown"] else None)
         # Evidence for a reader: what was on screen, and what the program said.
         base = os.path.join(a.out, label)
         with open(base + ".log", "w") as f:
-            f.write("$ %s\n--- stdout\n%s--- stderr\n%s" % (" ".join(self.argv[name]), job.out, job.err))
+            f.write("$ %s\n--- stdout\n%s--- stderr\n%s" % (" ".join(argv), job.out, job.err))
         if first_rgb is not None:
             write_png(base + "-first.png", W, H, first_rgb, level=1)
         if last_rgb is not None:
@@ -456,11 +480,12 @@ def fmt(v, unit, digits=2):
 
 
 def summarize(runs, programs):
+    """Medians per program of one album's runs."""
     med = {}
     for p in programs:
         good = [r for r in runs if r["program"] == p and not r["disturbed"]]
         m = {"runs": len(good), "disturbed": len([r for r in runs if r["program"] == p and r["disturbed"]])}
-        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s"):
+        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s", "shown", "cpu_per_picture_s"):
             vals = [r[key] for r in good if r[key] is not None]
             m[key] = statistics.median(vals) if vals else None
             m[key + "_all"] = vals
@@ -470,7 +495,7 @@ def summarize(runs, programs):
     return med
 
 
-def table(med, programs, versions, args):
+def table(med, programs, versions, args, album):
     base = med.get("fbi")
 
     def ratio(p, key):
@@ -484,19 +509,21 @@ def table(med, programs, versions, args):
 
     names = {"fbi": "fbi %s" % versions.get("fbi", "?"),
              "mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"),
-             "carouseld": "carouseld (%g s slide)" % args.transition}
-    head = ["program", "first full picture", "peak RSS (VmHWM)", "CPU in first %g s" % args.seconds,
-            "slide cadence", "runs"]
+             "carouseld": "carouseld (%g s slide)" % args.transition, "carouseld-cut": "carouseld (cut)"}
+    head = ["%d pictures" % album, "CPU per picture shown", "pictures shown", "peak RSS (VmHWM)",
+            "first full picture", "CPU in first %g s" % args.seconds, "cadence", "runs"]
     rows = []
     for p in programs:
         m = med[p]
         rows.append([
             names[p],
+            fmt(m["cpu_per_picture_s"], "s", 3) + ratio(p, "cpu_per_picture_s") + spread(m["cpu_per_picture_s_all"], 1, 3),
+            fmt(m["shown"], "", 1) + spread(m["shown_all"], 1, 0),
+            fmt(None if m["hwm_kib"] is None else m["hwm_kib"] / 1024, "MiB", 1) + ratio(p, "hwm_kib")
+            + spread(m["hwm_kib_all"], 1024, 1),
             fmt(m["first_s"], "s") + ratio(p, "first_s") + spread(m["first_s_all"], 1, 2)
             + (" [%d not seen]" % m["first_s_missing"] if m["first_s_missing"] else "")
             + (" [%d not %s]" % (m["first_not_first"], PICTURES[0][0]) if m["first_not_first"] else ""),
-            fmt(None if m["hwm_kib"] is None else m["hwm_kib"] / 1024, "MiB", 1) + ratio(p, "hwm_kib")
-            + spread(m["hwm_kib_all"], 1024, 1),
             fmt(m["cpu_s"], "s") + ratio(p, "cpu_s") + spread(m["cpu_s_all"], 1, 2),
             fmt(m["cadence_s"], "s"),
             "%d%s" % (m["runs"], " (+%d disturbed, repeated)" % m["disturbed"] if m["disturbed"] else ""),
@@ -512,7 +539,9 @@ def main():
     ap.add_argument("--carouseld", default=os.path.join(REPO, ".build-static/release/carouseld"),
                     help="statically linked carouseld to measure (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=3, help="runs per program (default 3)")
-    ap.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated: fbi,mpv,carouseld")
+    ap.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated: " + ",".join(PROGRAMS))
+    ap.add_argument("--albums", default=",".join(map(str, ALBUMS)),
+                    help="comma-separated album sizes, each 1 to %d pictures (default %%(default)s)" % len(PICTURES))
     ap.add_argument("--seconds", type=float, default=20, help="length of a run; CPU is read at its end")
     ap.add_argument("--cycle", type=float, default=2.0, help="seconds from one complete picture to the next")
     ap.add_argument("--transition", type=float, default=0.5, help="carouseld's slide (its default)")
@@ -535,13 +564,20 @@ def main():
     programs = [p for p in PROGRAMS if p in args.only.split(",")]
     unknown = set(args.only.split(",")) - set(PROGRAMS)
     if unknown or not programs:
-        ap.error("--only takes fbi, mpv, carouseld (comma-separated), not %s" % ",".join(sorted(unknown)))
+        ap.error("--only takes %s (comma-separated), not %s" % (", ".join(PROGRAMS), ",".join(sorted(unknown))))
+    try:
+        args.album_sizes = [int(n) for n in args.albums.split(",")]
+    except ValueError:
+        ap.error("--albums takes album sizes, such as 5,20, not %s" % args.albums)
+    if not args.album_sizes or not all(1 <= n <= len(PICTURES) for n in args.album_sizes):
+        ap.error("--albums: each album holds 1 to %d pictures" % len(PICTURES))
     if args.poll < 0.05 or args.cadence_poll < 0.05:
         ap.error("poll no faster than every 0.05 s: each screendump stops the guest")
     if not 0 <= args.transition < args.cycle:
         ap.error("--transition must be shorter than --cycle")
     binary = os.path.abspath(args.carouseld)
-    if "carouseld" in programs and not os.path.exists(binary):
+    runs_carouseld = any(p.startswith("carouseld") for p in programs)
+    if runs_carouseld and not os.path.exists(binary):
         raise SystemExit("peers: no %s: build it with swift build -c release --static-swift-stdlib "
                          "--scratch-path .build-static (or pass --carouseld)" % binary)
 
@@ -552,12 +588,12 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     for f in os.listdir(args.out):
-        if re.match(r"(fbi|mpv|carouseld)-\d+.*\.(png|log)$", f):
+        if re.match(r"(fbi|mpv|carouseld|carouseld-cut)-\d+(pics-\d+)?.*\.(png|log)$", f):
             os.unlink(os.path.join(args.out, f))
     stage = os.path.join(args.out, "stage")
     log("pictures")
     refs = make_pictures(os.path.join(stage, "pics"))
-    if "carouseld" in programs:
+    if runs_carouseld:
         # A copy this run owns: a rebuild meanwhile must not change it.
         shutil.copy(binary, os.path.join(stage, "carouseld"))
 
@@ -567,10 +603,18 @@ def main():
             boot_timeout=600, verbose=args.verbose) as vm:
         log("guest ready after %.1f s; copying to its root disk" % vm.timings["ready"])
         vm.run("mkdir -p %s && cp /mnt/host/pics/*.jpg %s/ && sync" % (PICS, PICS), check=True, timeout=300)
-        if "carouseld" in programs:
+        # carouseld's albums: folders of hard links to the same files.
+        for album in args.album_sizes:
+            folder = "%s/album-%d" % (GUEST_DIR, album)
+            vm.run("rm -rf %s && mkdir -p %s && ln %s %s/" % (
+                folder, folder, " ".join("%s/%s" % (PICS, p[0]) for p in PICTURES[:album]), folder), check=True)
+        if runs_carouseld:
             vm.run("install -m 755 /mnt/host/carouseld %s/carouseld" % GUEST_DIR, check=True, timeout=300)
-            vm.put(GUEST_DIR + "/carouseld.ini", carouseld_ini(args.cycle, args.transition, args.images_key))
-            vm.run([GUEST_DIR + "/carouseld", "check-config", GUEST_DIR + "/carouseld.ini"], check=True)
+            for album in args.album_sizes:
+                for cut in (False, True):
+                    ini = "%s/carouseld-%s%d.ini" % (GUEST_DIR, "cut-" if cut else "", album)
+                    vm.put(ini, carouseld_ini(args.cycle, args.transition, album, cut, args.images_key))
+                    vm.run([GUEST_DIR + "/carouseld", "check-config", ini], check=True)
         # Nothing of the share is used from here on.
         vm.run("umount /mnt/host")
         versions = {}
@@ -578,55 +622,59 @@ def main():
             versions["fbi"] = vm.run(["dpkg-query", "-W", "-f", "${Version}", "fbi"]).out.strip() or "?"
         if "mpv" in programs:
             versions["mpv"] = vm.run(["dpkg-query", "-W", "-f", "${Version}", "mpv"]).out.strip() or "?"
-        if "carouseld" in programs:
+        if runs_carouseld:
             versions["carouseld"] = vm.run([GUEST_DIR + "/carouseld", "--version"]).out.strip()
         versions["kernel"] = vm.ready_info.get("kernel")
         bench = Bench(vm, args, refs)
-        counts = {p: 0 for p in programs}
-        retries = {p: 0 for p in programs}
-        todo = [p for i in range(args.runs) for p in programs]
+        counts = {(a, p): 0 for a in args.album_sizes for p in programs}
+        retries = {(a, p): 0 for a in args.album_sizes for p in programs}
+        # Round-robin over the programs within each album, the albums in turn.
+        todo = [(a, p) for i in range(args.runs) for a in args.album_sizes for p in programs]
         while todo:
-            p = todo.pop(0)
-            counts[p] += 1
-            label = "%s-%d" % (p, counts[p])
-            log("%s: %s" % (label, " ".join(bench.argv[p])))
-            r = bench.run_once(p, label)
+            album, p = todo.pop(0)
+            counts[(album, p)] += 1
+            label = "%s-%dpics-%d" % (p, album, counts[(album, p)])
+            log("%s: %s" % (label, " ".join(bench.argv[album][p])))
+            r = bench.run_once(p, label, album)
             runs.append(r)
             # Kept as they come: an interrupted benchmark still leaves its runs.
             with open(os.path.join(args.out, "runs-partial.json"), "w") as f:
                 json.dump(runs, f, indent=1)
-            log("%s: first %s, VmHWM %s, CPU %s in %.1f s, cadence %s, host other %.2f cores%s%s" % (
+            log("%s: first %s, VmHWM %s, CPU %s in %.1f s, %d shown, cadence %s, host other %.2f cores%s%s" % (
                 label, fmt(r["first_s"], "s"), fmt(r["hwm_kib"] and r["hwm_kib"] / 1024, "MiB", 1),
-                fmt(r["cpu_s"], "s"), r["cpu_at_s"], fmt(r["cadence_s"], "s"), r["host_other_cores"],
+                fmt(r["cpu_s"], "s"), r["cpu_at_s"], r["shown"], fmt(r["cadence_s"], "s"), r["host_other_cores"],
                 " DISTURBED" if r["disturbed"] else "", "".join("; " + n for n in r["notes"])))
-            if r["disturbed"] and retries[p] < args.retries:
-                retries[p] += 1
-                todo.append(p)
+            if r["disturbed"] and retries[(album, p)] < args.retries:
+                retries[(album, p)] += 1
+                todo.append((album, p))
     elapsed = time.monotonic() - t_start
 
-    med = summarize(runs, programs)
-    text = table(med, programs, versions, args)
-    setup = ("%dx%d bochs, 1 TCG vCPU, %d JPEGs %dx%d, a picture every %g s, %d run(s) each, medians, "
+    med = {album: summarize([r for r in runs if r["album"] == album], programs) for album in args.album_sizes}
+    setup = ("%dx%d bochs, 1 TCG vCPU, albums of %s JPEGs %dx%d, a picture every %g s, %d run(s) each, medians, "
              "%s page cache; guest kernel %s; %s" % (
-                 W, H, len(PICTURES), W, H, args.cycle, args.runs, "warm" if args.warm else "cold",
-                 versions.get("kernel"), time.strftime("%Y-%m-%d")))
+                 W, H, " and ".join(map(str, args.album_sizes)), W, H, args.cycle, args.runs,
+                 "warm" if args.warm else "cold", versions.get("kernel"), time.strftime("%Y-%m-%d")))
     print("peers: " + setup)
-    print(text)
-    missing = [p for p in programs if med[p]["runs"] == 0 or med[p]["cpu_s"] is None]
+    for album in args.album_sizes:
+        print()
+        print(table(med[album], programs, versions, args, album))
+    print()
+    missing = ["%s (%d pictures)" % (p, album) for album in args.album_sizes for p in programs
+               if med[album][p]["runs"] == 0 or med[album][p]["cpu_s"] is None]
     for r in runs:
         for n in r["notes"]:
             print("note: %s: %s" % (r["label"], n))
     print("peers: %d runs in %.0f s; raw figures in %s" % (len(runs), elapsed, args.out))
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump({"setup": setup, "args": vars(args), "versions": versions, "tile_max": TILE_MAX,
-                   "medians": med, "runs": runs, "seconds_total": round(elapsed, 1)}, f, indent=1)
+                   "medians": {str(a): m for a, m in med.items()}, "runs": runs, "seconds_total": round(elapsed, 1)}, f, indent=1)
     with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["label", "program", "first_s", "first_tile_max", "hwm_kib", "cpu_s", "cpu_at_s",
-                    "cadence_s", "slides", "host_other_cores", "qemu_cores", "disturbed", "notes"])
+        w.writerow(["label", "program", "album", "first_s", "first_tile_max", "hwm_kib", "cpu_s", "cpu_at_s",
+                    "shown", "cpu_per_picture_s", "cadence_s", "host_other_cores", "qemu_cores", "disturbed", "notes"])
         for r in runs:
-            w.writerow([r["label"], r["program"], r["first_s"], r["first_tile_max"], r["hwm_kib"], r["cpu_s"],
-                        r["cpu_at_s"], r["cadence_s"], len(r["slides"]), r["host_other_cores"],
+            w.writerow([r["label"], r["program"], r["album"], r["first_s"], r["first_tile_max"], r["hwm_kib"],
+                        r["cpu_s"], r["cpu_at_s"], r["shown"], r["cpu_per_picture_s"], r["cadence_s"], r["host_other_cores"],
                         r["qemu_cores"], r["disturbed"], "; ".join(r["notes"])])
     if missing:
         print("peers: no figures for %s (see the notes and %s/*.log)" % (", ".join(missing), args.out))
