@@ -108,10 +108,16 @@ let package = Package(
         .testTarget(name: "CarouselDRMTests", dependencies: ["CarouselDRM", "CarouselDisplay"]),
         // Touch, pointer and keyboard through libinput's udev backend.
         .systemLibrary(name: "CUdev", pkgConfig: "libudev", providers: [.apt(["libudev-dev"])]),
-        .systemLibrary(name: "CLibinput", pkgConfig: "libinput", providers: [.apt(["libinput-dev"])]),
+        // libinput's header only (Debian: libinput-dev; /usr/include, no flags
+        // needed). No `pkgConfig:`, whose flags would link -linput: libinput,
+        // and libwacom, glib and the rest it pulls in, are opened with dlopen
+        // when the first input context is made, after the first picture is on
+        // screen, never at start-up (not linked: see CInputLoader.h).
+        .systemLibrary(name: "CLibinput", providers: [.apt(["libinput-dev"])]),
+        .target(name: "CInputLoader", dependencies: ["CPlatform", "CLibinput"]),
         // libinput's va_list log handler, formatted in C and passed on as plain text.
         .target(name: "CInputShim", dependencies: ["CLibinput"]),
-        .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputShim"]),
+        .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputLoader", "CInputShim"]),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
         // Text over pictures ([overlay]): fontconfig finds the font and its
         // fallbacks, HarfBuzz shapes (right-to-left, CJK), FreeType rasterises.

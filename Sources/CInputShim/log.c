@@ -45,8 +45,9 @@ cis_log_handler(struct libinput *libinput, enum libinput_log_priority priority,
 }
 
 void
-cis_log_install(struct libinput *libinput, cis_log_sink sink)
+cis_log_install(struct libinput *libinput, cis_log_sink sink,
+                __typeof__(libinput_log_set_handler) *set_handler)
 {
     atomic_store(&current_sink, sink);
-    libinput_log_set_handler(libinput, cis_log_handler);
+    set_handler(libinput, cis_log_handler);
 }

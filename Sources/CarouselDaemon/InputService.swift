@@ -54,8 +54,11 @@ final class InputSource {
 /// off by the schedule at start). Opening them (udev enumeration, libinput's
 /// quirks files) took a third of the CPU between main and the first picture
 /// on a one-core board, and on one core every bit of that delays the start
-/// picture's decode. A missing seat or a permission problem is one line,
-/// and the carousel runs on (autoplay, commands) rather than not at all.
+/// picture's decode. libinput itself is opened (dlopen) by that first
+/// context, so its cost comes after the first picture too. A missing seat,
+/// a permission problem or libinput not installed is one line (the service
+/// opens once, never again), and the carousel runs on (autoplay, commands)
+/// rather than not at all.
 final class InputService: LoopService {
     let name = "input"
     private unowned let daemon: Daemon

@@ -1,4 +1,5 @@
 import CarouselPlatform
+internal import CInputLoader
 import CInputShim
 import CLibinput
 import CUdev
@@ -17,11 +18,17 @@ import Musl
 /// for its own timers, so dispatch whenever it is readable, not only when a
 /// device moved.
 ///
+/// libinput itself is opened (dlopen) by the first context of the process,
+/// not at start-up (`InputLibrary`); without it every init throws
+/// `InputError.libraryUnavailable`.
+///
 /// Devices are opened with `open(2)` directly (no logind session): the
 /// daemon's user needs read-write access to /dev/input/event* (root, or the
 /// `input` group). Devices come and go at any time; udev must be running,
 /// because libinput only takes devices that udev has tagged (ID_INPUT*).
 public final class InputContext {
+    /// libinput's functions (CInputLoader.h).
+    private let lib: cinput_library
     private let udev: OpaquePointer
     private let libinput: OpaquePointer
     /// libinput keeps a pointer to its interface for the context's life.
@@ -51,7 +58,7 @@ public final class InputContext {
     /// How much of libinput's log reaches the handler
     /// (`libinput_log_set_priority`). `.error` by default.
     public var logPriority: InputLogPriority = .error {
-        didSet { libinput_log_set_priority(libinput, libinput_log_priority(UInt32(logPriority.rawValue))) }
+        didSet { lib.libinput_log_set_priority(libinput, libinput_log_priority(UInt32(logPriority.rawValue))) }
     }
 
     /// Creates the contexts and assigns the seat, which opens every input
@@ -59,11 +66,14 @@ public final class InputContext {
     /// come with the first `dispatch()`.
     ///
     /// The corresponding C functions are `udev_new`,
-    /// `libinput_udev_create_context` and `libinput_udev_assign_seat`.
-    /// `log` receives libinput's messages from here on, and this room's
-    /// own (a device that cannot be opened, a calibration refused).
+    /// `libinput_udev_create_context` and `libinput_udev_assign_seat`,
+    /// after libinput is opened if no context did so yet (a failure to load
+    /// it is `InputError.libraryUnavailable`, the same for every context of
+    /// the process). `log` receives libinput's messages from here on, and
+    /// this room's own (a device that cannot be opened, a calibration refused).
     public init(seat: String = "seat0", panelSize: InputPanelSize = .unit, logPriority: InputLogPriority = .error,
                 log: @escaping InputLogHandler = InputLog.write) throws(InputError) {
+        let lib = try InputLibrary.table()
         let shared = Shared(log: log)
         // libinput calls back into `shared` (log, open, close) until it is
         // released, also on the failure paths below, where nothing else
@@ -73,19 +83,20 @@ public final class InputContext {
         let interface = UnsafeMutablePointer<libinput_interface>.allocate(capacity: 1)
         interface.initialize(to: libinput_interface(open_restricted: openRestricted, close_restricted: closeRestricted))
         let userData = Unmanaged.passUnretained(shared).toOpaque()
-        guard let libinput = libinput_udev_create_context(interface, userData, udev) else {
+        guard let libinput = lib.libinput_udev_create_context(interface, userData, udev) else {
             udev_unref(udev)
             interface.deallocate()
             throw .contextUnavailable
         }
-        cis_log_install(libinput, logSink)
-        libinput_log_set_priority(libinput, libinput_log_priority(UInt32(logPriority.rawValue)))
-        if libinput_udev_assign_seat(libinput, seat) != 0 {
-            libinput_unref(libinput)
+        cis_log_install(libinput, logSink, lib.libinput_log_set_handler)
+        lib.libinput_log_set_priority(libinput, libinput_log_priority(UInt32(logPriority.rawValue)))
+        if lib.libinput_udev_assign_seat(libinput, seat) != 0 {
+            _ = lib.libinput_unref(libinput)
             udev_unref(udev)
             interface.deallocate()
             throw .seatAssignmentFailed(seat: seat)
         }
+        self.lib = lib
         self.udev = udev
         self.libinput = libinput
         self.interface = interface
@@ -98,14 +109,14 @@ public final class InputContext {
     deinit {
         // libinput_unref closes every device through close_restricted (and
         // may log), so it runs while `shared` and `interface` still exist.
-        libinput_unref(libinput)
+        _ = lib.libinput_unref(libinput)
         udev_unref(udev)
         interface.deallocate()
     }
 
     /// The descriptor to poll for readability (`libinput_get_fd`). Owned by
     /// libinput: never close it.
-    public var fileDescriptor: Int32 { libinput_get_fd(libinput) }
+    public var fileDescriptor: Int32 { lib.libinput_get_fd(libinput) }
 
     /// The devices currently on the seat, in the order they were added.
     public var currentDevices: [InputDeviceInfo] { devices.values.sorted { $0.id < $1.id } }
@@ -124,7 +135,7 @@ public final class InputContext {
         // read before it would come out uncalibrated (a drag begun with a
         // jump, or lost).
         drain(into: &events)
-        let rc = libinput_dispatch(libinput)
+        let rc = lib.libinput_dispatch(libinput)
         if rc < 0 { throw .dispatchFailed(errno: -rc) }
         drain(into: &events)
         return events
@@ -132,9 +143,9 @@ public final class InputContext {
 
     /// Translates and releases every event libinput has queued.
     private func drain(into events: inout [InputEvent]) {
-        while let event = libinput_get_event(libinput) {
+        while let event = lib.libinput_get_event(libinput) {
             translate(event, into: &events)
-            libinput_event_destroy(event)
+            lib.libinput_event_destroy(event)
         }
     }
 
@@ -162,22 +173,22 @@ public final class InputContext {
     /// `dispatch()` (`libinput_suspend`). For a session switch or a blanked
     /// screen.
     public func suspend() {
-        libinput_suspend(libinput)
+        lib.libinput_suspend(libinput)
     }
 
     /// Opens the seat's devices again after `suspend()`; they come back as
     /// `deviceAdded` events (`libinput_resume`).
     public func resume() throws(InputError) {
-        if libinput_resume(libinput) != 0 { throw .resumeFailed }
+        if lib.libinput_resume(libinput) != 0 { throw .resumeFailed }
     }
 
     // MARK: - Events
 
     private func translate(_ event: OpaquePointer, into events: inout [InputEvent]) {
-        let type = libinput_event_get_type(event)
+        let type = lib.libinput_event_get_type(event)
         switch type {
         case LIBINPUT_EVENT_DEVICE_ADDED:
-            guard let device = libinput_event_get_device(event) else { return }
+            guard let device = lib.libinput_event_get_device(event) else { return }
             let info = describe(device, id: nextDeviceID)
             nextDeviceID += 1
             devices[device] = info
@@ -185,7 +196,7 @@ public final class InputContext {
             events.append(.deviceAdded(info))
 
         case LIBINPUT_EVENT_DEVICE_REMOVED:
-            guard let device = libinput_event_get_device(event) else { return }
+            guard let device = lib.libinput_event_get_device(event) else { return }
             let info = devices.removeValue(forKey: device)
                 ?? describe(device, id: 0)  // removed before we saw it added: cannot happen, but say what it was
             let leftDown = touches.removeDevice(info.id)
@@ -197,11 +208,11 @@ public final class InputContext {
             events.append(.deviceRemoved(info))
 
         case LIBINPUT_EVENT_TOUCH_DOWN, LIBINPUT_EVENT_TOUCH_MOTION:
-            guard let touch = libinput_event_get_touch_event(event) else { return }
-            let slot = Int(libinput_event_touch_get_seat_slot(touch))
-            let x = libinput_event_touch_get_x_transformed(touch, panelSize.width)
-            let y = libinput_event_touch_get_y_transformed(touch, panelSize.height)
-            let time = libinput_event_touch_get_time_usec(touch)
+            guard let touch = lib.libinput_event_get_touch_event(event) else { return }
+            let slot = Int(lib.libinput_event_touch_get_seat_slot(touch))
+            let x = lib.libinput_event_touch_get_x_transformed(touch, panelSize.width)
+            let y = lib.libinput_event_touch_get_y_transformed(touch, panelSize.height)
+            let time = lib.libinput_event_touch_get_time_usec(touch)
             if type == LIBINPUT_EVENT_TOUCH_DOWN {
                 touches.down(slot: slot, device: deviceID(of: event))
                 events.append(.touchDown(slot: slot, x: x, y: y, time: time))
@@ -210,43 +221,43 @@ public final class InputContext {
             }
 
         case LIBINPUT_EVENT_TOUCH_UP, LIBINPUT_EVENT_TOUCH_CANCEL:
-            guard let touch = libinput_event_get_touch_event(event) else { return }
-            let slot = Int(libinput_event_touch_get_seat_slot(touch))
-            let time = libinput_event_touch_get_time_usec(touch)
+            guard let touch = lib.libinput_event_get_touch_event(event) else { return }
+            let slot = Int(lib.libinput_event_touch_get_seat_slot(touch))
+            let time = lib.libinput_event_touch_get_time_usec(touch)
             touches.ended(slot: slot, device: deviceID(of: event))
             events.append(type == LIBINPUT_EVENT_TOUCH_UP
                 ? .touchUp(slot: slot, time: time) : .touchCancel(slot: slot, time: time))
 
         case LIBINPUT_EVENT_TOUCH_FRAME:
-            guard let touch = libinput_event_get_touch_event(event) else { return }
-            events.append(.touchFrame(time: libinput_event_touch_get_time_usec(touch)))
+            guard let touch = lib.libinput_event_get_touch_event(event) else { return }
+            events.append(.touchFrame(time: lib.libinput_event_touch_get_time_usec(touch)))
 
         case LIBINPUT_EVENT_POINTER_MOTION:
-            guard let pointer = libinput_event_get_pointer_event(event) else { return }
-            events.append(.pointerMotion(dx: libinput_event_pointer_get_dx(pointer),
-                                         dy: libinput_event_pointer_get_dy(pointer),
-                                         time: libinput_event_pointer_get_time_usec(pointer)))
+            guard let pointer = lib.libinput_event_get_pointer_event(event) else { return }
+            events.append(.pointerMotion(dx: lib.libinput_event_pointer_get_dx(pointer),
+                                         dy: lib.libinput_event_pointer_get_dy(pointer),
+                                         time: lib.libinput_event_pointer_get_time_usec(pointer)))
 
         case LIBINPUT_EVENT_POINTER_MOTION_ABSOLUTE:
-            guard let pointer = libinput_event_get_pointer_event(event) else { return }
+            guard let pointer = lib.libinput_event_get_pointer_event(event) else { return }
             events.append(.pointerMotionAbsolute(
-                x: libinput_event_pointer_get_absolute_x_transformed(pointer, panelSize.width),
-                y: libinput_event_pointer_get_absolute_y_transformed(pointer, panelSize.height),
-                time: libinput_event_pointer_get_time_usec(pointer)))
+                x: lib.libinput_event_pointer_get_absolute_x_transformed(pointer, panelSize.width),
+                y: lib.libinput_event_pointer_get_absolute_y_transformed(pointer, panelSize.height),
+                time: lib.libinput_event_pointer_get_time_usec(pointer)))
 
         case LIBINPUT_EVENT_POINTER_BUTTON:
-            guard let pointer = libinput_event_get_pointer_event(event) else { return }
+            guard let pointer = lib.libinput_event_get_pointer_event(event) else { return }
             events.append(.pointerButton(
-                button: libinput_event_pointer_get_button(pointer),
-                pressed: libinput_event_pointer_get_button_state(pointer) == LIBINPUT_BUTTON_STATE_PRESSED,
-                time: libinput_event_pointer_get_time_usec(pointer)))
+                button: lib.libinput_event_pointer_get_button(pointer),
+                pressed: lib.libinput_event_pointer_get_button_state(pointer) == LIBINPUT_BUTTON_STATE_PRESSED,
+                time: lib.libinput_event_pointer_get_time_usec(pointer)))
 
         case LIBINPUT_EVENT_KEYBOARD_KEY:
-            guard let keyboard = libinput_event_get_keyboard_event(event) else { return }
+            guard let keyboard = lib.libinput_event_get_keyboard_event(event) else { return }
             events.append(.key(
-                code: libinput_event_keyboard_get_key(keyboard),
-                pressed: libinput_event_keyboard_get_key_state(keyboard) == LIBINPUT_KEY_STATE_PRESSED,
-                time: libinput_event_keyboard_get_time_usec(keyboard)))
+                code: lib.libinput_event_keyboard_get_key(keyboard),
+                pressed: lib.libinput_event_keyboard_get_key_state(keyboard) == LIBINPUT_KEY_STATE_PRESSED,
+                time: lib.libinput_event_keyboard_get_time_usec(keyboard)))
 
         default:
             // Scroll wheels, gestures, tablets, switches: nothing carouseld uses (yet).
@@ -255,7 +266,7 @@ public final class InputContext {
     }
 
     private func deviceID(of event: OpaquePointer) -> Int {
-        guard let device = libinput_event_get_device(event) else { return 0 }
+        guard let device = lib.libinput_event_get_device(event) else { return 0 }
         return devices[device]?.id ?? 0
     }
 
@@ -264,21 +275,21 @@ public final class InputContext {
     /// `libinput_device_get_size` and `udev_device_get_devnode`.
     private func describe(_ device: OpaquePointer, id: Int) -> InputDeviceInfo {
         var capabilities: InputCapabilities = []
-        if libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_TOUCH) != 0 { capabilities.insert(.touch) }
-        if libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_POINTER) != 0 { capabilities.insert(.pointer) }
-        if libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_KEYBOARD) != 0 { capabilities.insert(.keyboard) }
+        if lib.libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_TOUCH) != 0 { capabilities.insert(.touch) }
+        if lib.libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_POINTER) != 0 { capabilities.insert(.pointer) }
+        if lib.libinput_device_has_capability(device, LIBINPUT_DEVICE_CAP_KEYBOARD) != 0 { capabilities.insert(.keyboard) }
         var width = 0.0, height = 0.0
-        let size = libinput_device_get_size(device, &width, &height) == 0 && width > 0 && height > 0
+        let size = lib.libinput_device_get_size(device, &width, &height) == 0 && width > 0 && height > 0
             ? InputPhysicalSize(width: width, height: height) : nil
         var devnode: String?
-        if let udevDevice = libinput_device_get_udev_device(device) {
+        if let udevDevice = lib.libinput_device_get_udev_device(device) {
             if let node = udev_device_get_devnode(udevDevice) { devnode = String(cString: node) }
             udev_device_unref(udevDevice)
         }
         return InputDeviceInfo(
             id: id,
-            name: libinput_device_get_name(device).map { String(cString: $0) } ?? "",
-            sysname: libinput_device_get_sysname(device).map { String(cString: $0) } ?? "",
+            name: lib.libinput_device_get_name(device).map { String(cString: $0) } ?? "",
+            sysname: lib.libinput_device_get_sysname(device).map { String(cString: $0) } ?? "",
             devnode: devnode, capabilities: capabilities, physicalSize: size)
     }
 
@@ -287,7 +298,7 @@ public final class InputContext {
     /// `libinput_device_config_calibration_get_default_matrix` and
     /// `libinput_device_config_calibration_set_matrix`.
     private func applyCalibration(to device: OpaquePointer, info: InputDeviceInfo) {
-        guard libinput_device_config_calibration_has_matrix(device) != 0 else {
+        guard lib.libinput_device_config_calibration_has_matrix(device) != 0 else {
             if calibration != nil {
                 shared.log(.error, "\(info.sysname) (\(info.name)): this device cannot be calibrated; [input] calibration is ignored for it")
             }
@@ -297,11 +308,11 @@ public final class InputContext {
         if let calibration {
             matrix = calibration
         } else {
-            _ = libinput_device_config_calibration_get_default_matrix(device, &matrix)
+            _ = lib.libinput_device_config_calibration_get_default_matrix(device, &matrix)
         }
-        let status = libinput_device_config_calibration_set_matrix(device, matrix)
+        let status = lib.libinput_device_config_calibration_set_matrix(device, matrix)
         if status != LIBINPUT_CONFIG_STATUS_SUCCESS {
-            let reason = libinput_config_status_to_str(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
+            let reason = lib.libinput_config_status_to_str(status).map { String(cString: $0) } ?? "status \(status.rawValue)"
             shared.log(.error, "\(info.sysname) (\(info.name)): calibration matrix refused: \(reason)")
         }
     }
@@ -346,9 +357,11 @@ private func closeRestricted(_ fd: Int32, _ userData: UnsafeMutableRawPointer?) 
     _ = close(fd)
 }
 
-/// Receives libinput's formatted log messages from the C shim.
+/// Receives libinput's formatted log messages from the C shim. Only a
+/// context made with the loaded table installs it, so the table is there.
 private func logSink(_ libinput: OpaquePointer?, _ priority: Int32, _ text: UnsafePointer<CChar>?) {
-    guard let libinput, let text, let shared = Shared.from(libinput_get_user_data(libinput)) else { return }
+    guard let libinput, let text, case .success(let lib) = InputLibrary.loaded,
+          let shared = Shared.from(lib.libinput_get_user_data(libinput)) else { return }
     shared.log(InputLogPriority(libinputPriority: priority), InputLog.trimmed(String(cString: text)))
 }
 

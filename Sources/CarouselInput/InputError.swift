@@ -10,6 +10,9 @@ import Musl
 /// `description` is one log line, e.g.
 /// `"input: cannot assign seat seat0 to libinput (udev could not list the input devices; is /sys mounted and systemd-udevd running?)"`.
 public enum InputError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// libinput.so.10 could not be opened with dlopen, or lacks a function
+    /// carouseld calls; `reason` is the loader's, naming the library.
+    case libraryUnavailable(reason: String)
     /// `udev_new` returned NULL.
     case udevUnavailable
     /// `libinput_udev_create_context` returned NULL.
@@ -25,6 +28,8 @@ public enum InputError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var message: String {
         switch self {
+        case let .libraryUnavailable(reason):
+            return "cannot load libinput (\(reason)): touch and keys are not read"
         case .udevUnavailable:
             return "cannot create a udev context (udev_new failed)"
         case .contextUnavailable:
@@ -42,6 +47,8 @@ public enum InputError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var hint: String? {
         switch self {
+        case .libraryUnavailable:
+            return "apt-get install \(InputLibrary.package)"
         case .udevUnavailable, .contextUnavailable:
             return "the system may be out of memory"
         case .seatAssignmentFailed:
