@@ -118,7 +118,7 @@ let package = Package(
         // libinput's va_list log handler, formatted in C and passed on as plain text.
         .target(name: "CInputShim", dependencies: ["CLibinput"]),
         .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputLoader", "CInputShim"]),
-        .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput"]),
+        .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput", "CInputLoader", "CLibinput", "CUdev"]),
         // Text over pictures ([overlay]): fontconfig finds the font and its
         // fallbacks, HarfBuzz shapes (right-to-left, CJK), FreeType rasterises.
         // The three (Debian: libfontconfig-dev, libfreetype-dev, libharfbuzz-dev,
