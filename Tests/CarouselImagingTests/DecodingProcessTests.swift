@@ -221,10 +221,13 @@ struct DecodingProcessTests {
     /// of codec libraries libavcodec links) for the first clip (CVideoLoader),
     /// HarfBuzz, FreeType and fontconfig (and libgraphite2, brotli and expat
     /// under them) for the first caption, clock or pushed text (CTextLoader;
-    /// issue 31). The dynamic loader's own list (what
+    /// issue 31), and libinput (with libwacom, libgudev, glib, gobject,
+    /// libevdev and libmtdev) for the first input context, which the daemon
+    /// makes once its first picture is on screen (CInputLoader; issue 31).
+    /// The dynamic loader's own list (what
     /// `ldd` prints: LD_TRACE_LOADED_OBJECTS) of the built binary says what
     /// any start of it loads.
-    @Test("carouseld starts without libheif, libmosquitto, FFmpeg, the text libraries or what they pull in; the helper still decodes a HEIC",
+    @Test("carouseld starts without libheif, libmosquitto, FFmpeg, the text libraries, libinput or what they pull in; the helper still decodes a HEIC",
           .enabled(if: carouseldForDecoding != nil))
     func libheifNotLoadedAtStart() throws {
         let tracer = Process()
@@ -239,7 +242,8 @@ struct DecodingProcessTests {
         try #require(loaded.contains("libjpeg.so"), "not the loader's list: \(loaded)")
         for library in ["libheif", "libde265", "libx265", "libaom", "libdav1d", "libmosquitto", "libssl", "libcrypto",
                         "libavcodec", "libavformat", "libswscale", "libavutil", "libvpx", "libx264",
-                        "libharfbuzz", "libfreetype", "libfontconfig", "libgraphite2", "libbrotli", "libexpat"] {
+                        "libharfbuzz", "libfreetype", "libfontconfig", "libgraphite2", "libbrotli", "libexpat",
+                        "libinput", "libwacom", "libgudev", "libglib-2.0", "libgobject-2.0", "libevdev", "libmtdev"] {
             #expect(!loaded.contains(library), "\(library) is loaded at every start:\n\(loaded)")
         }
         let image = try decode(try Fixtures.bytes("quadrants.heic"), name: "/p/a.heic", process: try #require(helper())).get()
