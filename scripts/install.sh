@@ -224,9 +224,10 @@ else
     || say "WARNING: $confdir/carouseld.ini does not pass 'carouseld check-config' (see above)"
 fi
 
-# libheif, libmosquitto and the text libraries are opened only when needed
-# (dlopen: a HEIF or AVIF picture, an [mqtt] broker, the first caption, clock
-# or pushed text), so ldd above does not list them.
+# libheif, libmosquitto, the text libraries and libinput are opened only
+# when needed (dlopen: a HEIF or AVIF picture, an [mqtt] broker, the first
+# caption, clock or pushed text, the input devices once the first picture is
+# on screen), so ldd above does not list them.
 if command -v ldconfig >/dev/null; then
   ldconfig -p 2>/dev/null | grep -q 'libheif\.so\.1 ' \
     || say "note: libheif.so.1 is not installed: HEIC and AVIF pictures will be skipped (apt-get install libheif1)"
@@ -236,6 +237,8 @@ if command -v ldconfig >/dev/null; then
     ldconfig -p 2>/dev/null | grep -q "${lib//./\\.} " \
       || say "note: $lib is not installed: captions, the clock and pushed text will not be drawn (apt-get install libharfbuzz0b libfreetype6 libfontconfig1)"
   done
+  ldconfig -p 2>/dev/null | grep -q 'libinput\.so\.10 ' \
+    || say "note: libinput.so.10 is not installed: touch and keys will not be read (apt-get install libinput10)"
 fi
 
 # What depends on this board and its configuration: the backlight, and
