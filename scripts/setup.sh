@@ -10,7 +10,7 @@ packages=(
   libgif-dev  # GIF's first frame (CarouselImaging, CGIF)
   libheif-dev  # HEIF/HEIC and AVIF (CarouselImaging, CHeifLoader: the header; the library is opened with dlopen); Debian 12's libheif1 brings libde265, dav1d and libaom
   libdrm-dev  # the DRM/KMS display (CarouselDRM)
-  libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput)
+  libinput-dev libudev-dev  # touch, pointer and keyboard input (CarouselInput; libinput-dev for CLibinput's header only: libinput is opened with dlopen by CInputLoader, libudev is linked)
   libharfbuzz-dev libfreetype-dev libfontconfig-dev  # [overlay] text: shaping, rasterising, finding fonts (CarouselText, CTextLoader: the headers; the libraries are opened with dlopen by the first text drawn)
   fonts-dejavu-core  # the default [overlay] font, and the one the text tests compare with ImageMagick
   fonts-wqy-zenhei  # a small CJK font: the text tests check fontconfig's fallback for ideographs DejaVu lacks
