@@ -1,3 +1,4 @@
+import CImageCodecs
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -8,12 +9,23 @@ import Darwin
 #endif
 
 /// The pixel layout of a `DecodedImage`: 32 bits a pixel, a native-endian
-/// 0xAARRGGBB word (B, G, R, A in memory on little-endian machines).
+/// 0xAARRGGBB word (B, G, R, A in memory on little-endian machines), or 24
+/// bits for a picture kept (`rgb888`).
 public enum PixelFormat: Sendable, Hashable {
     /// Opaque; the top byte is 0xFF (pixman ignores it either way).
     case xrgb8888
     /// Colour channels premultiplied by alpha, as pixman composites them.
     case argb8888Premultiplied
+    /// Opaque, 3 bytes a pixel: the value 0xRRGGBB in the machine's byte
+    /// order (pixman's r8g8b8; B, G, R in memory on little-endian machines).
+    /// How the decode cache keeps pictures (`DecodedImage.packed`), as
+    /// compactly as fbi keeps its own; the screen writer widens them to
+    /// 32 bits as it lays them out (`cic_widen_rgb_row`). Rows start on
+    /// 4-byte boundaries (pixman's rule).
+    case rgb888
+
+    /// Bytes a pixel: 4, or 3 for `rgb888`.
+    public var bytesPerPixel: Int { self == .rgb888 ? 3 : 4 }
 
     /// The `pixman_format_code_t` for this layout (`PIXMAN_x8r8g8b8` or `PIXMAN_a8r8g8b8`).
     public var pixmanFormatCode: UInt32 {
@@ -21,10 +33,13 @@ public enum PixelFormat: Sendable, Hashable {
         switch self {
         case .xrgb8888: return 0x2002_0888
         case .argb8888Premultiplied: return 0x2002_8888
+        // PIXMAN_FORMAT(24, PIXMAN_TYPE_ARGB, 0, 8, 8, 8)
+        case .rgb888: return 0x1802_0888
         }
     }
 
-    /// The DRM fourcc for this layout (`DRM_FORMAT_XRGB8888` "XR24" or `DRM_FORMAT_ARGB8888` "AR24").
+    /// The DRM fourcc for this layout (`DRM_FORMAT_XRGB8888` "XR24", `DRM_FORMAT_ARGB8888` "AR24",
+    /// `DRM_FORMAT_RGB888` "RG24").
     public var drmFourCC: UInt32 {
         func fourcc(_ s: StaticString) -> UInt32 {
             let p = s.utf8Start
@@ -33,6 +48,7 @@ public enum PixelFormat: Sendable, Hashable {
         switch self {
         case .xrgb8888: return fourcc("XR24")
         case .argb8888Premultiplied: return fourcc("AR24")
+        case .rgb888: return fourcc("RG24")
         }
     }
 }
@@ -45,15 +61,19 @@ public enum PixelFormat: Sendable, Hashable {
 public final class DecodedImage: @unchecked Sendable {
     public let width: Int
     public let height: Int
-    /// Bytes from one row to the next; a multiple of 4, at least `width * 4`.
+    /// Bytes from one row to the next; a multiple of 4, at least `width`
+    /// times the format's bytes a pixel.
     public let stride: Int
     public let format: PixelFormat
     /// Whether any pixel may be less than opaque (PNG alpha or tRNS, WebP alpha).
     public let hasAlpha: Bool
 
     let base: UnsafeMutableRawPointer
-    /// Whether `deinit` releases `base`: false once `reissued()` handed the pixels on.
+    /// Whether `deinit` releases `base`: false once `reissued()` or `packed()` handed the pixels on.
     private var ownsPixels = true
+    /// The bytes mapped at `base` (`byteCount`, or more for a picture
+    /// packed in place whose tail pages could not be returned).
+    private let mappedBytes: Int
     /// Unique among the images of this process, never reused: a renderer
     /// remembers which picture it wrote where without keeping it alive.
     public let identity: UInt64
@@ -69,9 +89,10 @@ public final class DecodedImage: @unchecked Sendable {
     /// trapping: a board with 512 MB may well fail a 64 MP allocation.
     init(width: Int, height: Int, format: PixelFormat, hasAlpha: Bool, path: String) throws(ImageError) {
         precondition(width > 0 && height > 0, "DecodedImage needs a positive size")
-        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 4)
+        let (packedBytes, o1) = width.multipliedReportingOverflow(by: format.bytesPerPixel)
+        let rowBytes = (min(packedBytes, Int.max - 3) + 3) & ~3
         let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
-        if o1 || o2 { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
+        if o1 || o2 || packedBytes > Int.max - 3 { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
         Self.allocationObserver?(total)
         // Page-aligned (more than pixman's SIMD paths need), and returned to
         // the kernel on release: see PixelMemory.
@@ -80,6 +101,7 @@ public final class DecodedImage: @unchecked Sendable {
         }
         memory.bindMemory(to: UInt32.self, capacity: total / 4)
         self.base = memory
+        mappedBytes = total
         identity = Self.identities.wrappingAdd(1, ordering: .relaxed).newValue
         self.width = width
         self.height = height
@@ -103,6 +125,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// Takes over `other`'s pixels under a new identity (`reissued`).
     private init(adopting other: DecodedImage) {
         base = other.base
+        mappedBytes = other.mappedBytes
         identity = Self.identities.wrappingAdd(1, ordering: .relaxed).newValue
         width = other.width
         height = other.height
@@ -112,8 +135,37 @@ public final class DecodedImage: @unchecked Sendable {
         other.ownsPixels = false
     }
 
+    /// Takes over `other`'s pixels, packed in place to `rgb888` rows of `stride` bytes (`packed`).
+    private init(packing other: DecodedImage, stride: Int, mappedBytes: Int) {
+        base = other.base
+        self.mappedBytes = mappedBytes
+        identity = other.identity
+        width = other.width
+        height = other.height
+        self.stride = stride
+        format = .rgb888
+        hasAlpha = false
+        other.ownsPixels = false
+    }
+
     deinit {
-        if ownsPixels { PixelMemory.release(base, byteCount) }
+        if ownsPixels { PixelMemory.release(base, mappedBytes) }
+    }
+
+    /// This opaque picture at 3 bytes a pixel (`PixelFormat.rgb888`), packed
+    /// in place: no second buffer, and the pages the packing frees are
+    /// returned to the kernel. Only for a picture nothing else holds (the
+    /// decode cache's own, once prepared): this one must not be used
+    /// afterwards. A picture that may be less than opaque, or is packed
+    /// already, is returned as it is.
+    public func packed() -> DecodedImage {
+        guard format == .xrgb8888, !hasAlpha else { return self }
+        let rowBytes = (width * 3 + 3) & ~3
+        for y in 0..<height {
+            cic_pack_xrgb_row(row(y), (base + y * rowBytes).assumingMemoryBound(to: UInt8.self), width)
+        }
+        let kept = PixelMemory.shrink(base, from: mappedBytes, to: rowBytes * height)
+        return DecodedImage(packing: self, stride: rowBytes, mappedBytes: kept)
     }
 
     /// The same memory as a new picture (a new `identity`), to be written
@@ -159,14 +211,19 @@ public final class DecodedImage: @unchecked Sendable {
         return try body(UnsafeRawBufferPointer(start: base, count: byteCount))
     }
 
-    /// The pixel at (x, y) as 0xAARRGGBB (premultiplied if the format is).
+    /// The pixel at (x, y) as 0xAARRGGBB (premultiplied if the format is;
+    /// opaque for `rgb888`).
     public func pixel(x: Int, y: Int) -> UInt32 {
         precondition(x >= 0 && x < width && y >= 0 && y < height, "pixel (\(x), \(y)) outside \(width)x\(height)")
         defer { withExtendedLifetime(self) {} }
-        return base.load(fromByteOffset: y * stride + x * 4, as: UInt32.self)
+        guard format == .rgb888 else { return base.load(fromByteOffset: y * stride + x * 4, as: UInt32.self) }
+        var value: UInt32 = 0
+        cic_widen_rgb_row((base + y * stride + x * 3).assumingMemoryBound(to: UInt8.self), &value, 1)
+        return value
     }
 
-    /// Row `y` as native 0xAARRGGBB words, for code in this module that writes pixels.
+    /// Row `y` as native 0xAARRGGBB words, for code in this module that
+    /// writes pixels (of a 32-bit picture: never of an `rgb888` one).
     func row(_ y: Int) -> UnsafeMutablePointer<UInt32> {
         (base + y * stride).assumingMemoryBound(to: UInt32.self)
     }

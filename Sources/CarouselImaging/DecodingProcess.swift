@@ -57,12 +57,7 @@ public struct DecodingProcess: Sendable {
     }
 
     /// The board's memory in bytes (Int.max when it cannot be read).
-    static let physicalMemory: Int = {
-        let pages = sysconf(Int32(_SC_PHYS_PAGES)), size = sysconf(Int32(_SC_PAGESIZE))
-        guard pages > 0, size > 0 else { return Int.max }
-        let (bytes, overflow) = pages.multipliedReportingOverflow(by: size)
-        return overflow ? Int.max : bytes
-    }()
+    static var physicalMemory: Int { PixelMemory.boardBytes }
 
     /// Caps this process's address space as the helper's is capped for
     /// `maxPixels`, so that an allocation past the budget fails; false when

@@ -55,6 +55,9 @@ public final class ScreenWriter {
     /// A crossfade's column stretches (reused between frames, as `strips`).
     var incomingStrips: [Strip] = []
     var fades: [Fade] = []
+    /// Two panel rows where a crossfade widens pictures kept packed before
+    /// blending them (`widenedRows`); made at the first such crossfade.
+    var wideRows: UnsafeMutablePointer<UInt32>?
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -68,6 +71,16 @@ public final class ScreenWriter {
     deinit {
         scratch.deallocate()
         backgroundRow.deallocate()
+        wideRows?.deallocate()
+    }
+
+    /// `wideRows`, made if need be.
+    func widenedRows() -> UnsafeMutablePointer<UInt32> {
+        if let wideRows { return wideRows }
+        let rows = UnsafeMutablePointer<UInt32>.allocate(capacity: 2 * scratchCount)
+        rows.initialize(repeating: 0, count: 2 * scratchCount)
+        wideRows = rows
+        return rows
     }
 
     /// How many rows ahead a row of column stretches asks for its pixels.

@@ -42,7 +42,7 @@ extension ScreenWriter {
         fades.removeAll(keepingCapacity: true)
         let background = UnsafeRawPointer(backgroundRow)
         // Along a vertical axis a step is a row of the picture; background is one row, repeated.
-        let step = { (strip: Strip) in horizontal ? 4 : strip.stride }
+        let step = { (strip: Strip) in horizontal ? strip.pixelBytes : strip.stride }
         var i = 0, j = 0, x = 0
         // Both lists cover the window exactly: cut at every end of either.
         while x < compositor.axisExtent {
@@ -52,7 +52,9 @@ extension ScreenWriter {
                               outgoing: p.source.map { $0 + (x - p.x0) * step(p) } ?? background + (horizontal ? x * 4 : 0),
                               outgoingStride: p.stride,
                               incoming: q.source.map { $0 + (x - q.x0) * step(q) } ?? background + (horizontal ? x * 4 : 0),
-                              incomingStride: q.stride))
+                              incomingStride: q.stride,
+                              outgoingPacked: p.source != nil && p.pixelBytes == 3,
+                              incomingPacked: q.source != nil && q.pixelBytes == 3))
             x = end
             if p.x1 == end { i += 1 }
             if q.x1 == end { j += 1 }
@@ -63,6 +65,16 @@ extension ScreenWriter {
         let dotsRect = plan?.bounds
         let fades = self.fades
         let scratch = self.scratch
+        // Rows where pictures kept packed are widened before they are
+        // blended, indexed by column (as `scratch`, a panel row each).
+        let wide = fades.contains { $0.outgoingPacked || $0.incomingPacked } ? widenedRows() : nil
+        /// `count` pixels of a side at `source`: as they are, or widened into `row` at `column`.
+        func side(_ source: UnsafeRawPointer, packed: Bool, row: Int, column: Int, count: Int) -> UnsafePointer<UInt32> {
+            guard packed, let wide else { return source.assumingMemoryBound(to: UInt32.self) }
+            let into = wide + row * scratchCount + column
+            PackedPixels.widen(source, into: into, count: count)
+            return UnsafePointer(into)
+        }
         var k = 0
         /// Blends columns `x0..<x1` of row `y` into `row` (indexed by column).
         func crossfade(row y: Int, from x0: Int, to x1: Int, into row: UnsafeMutablePointer<UInt32>, streaming: Bool) {
@@ -70,16 +82,21 @@ extension ScreenWriter {
             if horizontal {
                 for f in fades where f.end > x0 && f.start < x1 {
                     let a = max(f.start, x0), b = min(f.end, x1)
-                    ImageScaler.crossfade((f.outgoing + y * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
-                                          (f.incoming + y * f.incomingStride).assumingMemoryBound(to: UInt32.self) + (a - f.start),
+                    let from = { (packed: Bool) in (a - f.start) * (packed ? 3 : 4) }
+                    ImageScaler.crossfade(side(f.outgoing + y * f.outgoingStride + from(f.outgoingPacked),
+                                               packed: f.outgoingPacked, row: 0, column: a, count: b - a),
+                                          side(f.incoming + y * f.incomingStride + from(f.incomingPacked),
+                                               packed: f.incomingPacked, row: 1, column: a, count: b - a),
                                           into: row + a, count: b - a, fraction: fraction, streaming: streaming)
                 }
             } else {
                 // Each row comes whole from one picture (or background) in each scene.
                 while fades[k].end <= y { k += 1 }
                 let f = fades[k], r = y - f.start
-                ImageScaler.crossfade((f.outgoing + r * f.outgoingStride).assumingMemoryBound(to: UInt32.self) + x0,
-                                      (f.incoming + r * f.incomingStride).assumingMemoryBound(to: UInt32.self) + x0,
+                ImageScaler.crossfade(side(f.outgoing + r * f.outgoingStride + x0 * (f.outgoingPacked ? 3 : 4),
+                                           packed: f.outgoingPacked, row: 0, column: x0, count: x1 - x0),
+                                      side(f.incoming + r * f.incomingStride + x0 * (f.incomingPacked ? 3 : 4),
+                                           packed: f.incomingPacked, row: 1, column: x0, count: x1 - x0),
                                       into: row + x0, count: x1 - x0, fraction: fraction, streaming: streaming)
             }
         }

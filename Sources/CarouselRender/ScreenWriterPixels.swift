@@ -32,7 +32,7 @@ extension ScreenWriter {
                             // hardware prefetcher: ask for the one two rows on.
                             if let source = strip.source, y + Self.prefetchRows < cross {
                                 PixelMemory.prefetch(source + (y + Self.prefetchRows) * strip.stride,
-                                                     bytes: (strip.x1 - strip.x0) * 4)
+                                                     bytes: (strip.x1 - strip.x0) * strip.pixelBytes)
                             }
                             Self.copy(strip, line: y, into: row + strip.x0, count: strip.x1 - strip.x0, background: background)
                         }
@@ -64,12 +64,18 @@ extension ScreenWriter {
     /// Writes `count` pixels of `strip`'s line `line` (a row of its source,
     /// `stride` bytes apart; from its first pixel, or `offset` pixels in) to
     /// `destination`, or background where it has no source: the one copy
-    /// every stretch of every row goes through.
+    /// every stretch of every row goes through. A picture kept packed is
+    /// widened to the display's 32 bits here, as it is laid out.
     @inline(__always)
     static func copy(_ strip: Strip, line: Int, offset: Int = 0, into destination: UnsafeMutablePointer<UInt32>,
                      count: Int, background: UInt32) {
         if let source = strip.source {
-            memcpy(destination, source + line * strip.stride + offset * 4, count * 4)
+            let from = source + line * strip.stride + offset * strip.pixelBytes
+            if strip.pixelBytes == 4 {
+                memcpy(destination, from, count * 4)
+            } else {
+                PackedPixels.widen(from, into: destination, count: count)
+            }
         } else {
             destination.update(repeating: background, count: count)
         }
@@ -97,11 +103,12 @@ extension ScreenWriter {
                 x = b
                 continue
             }
+            let pixelBytes = span.image?.format.bytesPerPixel ?? 4
             let source = span.image.map { image in
                 image.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
-                    + (span.source + a - span.start - s) * (horizontal ? 4 : image.stride)
+                    + (span.source + a - span.start - s) * (horizontal ? pixelBytes : image.stride)
             }
-            list.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0))
+            list.append(Strip(x0: a, x1: b, source: source, stride: span.image?.stride ?? 0, pixelBytes: pixelBytes))
             x = b
         }
         if x < x1 { list.append(Strip(x0: x, x1: x1, source: nil, stride: 0)) }

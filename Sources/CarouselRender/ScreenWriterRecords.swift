@@ -74,6 +74,9 @@ extension ScreenWriter {
         var stride: Int
         /// A zoomed picture's stretch, drawn scaled: its index in `ScreenWriter.zooms`; -1: none.
         var zoom = -1
+        /// The source's bytes a pixel: 4, or 3 for a picture kept packed
+        /// (`PixelFormat.rgb888`), widened as it is copied.
+        var pixelBytes = 4
     }
 
     /// The clock as `ScreenWriter.blend` draws it: its rectangle in buffer
@@ -110,6 +113,10 @@ extension ScreenWriter {
         var outgoingStride: Int
         var incoming: UnsafeRawPointer
         var incomingStride: Int
+        /// Whether either side is a picture kept packed (`Strip.pixelBytes` 3),
+        /// widened into a row of its own before it is blended.
+        var outgoingPacked = false
+        var incomingPacked = false
     }
 
     struct Interval {

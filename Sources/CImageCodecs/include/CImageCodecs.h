@@ -124,6 +124,15 @@ void cic_crossfade_fence(void);
 /// a mid-slide frame 0.88-0.96x the same bytes memcpy'd (1.03-1.23x before).
 void cic_prefetch(const void *p, size_t bytes);
 
+/// Packs `count` native 32-bit XRGB pixels into 3 bytes each, pixman's
+/// r8g8b8 (the value 0xRRGGBB in the machine's byte order; alpha dropped).
+/// `packed` may be `source` itself or lie before it: a picture is packed in place.
+void cic_pack_xrgb_row(const uint32_t *source, uint8_t *packed, size_t count);
+
+/// Widens `count` packed pixels (`cic_pack_xrgb_row`) into opaque native
+/// 32-bit XRGB pixels at `out`, which must not overlap `packed`.
+void cic_widen_rgb_row(const uint8_t *packed, uint32_t *out, size_t count);
+
 /// The loops of `cic_crossfade_row`, slowest first.
 enum {
     CIC_CROSSFADE_PORTABLE = 0,

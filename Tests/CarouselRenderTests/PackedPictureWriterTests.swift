@@ -1,0 +1,98 @@
+import Testing
+import CarouselCore
+import CarouselDisplay
+import CarouselImaging
+@testable import CarouselRender
+
+/// The screen writer lays out pictures kept at 3 bytes a pixel (issue 31)
+/// exactly as it lays out the same pictures at 4: slides, rests, crossfades
+/// (each side packed or not) and zooms, in every rotation, the dots and a
+/// clock over them.
+@Suite("ScreenWriter: pictures kept at 3 bytes a pixel")
+struct PackedPictureWriterTests {
+    typealias Random = ScreenWriterTests.Random
+
+    /// `image`'s pixels in a picture of their own, packed.
+    static func packedCopy(_ image: DecodedImage) throws -> DecodedImage {
+        try DecodedImage(width: image.width, height: image.height, format: .xrgb8888) { raw, stride in
+            image.withUnsafeBytes { from in
+                for y in 0..<image.height {
+                    (raw.baseAddress! + y * stride).copyMemory(from: from.baseAddress! + y * image.stride,
+                                                               byteCount: image.width * 4)
+                }
+            }
+        }.packed()
+    }
+
+    static func differences(_ a: Frame, _ b: Frame) -> Int {
+        var n = 0
+        for y in 0..<a.height {
+            for x in 0..<a.width where a.row(y)[x] != b.row(y)[x] { n += 1 }
+        }
+        return n
+    }
+
+    @Test("frames, crossfades and zooms from packed pictures equal those from the same pictures at 4 bytes (150 runs)")
+    func packedEqualsWide() throws {
+        var r = Random(state: 31)
+        for run in 0..<150 {
+            var setup = ScreenWriterTests.Setup.random(&r)
+            setup.count = r.int(2...5)
+            let compositor = setup.compositor(rotation: setup.rotation)
+            let wide = try setup.pictures(setup.compositor(rotation: .none)).map { try $0.turned(setup.rotation) }
+            let packed = try wide.map(Self.packedCopy)
+            #expect(packed.allSatisfy { $0.format == .rgb888 })
+            let stamp: SceneStamp? = r.bool()
+                ? SceneStamp(image: testStamp(PixelSize(width: r.int(1...setup.panel.width), height: r.int(1...max(1, setup.panel.height / 2))),
+                                              seed: run), x: 0, y: 0)
+                : nil
+            let offset = Double(r.int(0...setup.count - 1)) + (r.bool() ? r.double(-0.45...0.45) : 0)
+            let to = Double(r.int(-1...setup.count))
+            let fade = r.double(0.0...1.0)
+            let page = r.int(0...setup.count - 1)
+            // Which pictures of the crossfade's incoming scene are packed: all, none or some.
+            let mix = r.int(0...2)
+            let item = compositor.geometry.item(at: Point(x: compositor.geometry.viewport.width / 2,
+                                                          y: compositor.geometry.viewport.height / 2),
+                                                offset: offset.rounded(), count: setup.count, wrap: setup.settings.wrap) ?? 0
+            let zoom = ZoomView(item: item, scale: Double(r.int(3...14)) / 4,
+                                translation: Point(x: -Double(r.int(0...40)) / 4, y: -Double(r.int(0...30)) / 4))
+            /// The frame with the pictures `pictures(i)`: a slide frame, a crossfade or a zoom.
+            func frame(_ kind: Int, _ pictures: @escaping (Int) -> DecodedImage, _ incoming: @escaping (Int) -> DecodedImage) -> Frame {
+                let writer = ScreenWriter(compositor: compositor)
+                let f = Frame(width: setup.panel.width, height: setup.panel.height, color: 0xDEAD_BEEF)
+                switch kind {
+                case 0:
+                    compositor.layOut(&writer.scene, offset: offset, count: setup.count, wrap: setup.settings.wrap,
+                                      page: page, pageCount: setup.count, image: pictures)
+                    writer.scene.stamp = stamp
+                    writer.render(writer.scene, into: f)
+                case 1:
+                    compositor.layOut(&writer.scene, offset: offset.rounded(), count: setup.count, wrap: setup.settings.wrap,
+                                      page: page, pageCount: setup.count, image: pictures)
+                    compositor.layOut(&writer.incoming, offset: to, count: setup.count, wrap: setup.settings.wrap,
+                                      page: page, pageCount: setup.count, image: incoming)
+                    writer.scene.stamp = stamp
+                    writer.fade = fade
+                    let target = ScreenWriter.Target(pixels: UnsafeMutableRawPointer(f.pixels), stride: f.stride,
+                                                     panel: compositor.panel, extent: compositor.panel, index: -1,
+                                                     generation: 0, axis: writer.axis)
+                    var record = ScreenWriter.Record(target)
+                    _ = writer.write(writer.scene, into: target, record: &record)
+                default:
+                    compositor.layOut(&writer.scene, offset: offset.rounded(), count: setup.count, wrap: setup.settings.wrap,
+                                      page: page, pageCount: setup.count, zoom: ZoomLayer(view: zoom), image: pictures)
+                    writer.render(writer.scene, into: f)
+                }
+                return f
+            }
+            for kind in 0..<3 {
+                let a = frame(kind, { wide[$0] }, { wide[$0] })
+                let b = frame(kind, { packed[$0] }, { mix == 0 ? packed[$0] : mix == 1 ? wide[$0] : ($0 % 2 == 0 ? packed[$0] : wide[$0]) })
+                let wrong = Self.differences(a, b)
+                #expect(wrong == 0, "run \(run), \(["slide", "crossfade", "zoom"][kind]), rotation \(setup.rotation): \(wrong) pixels differ")
+                if wrong > 0 { return }
+            }
+        }
+    }
+}
