@@ -92,7 +92,7 @@ public final class Daemon {
         startTime = clock()
         startedAt = options.startedAt ?? startTime
         enteredMain = options.enteredMain
-        layout = Layout(config: config, backend: backend)
+        layout = Layout(config: config, backend: backend, boardMemory: options.boardMemory ?? PixelMemory.boardBytes)
         localClock = options.localClock ?? .system
         backlightRoot = options.backlightRoot
         realTime = options.realTime

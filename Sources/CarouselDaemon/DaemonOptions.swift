@@ -36,6 +36,11 @@ extension Daemon {
         /// Reads, decodes and scales a picture for the cache; nil: the real
         /// one (`ItemCache.prepare`). A seam for tests that hold a decode in flight.
         public var prepare: ItemCache.Prepare?
+        /// The board's memory in bytes, of which `cache_mb = auto` keeps
+        /// pictures in a share (`Configuration.keepBytes`); nil: the
+        /// board's own (`PixelMemory.boardBytes`). Tests fix it, so that a
+        /// verdict does not hang on the host's memory.
+        public var boardMemory: Int?
         /// Where the kernel lists backlights (`carouseld run`:
         /// /sys/class/backlight); nil drives none.
         public var backlightRoot: String?

@@ -31,15 +31,28 @@ extension Configuration {
 
     public var rotation: Rotation { Rotation(rawValue: display.rotation) ?? .none }
 
-    /// The decode cache's budget for a layout of `screen` pixels: `[images]
-    /// cache_mb`, or with `auto` room for exactly the pictures the carousel
-    /// can want at once (`AlbumState.wantedLimit`) at the item size.
-    public func cacheBytes(screen: PixelSize) -> Int {
+    /// The decode cache's budget for a layout of `screen` pixels on a
+    /// board of `boardMemory` bytes: `[images] cache_mb`, or with `auto`
+    /// room for exactly the pictures the carousel can want at once
+    /// (`AlbumState.wantedLimit`) at the item size, and `keepBytes` more
+    /// for pictures paged past.
+    public func cacheBytes(screen: PixelSize, boardMemory: Int) -> Int {
         if let mb = images.cacheMB { return mb * 1024 * 1024 }
         let geometry = Geometry(viewport: Viewport(width: Double(screen.width), height: Double(screen.height)),
                                 settings: carousel)
         let item = Compositor(geometry: geometry, style: renderStyle).itemPixelSize
-        return AlbumState.wantedLimit(geometry: geometry, paging: carousel.paging) * item.width * item.height * 4
+        return AlbumState.wantedLimit(geometry: geometry, paging: carousel.paging) * ItemCache.keptBytes(item)
+            + keepBytes(boardMemory: boardMemory)
+    }
+
+    /// With `cache_mb = auto`, the memory for pictures paged past, kept so
+    /// that the next pass shows them without decoding them again: 1/64 of
+    /// the board's (16 MiB on a 1 GB board, room for two 1920x1080
+    /// pictures besides those the screen needs, so an album of five cycles
+    /// on decodes of the first pass; 64 MiB on a 4 GB one). Nothing with
+    /// an explicit `cache_mb`, which is the whole budget.
+    public func keepBytes(boardMemory: Int) -> Int {
+        images.cacheMB == nil ? min(max(boardMemory, 0), 1 << 40) / 64 : 0
     }
 
     /// `[images] order` for the album. The random order's seed is fixed, so a
@@ -138,10 +151,14 @@ public struct Layout: Sendable {
     public let density: TouchDensitySource?
     /// The touchscreen that reported its size, if one did: the next layout is made with it too.
     public let touchscreen: TouchDensitySource?
+    /// The board's memory in bytes, for `cache_mb = auto` (`Configuration.keepBytes`).
+    public let boardMemory: Int
 
     /// `touchscreen`: the size a touchscreen reports, preferred over the
     /// display's for the slop (it is the surface the finger moves on).
-    public init(config: Configuration, backend: DisplayBackend, touchscreen: TouchDensitySource? = nil) {
+    public init(config: Configuration, backend: DisplayBackend, touchscreen: TouchDensitySource? = nil,
+                boardMemory: Int = 0) {
+        self.boardMemory = boardMemory
         // The panel's own mounting (DRM "panel orientation") and the configured turn add up.
         rotation = config.rotation.combined(with: backend.panelRotation.rotation)
         let panel = backend.panelSize
@@ -165,8 +182,11 @@ public struct Layout: Sendable {
     public func cacheSettings(_ config: Configuration) -> ItemCache.Settings {
         var settings = ItemCache.Settings(itemSize: compositor.itemPixelSize, fit: config.renderStyle.fit,
                                           background: config.renderStyle.background, maxPixels: config.images.maxPixels,
-                                          budgetBytes: config.cacheBytes(screen: size), rotation: rotation,
-                                          keepsUnwanted: config.images.cacheMB != nil, blur: config.renderStyle.blur,
+                                          budgetBytes: config.cacheBytes(screen: size, boardMemory: boardMemory),
+                                          rotation: rotation,
+                                          keepsUnwanted: config.images.cacheMB != nil
+                                              || config.keepBytes(boardMemory: boardMemory) >= ItemCache.keptBytes(compositor.itemPixelSize),
+                                          blur: config.renderStyle.blur,
                                           caption: captioning(config), pairGap: pairGap)
         settings.clipMaxPixels = config.video.maxPixels
         return settings
@@ -212,10 +232,15 @@ public struct Layout: Sendable {
     public func cacheLine(_ config: Configuration) -> String {
         let settings = cacheSettings(config)
         let item = settings.itemSize
-        let pictures = settings.budgetBytes / max(item.width * item.height * 4, 1)
-        let mib = (Double(settings.budgetBytes) / 1_048_576).formatted
-        return "decode cache: \(mib) MiB, \(pictures) picture\(pictures == 1 ? "" : "s") of \(item.width)x\(item.height)"
-            + (config.images.cacheMB == nil ? " (cache_mb = auto: what the screen needs)" : "")
+        let each = max(ItemCache.keptBytes(item), 1)
+        let pictures = settings.budgetBytes / each
+        func mib(_ bytes: Int) -> String { (Double(bytes) / 1_048_576).formatted }
+        let line = "decode cache: \(mib(settings.budgetBytes)) MiB, \(pictures) picture\(pictures == 1 ? "" : "s") of "
+            + "\(item.width)x\(item.height) at 3 bytes a pixel"
+        guard config.images.cacheMB == nil else { return line }
+        let kept = config.keepBytes(boardMemory: boardMemory)
+        return line + " (cache_mb = auto: what the screen needs, and \(kept / each) more paged past, "
+            + "in \(mib(kept)) MiB, 1/64 of the board's \(mib(boardMemory)) MiB)"
     }
 
     /// One log line about the slop, when it was scaled.

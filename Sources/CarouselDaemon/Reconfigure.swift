@@ -134,7 +134,8 @@ extension Daemon {
         let t = Timestamp(microseconds: now)
         let previous = previousCache ?? layout.cacheSettings(config)
         let before = layout
-        layout = Layout(config: config, backend: backend, touchscreen: touchscreen ?? before.touchscreen)
+        layout = Layout(config: config, backend: backend, touchscreen: touchscreen ?? before.touchscreen,
+                        boardMemory: before.boardMemory)
         frames.laidOut()
         let cacheSettings = layout.cacheSettings(config)
         if cacheSettings != previous {

@@ -20,7 +20,9 @@ extension Layout {
         let logical = config.rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
                             paths: paths, maxPixels: config.images.maxPixels,
-                            budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height)),
+                            // Nothing kept for pages paged past: a still is one frame.
+                            budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height),
+                                                           boardMemory: 0),
                             caption: layout.captioning(config), pairGap: layout.pairGap,
                             clipMaxPixels: config.video.maxPixels)
     }

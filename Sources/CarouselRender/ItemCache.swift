@@ -12,8 +12,12 @@ import Synchronization
 /// decode finishes (`onReady` is called, from the decoder thread, so that the
 /// loop can wake up and draw). It holds what is wanted: a picture the new
 /// wanted list leaves out is let go at once (unless `keepsUnwanted`: then
-/// the least recently used go when room is needed), and nothing is decoded
+/// the one shown last goes when room is needed), and nothing is decoded
 /// beyond `budgetBytes`, so 10,000 images cost what 10 do.
+///
+/// Pictures are kept at 3 bytes a pixel (`DecodedImage.packed`), as
+/// compactly as fbi keeps its own, and widened to the display's 32 bits as
+/// the screen writer lays them out.
 public final class ItemCache: Sendable {
     public struct Settings: Equatable, Sendable {
         /// Every picture is scaled to exactly this size (the item's extent by the screen's cross extent).
@@ -26,8 +30,9 @@ public final class ItemCache: Sendable {
         /// renderer then writes every rotation with row copies).
         public var rotation: Rotation
         /// Pictures no longer wanted stay decoded while the budget has room
-        /// (an explicit `cache_mb`: memory given to skip decoding again);
-        /// otherwise they are let go at once (memory by need).
+        /// (memory given to skip decoding again: an explicit `cache_mb`, or
+        /// `auto`'s share of the board's memory); otherwise they are let go
+        /// at once (memory by need).
         public var keepsUnwanted: Bool
         /// The fill around the picture with `fit = blur` (made here, at decode time).
         public var blur: BlurStyle
@@ -302,6 +307,12 @@ public final class ItemCache: Sendable {
         return try finish(decoded, path: path, settings: settings, box: box(f), factor: f).turned(settings.rotation)
     }
 
+    /// The bytes one picture of `item` takes in the cache: 3 a pixel, rows
+    /// on 4-byte boundaries (`DecodedImage.packed`).
+    public static func keptBytes(_ item: PixelSize) -> Int {
+        (item.width * 3 + 3) / 4 * 4 * item.height
+    }
+
     /// What pictures are prepared for now.
     public var settings: Settings { state.withLock { $0.settings } }
 
@@ -417,7 +428,10 @@ public final class ItemCache: Sendable {
             }
             let result: Result<DecodedImage, Failure>
             do {
-                result = .success(try prepare(job.path, job.settings))
+                var image = try prepare(job.path, job.settings)
+                // Kept at 3 bytes a pixel, packed in place: the picture is this decode's own.
+                if isKnownUniquelyReferenced(&image) { image = image.packed() }
+                result = .success(image)
             } catch let failure as Failure {
                 result = .failure(failure)
             } catch let error as ImageError {
@@ -458,13 +472,17 @@ public final class ItemCache: Sendable {
     /// budget; `nil` (and the worker stops) when there is nothing to do or no room.
     private func nextJob() -> Job? {
         state.withLock { s -> Job? in
-            let itemBytes = s.settings.itemSize.width * s.settings.itemSize.height * 4
+            let itemBytes = Self.keptBytes(s.settings.itemSize)
             let wantedSet = Set(s.wanted)
             for (rank, path) in s.wanted.enumerated() where s.ready[path] == nil && s.failed[path] == nil {
-                // Make room by dropping pictures nobody wants, least recently used first.
+                // Make room by dropping pictures nobody wants, the one shown
+                // last first: when an album does not fit, the pictures kept
+                // then stay and are shown without a decode on every pass,
+                // where dropping the one shown longest ago would drop each
+                // picture just before autoplay comes round to it again.
                 while s.bytes + itemBytes > s.settings.budgetBytes,
                       let victim = s.ready.keys.filter({ !wantedSet.contains($0) })
-                          .min(by: { (s.lastUse[$0] ?? 0) < (s.lastUse[$1] ?? 0) }) {
+                          .max(by: { (s.lastUse[$0] ?? 0) < (s.lastUse[$1] ?? 0) }) {
                     s.bytes -= s.ready.removeValue(forKey: victim)!.byteCount
                     s.lastUse[victim] = nil
                 }

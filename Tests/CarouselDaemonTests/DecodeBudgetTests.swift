@@ -34,7 +34,7 @@ struct DecodeBudgetTests {
         let layout = d.daemon.layout
         #expect(AlbumState.wantedLimit(geometry: layout.compositor.geometry, paging: layout.settings.paging) == pictures)
         let item = layout.compositor.itemPixelSize
-        #expect(layout.cacheSettings(d.daemon.config).budgetBytes == pictures * item.width * item.height * 4)
+        #expect(layout.cacheSettings(d.daemon.config).budgetBytes == pictures * item.width * item.height * 3)
     }
 
     @Test("cache_mb, when set, is the budget whatever the screen")
@@ -49,7 +49,7 @@ struct DecodeBudgetTests {
             Issue.record("set images.cache_mb auto was refused")
             return
         }
-        #expect(d.daemon.layout.cacheSettings(d.daemon.config).budgetBytes == 4 * 320 * 200 * 4)
+        #expect(d.daemon.layout.cacheSettings(d.daemon.config).budgetBytes == 4 * 320 * 200 * 3)
     }
 
     @Test("scrolling through 30 pictures keeps at most that many decoded, and every wanted one is",

@@ -46,7 +46,8 @@ final class OffscreenDaemon {
          physicalSize: PhysicalSize? = nil, ini: String = "", backend given: DisplayBackend? = nil,
          reopen: (@Sendable (Configuration) throws -> DisplayBackend)? = nil, stateDirectory: String? = nil,
          localClock: LocalClock? = nil, backlightRoot: String? = nil, prepare: ItemCache.Prepare? = nil,
-         controlSocket: Bool = false, runningClock: Bool = false, folderExtras: ((URL) throws -> Void)? = nil) throws {
+         controlSocket: Bool = false, runningClock: Bool = false, folderExtras: ((URL) throws -> Void)? = nil,
+         boardMemory: Int = 0) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("carouseld-room-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("images"), withIntermediateDirectories: true)
         for name in images {
@@ -72,6 +73,9 @@ final class OffscreenDaemon {
         options.localClock = localClock
         options.backlightRoot = backlightRoot
         options.prepare = prepare
+        // `cache_mb = auto` keeps a share of this for pictures paged past:
+        // none unless a test asks, whatever the host's memory.
+        options.boardMemory = boardMemory
         options.realTime = false
         let clock = Clock()
         clock.now = now
