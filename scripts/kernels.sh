@@ -28,6 +28,7 @@ cd "$(dirname "$0")/.."
 out=.build-kernels
 sources=(scripts/kernels/twins.c scripts/kernels/prefetch_lines.c
          Sources/CImageCodecs/blend.c Sources/CImageCodecs/box.c Sources/CImageCodecs/rows.c
+         Sources/CImageCodecs/pack.c
          Sources/CFBDev/CFBDev.c)
 flags=(-O2 -Wall -Wextra -Werror -ISources/CImageCodecs -ISources/CImageCodecs/include -ISources/CFBDev/include)
 

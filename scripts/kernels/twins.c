@@ -674,6 +674,121 @@ static void check_xrgb_to_rgb(void) {
     report(&k);
 }
 
+
+// MARK: Pictures kept at 3 bytes a pixel (pack.c)
+
+/// The packed bytes of a pixel: B, G, R of 0xAARRGGBB (pixman's r8g8b8 on a
+/// little-endian machine; the kernels' other layout, on big-endian, has no
+/// target here).
+static void twin_packed(uint32_t p, uint8_t out[3]) {
+    out[0] = (uint8_t)p;
+    out[1] = (uint8_t)(p >> 8);
+    out[2] = (uint8_t)(p >> 16);
+}
+
+static const char *pack_loop_name(int loop) {
+    static const char *names[] = {"portable", "vector (NEON / SSSE3)"};
+    return loop >= 0 && loop < 2 ? names[loop] : NULL;
+}
+
+static void check_pack(int loop) {
+    char title[96];
+    snprintf(title, sizeof title, "pack xrgb to rgb888, %s loop (pack.c)", pack_loop_name(loop));
+    struct kernel k = {title, 0, 0};
+    const uint32_t probe = 0;
+    uint8_t probe_out[3];
+    if (cic_pack_xrgb_row_using(loop, &probe, probe_out, 0) != 0) {
+        printf("%s: not on this CPU\n", title);
+        return;
+    }
+    for (int i = 0; i < 600; i++) {
+        // Every length to 100 (the 16-pixel turns and every tail), then long rows.
+        const size_t count = i < 101 ? (size_t)i : below(3000);
+        const unsigned offset = below(4);
+        const int in_place = i % 2;
+        uint32_t *source = allocate((count + 4) * 4);
+        for (size_t n = 0; n < count + 4; n++) source[n] = any_pixel();
+        uint32_t *copy = allocate((count + 4) * 4);
+        memcpy(copy, source, (count + 4) * 4);
+        // Out of place: bytes before and after the output stay as they were.
+        const size_t bytes = 3 * count + 2 * GUARD;
+        uint8_t *out = allocate(bytes);
+        for (size_t n = 0; n < bytes; n++) out[n] = (uint8_t)(0xA5 ^ n);
+        set_case("count %zu, offset %u, %s", count, offset, in_place ? "in place" : "into another row");
+        k.cases++;
+        uint8_t *target = in_place ? (uint8_t *)(source + offset) : out + GUARD;
+        cic_pack_xrgb_row_using(loop, source + offset, target, count);
+        for (size_t n = 0; n < 3 * count; n++) {
+            uint8_t want[3];
+            twin_packed(copy[offset + n / 3], want);
+            if (target[n] != want[n % 3]) {
+                mismatch(&k, "packed bytes", n, target[n], want[n % 3]);
+                break;
+            }
+        }
+        if (in_place) {
+            // The source's pixels past the packed bytes are not the kernel's to change beyond its row.
+            for (size_t n = offset + count; n < count + 4; n++) {
+                if (source[n] != copy[n]) {
+                    mismatch(&k, "a pixel after the row", n, source[n], copy[n]);
+                    break;
+                }
+            }
+        } else {
+            for (size_t n = 0; n < bytes; n++) {
+                if (n >= GUARD && n < GUARD + 3 * count) continue;
+                if (out[n] != (uint8_t)(0xA5 ^ n)) {
+                    mismatch(&k, "a byte outside the row", n, out[n], (uint8_t)(0xA5 ^ n));
+                    break;
+                }
+            }
+        }
+        free(source);
+        free(copy);
+        free(out);
+    }
+    report(&k);
+}
+
+static void check_widen(int loop) {
+    char title[96];
+    snprintf(title, sizeof title, "widen rgb888 to xrgb, %s loop (pack.c)", pack_loop_name(loop));
+    struct kernel k = {title, 0, 0};
+    const uint8_t probe[3] = {0};
+    uint32_t probe_out;
+    if (cic_widen_rgb_row_using(loop, probe, &probe_out, 0) != 0) {
+        printf("%s: not on this CPU\n", title);
+        return;
+    }
+    for (int i = 0; i < 600; i++) {
+        const size_t count = i < 101 ? (size_t)i : below(3000);
+        const unsigned offset = below(16);
+        uint8_t *packed = allocate(3 * count + 16);
+        for (size_t n = 0; n < 3 * count + 16; n++) packed[n] = any_byte();
+        const size_t words = count + 2 * GUARD;
+        uint32_t *out = allocate(words * 4);
+        for (size_t n = 0; n < words; n++) out[n] = GUARD_WORD;
+        set_case("count %zu, offset %u bytes", count, offset);
+        k.cases++;
+        cic_widen_rgb_row_using(loop, packed + offset, out + GUARD, count);
+        for (size_t n = 0; n < words; n++) {
+            uint32_t want = GUARD_WORD;
+            if (n >= GUARD && n < GUARD + count) {
+                const uint8_t *q = packed + offset + 3 * (n - GUARD);
+                want = 0xFF000000u | (uint32_t)q[2] << 16 | (uint32_t)q[1] << 8 | q[0];
+            }
+            const uint32_t got = load_pixel((const uint8_t *)(out + n));
+            if (got != want) {
+                mismatch(&k, n >= GUARD && n < GUARD + count ? "pixels" : "a pixel outside the row", n, got, want);
+                break;
+            }
+        }
+        free(packed);
+        free(out);
+    }
+    report(&k);
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int loop = 0;; loop++) {
@@ -688,6 +803,10 @@ int main(void) {
     check_premultiply();
     check_cmyk();
     check_xrgb_to_rgb();
+    for (int loop = 0; pack_loop_name(loop) != NULL; loop++) {
+        check_pack(loop);
+        check_widen(loop);
+    }
     printf("twins: %d passed, %d failed\n", passed_kernels, failed_kernels);
     return failed_kernels ? 1 : 0;
 }

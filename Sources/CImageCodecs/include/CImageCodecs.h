@@ -133,6 +133,20 @@ void cic_pack_xrgb_row(const uint32_t *source, uint8_t *packed, size_t count);
 /// 32-bit XRGB pixels at `out`, which must not overlap `packed`.
 void cic_widen_rgb_row(const uint8_t *packed, uint32_t *out, size_t count);
 
+/// The loops of `cic_pack_xrgb_row` and `cic_widen_rgb_row`, slowest first:
+/// plain C, and byte shuffles (NEON on ARM, SSSE3 on x86-64).
+enum {
+    CIC_PACK_PORTABLE = 0,
+    CIC_PACK_VECTOR_LOOP = 1,
+};
+
+/// `cic_pack_xrgb_row` with the given loop, for tests that check every
+/// one; returns -1 (and writes nothing) if this CPU does not have it.
+int cic_pack_xrgb_row_using(int loop, const uint32_t *source, uint8_t *packed, size_t count);
+
+/// `cic_widen_rgb_row` with the given loop, as `cic_pack_xrgb_row_using`.
+int cic_widen_rgb_row_using(int loop, const uint8_t *packed, uint32_t *out, size_t count);
+
 /// The loops of `cic_crossfade_row`, slowest first.
 enum {
     CIC_CROSSFADE_PORTABLE = 0,
