@@ -467,10 +467,11 @@ public enum Schema {
             """) { $0.images.maxPixels = $1 },
         KeySpec(section: "images", name: "cache_mb", domain: .autoOrInteger(8...4096),
                 accepts: "auto or 8 to 4096 (MiB)", default: "auto", help: """
-            The decoded-image budget in MiB, or `auto`: room for exactly the pictures the carousel can need at once
-            (on screen, where a motion comes to rest, the neighbours decoded ahead) at the item size, such as 4
-            full-screen pictures, each let go once not needed. A number keeps pictures paged past while they fit
-            (fewer decodes, more memory).
+            The decoded-image budget in MiB (pictures are kept at 3 bytes a pixel), or `auto`: room for exactly the
+            pictures the carousel can need at once (on screen, where a motion comes to rest, the neighbours decoded
+            ahead) at the item size, such as 4 full-screen pictures, and 1/64 of the board's memory for pictures paged
+            past, kept so that the next pass shows them without decoding them again (16 MiB on a 1 GB board). A number
+            is the whole budget, for pictures wanted and paged past (fewer decodes, more memory).
             """) { c, v throws(ValueError) in
             c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
         },
