@@ -170,9 +170,24 @@ int cic_jpeg_set_scale(cic_jpeg *jpeg, unsigned scale_eighths,
     return 0;
 }
 
-int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err) {
+int cic_jpeg_is_cmyk(const cic_jpeg *jpeg) { return jpeg->is_cmyk; }
+
+int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, int packed, cic_error *err) {
     jpeg->err = err;
+    if (packed && jpeg->is_cmyk) {
+        set_error(err, CIC_UNSUPPORTED, "a CMYK JPEG decodes to 32-bit pixels only");
+        return -1;
+    }
     if (setjmp(jpeg->jump)) return -1;
+    if (packed) {
+        // 3 bytes a pixel, as the decode cache keeps pictures: the value
+        // 0xRRGGBB in the machine's byte order (pixman's r8g8b8).
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        jpeg->cinfo.out_color_space = JCS_EXT_BGR;
+#else
+        jpeg->cinfo.out_color_space = JCS_EXT_RGB;
+#endif
+    }
     // A baseline file streams: DCT scaling keeps libjpeg's own buffers to a
     // few block rows. A progressive one refines every block in every scan,
     // so jpeg_start_decompress allocates the whole image's coefficients, 2
@@ -182,7 +197,7 @@ int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err)
     // needs a policy for refusing valid pictures; until then max_pixels is
     // the only bound.
     jpeg_start_decompress(&jpeg->cinfo);
-    if (jpeg->cinfo.output_components != 4) {
+    if (jpeg->cinfo.output_components != (packed ? 3 : 4)) {
         set_error(err, CIC_UNSUPPORTED, "JPEG color space cannot be converted to RGB");
         return -1;
     }

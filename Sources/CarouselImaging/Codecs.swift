@@ -61,11 +61,17 @@ final class JPEGDecompressor {
         return PixelSize(width: Int(width), height: Int(height))
     }
 
-    /// Decodes into `image`, which must have the output size.
+    /// Whether the file is CMYK, which decodes to 32-bit pixels only
+    /// (after `readHeader`). The corresponding C function is `cic_jpeg_is_cmyk`.
+    var isCMYK: Bool { cic_jpeg_is_cmyk(handle) != 0 }
+
+    /// Decodes into `image`, which must have the output size: 32-bit
+    /// pixels, or 3 bytes a pixel for an `rgb888` one (not for a CMYK file).
     /// The corresponding C function is `cic_jpeg_decode` (jpeg_start_decompress, jpeg_read_scanlines).
     func decode(into image: DecodedImage) throws(ImageError) {
         var err = cic_error()
-        let status = cic_jpeg_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride, &err)
+        let status = cic_jpeg_decode(handle, image.base.assumingMemoryBound(to: UInt8.self), image.stride,
+                                     image.format == .rgb888 ? 1 : 0, &err)
         guard status == 0 else { throw imageError(err, .jpeg, path: path, pixelBytes: image.byteCount) }
     }
 

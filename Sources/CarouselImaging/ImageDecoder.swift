@@ -41,12 +41,17 @@ public enum ImageDecoder {
     ///   - maxPixels: images whose header says more pixels than this are
     ///     refused before any pixel memory is allocated (decompression bombs).
     /// - Throws: `ImageError` naming the file and a reason a person can act on.
+    ///
+    /// `packedAt`: a picture that comes out exactly this size, upright and
+    /// opaque, is decoded at 3 bytes a pixel (`PixelFormat.rgb888`), as the
+    /// decode cache keeps it, with no 32-bit copy on the way: for a caller
+    /// that uses a picture of that size as it is. Only a JPEG does so now.
     public static func decode(
         path: String, targetSize: PixelSize? = nil, fit: FitMode = .cover,
-        maxPixels: Int = defaultMaxPixels
+        maxPixels: Int = defaultMaxPixels, packedAt: PixelSize? = nil
     ) throws(ImageError) -> DecodedImage {
         let contents = try FileContents(readingFile: path, maxBytes: maxFileBytes)
-        return try decode(contents, path: path, targetSize: targetSize, fit: fit, maxPixels: maxPixels)
+        return try decode(contents, path: path, targetSize: targetSize, fit: fit, maxPixels: maxPixels, packedAt: packedAt)
     }
 
     /// Decodes an image held in memory; `name` stands for the path in errors.
@@ -79,7 +84,7 @@ public enum ImageDecoder {
 
     static func decode(
         _ contents: FileContents, path: String, targetSize: PixelSize?, fit: FitMode, maxPixels: Int,
-        process: DecodingProcess? = heifProcess
+        process: DecodingProcess? = heifProcess, packedAt: PixelSize? = nil
     ) throws(ImageError) -> DecodedImage {
         if contents.count == 0 { throw ImageError(path: path, reason: .emptyFile) }
         let format = try sniff(contents, path: path)
@@ -118,7 +123,8 @@ public enum ImageDecoder {
             let stored = try jpeg.readHeader()
             let minimum = try admit(stored)
             let output = try jpeg.setScale(eighths: JPEGDecompressor.scaleEighths(for: stored, covering: minimum))
-            image = try allocate(output, format: .xrgb8888, hasAlpha: false)
+            let packed = output == packedAt && orientation == .identity && !jpeg.isCMYK
+            image = try allocate(output, format: packed ? .rgb888 : .xrgb8888, hasAlpha: false)
             try jpeg.decode(into: image)
         case .png:
             let png = try PNGReader(contents, path: path)

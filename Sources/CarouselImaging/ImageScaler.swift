@@ -60,14 +60,15 @@ public enum ImageScaler {
     }
 
     /// An opaque (`.xrgb8888`) image of `box` size with `image` drawn per `fit`:
-    /// a new one, or `image` itself when it is already exactly that.
+    /// a new one, or `image` itself when it is already exactly that (then
+    /// `.rgb888` if it was decoded so).
     public static func scale(
         _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor, blur: BlurStyle = BlurStyle()
     ) throws(ScalingError) -> DecodedImage {
         if fit == .blur { return try blurFilled(image, to: box, style: blur, background: background) }
         // Already what the box needs (a picture the size of the screen, as
         // decoded): the same pixels, not a second copy made through pixman.
-        if image.size == box, !image.hasAlpha, image.format == .xrgb8888,
+        if image.size == box, !image.hasAlpha, image.format == .xrgb8888 || image.format == .rgb888,
            placement(of: image.size, in: box, fit: fit) == PixelRect(x: 0, y: 0, width: box.width, height: box.height) {
             return image
         }

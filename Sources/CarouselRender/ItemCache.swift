@@ -158,9 +158,14 @@ public final class ItemCache: Sendable {
     public static func prepare(path: String, settings: Settings) throws -> DecodedImage {
         let pair = PortraitPairs.paths(inKey: path)
         if pair.count == 2 { return try preparePair(pair, settings: settings, factor: 1).turned(settings.rotation) }
+        // A picture the item's size that nothing is drawn over or turned is
+        // kept as it is decoded: straight to 3 bytes a pixel, no 32-bit
+        // copy on the way (issue 31: the memory and the packing pass).
+        let asDecoded = settings.fit != .blur && settings.rotation == .none && (settings.caption?.kind ?? .none) == .none
         let decoded = ClipName.isClip(path)
             ? try poster(path: path, settings: settings)
-            : try ImageDecoder.decode(path: path, targetSize: settings.itemSize, fit: settings.fit, maxPixels: settings.maxPixels)
+            : try ImageDecoder.decode(path: path, targetSize: settings.itemSize, fit: settings.fit, maxPixels: settings.maxPixels,
+                                      packedAt: asDecoded ? settings.itemSize : nil)
         return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1).turned(settings.rotation)
     }
 

@@ -83,4 +83,30 @@ struct PackedPictureTests {
         let packed = try Self.picture(width: 6, height: 2).packed()
         #expect(packed.packed() === packed)
     }
+
+    @Test("a JPEG the size asked for decodes straight to 3 bytes a pixel, the same pixels as at 4",
+          arguments: ["quadrants.jpg", "gray.jpg", "progressive.jpg", "large.jpg", "orientation-1.jpg"])
+    func jpegStraightToPacked(_ name: String) throws {
+        let path = Fixtures.path(name)
+        let wide = try ImageDecoder.decode(path: path)
+        let packed = try ImageDecoder.decode(path: path, packedAt: wide.size)
+        #expect(wide.format == .xrgb8888 && packed.format == .rgb888 && packed.size == wide.size)
+        var wrong = 0
+        for y in 0..<wide.height {
+            for x in 0..<wide.width where packed.pixel(x: x, y: y) != wide.pixel(x: x, y: y) { wrong += 1 }
+        }
+        #expect(wrong == 0, "\(name): \(wrong) pixels differ")
+        // Another size: 32-bit, as before.
+        let other = try ImageDecoder.decode(path: path, packedAt: PixelSize(width: wide.width + 1, height: wide.height))
+        #expect(other.format == .xrgb8888)
+    }
+
+    @Test("a CMYK or EXIF-turned JPEG stays at 4 bytes a pixel whatever is asked",
+          arguments: ["cmyk.jpg", "orientation-6.jpg"])
+    func jpegThatCannotPack(_ name: String) throws {
+        let path = Fixtures.path(name)
+        let stored = try ImageDecoder.decode(path: path)
+        #expect(try ImageDecoder.decode(path: path, packedAt: stored.size).format == .xrgb8888)
+        #expect(try ImageDecoder.decode(path: path, packedAt: stored.size.transposed).format == .xrgb8888)
+    }
 }

@@ -1,8 +1,10 @@
+import Synchronization
 import Testing
 import CarouselCore
 import CarouselDisplay
-import CarouselImaging
+@testable import CarouselImaging
 @testable import CarouselRender
+import CarouselText
 
 /// The screen writer lays out pictures kept at 3 bytes a pixel (issue 31)
 /// exactly as it lays out the same pictures at 4: slides, rests, crossfades
@@ -94,5 +96,41 @@ struct PackedPictureWriterTests {
                 if wrong > 0 { return }
             }
         }
+    }
+
+    @Test("a JPEG the item's size goes into the cache with no 32-bit copy; one drawn over or turned is packed after",
+          .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
+    func jpegOfTheItemsSize() throws {
+        let scratch = try Scratch("packed-jpeg")
+        let path = scratch.file("exact.jpg")
+        try Tools.magick(["-size", "96x60", "plasma:", "-quality", "92", path])
+        let item = PixelSize(width: 96, height: 60)
+        var settings = ItemCache.Settings(itemSize: item, fit: .contain, background: .black, maxPixels: 64_000_000,
+                                          budgetBytes: 1 << 20)
+        /// The picture prepared, and the pixel buffers allocated on the way.
+        func prepared() throws -> (DecodedImage, [Int]) {
+            let sizes = Mutex<[Int]>([])
+            let image = try DecodedImage.$allocationObserver.withValue({ bytes in sizes.withLock { $0.append(bytes) } }) {
+                try ItemCache.prepare(path: path, settings: settings)
+            }
+            return (image, sizes.withLock { $0 })
+        }
+        let (direct, allocated) = try prepared()
+        #expect(direct.format == .rgb888 && direct.size == item)
+        #expect(allocated == [96 * 3 * 60], "buffers allocated: \(allocated)")
+        // Drawn over (a caption) or turned: made at 4 bytes, then packed by the cache.
+        settings.caption = Captioning(kind: .name, position: .bottomRight, style: TextStyle(), size: 12)
+        #expect(try prepared().0.format == .xrgb8888)
+        settings.caption = nil
+        settings.rotation = .clockwise90
+        #expect(try prepared().0.format == .xrgb8888)
+        // The same pixels either way, once packed.
+        settings.rotation = .none
+        let wide = try ImageDecoder.decode(path: path, targetSize: item, fit: .contain)
+        var wrong = 0
+        for y in 0..<60 {
+            for x in 0..<96 where direct.pixel(x: x, y: y) != wide.pixel(x: x, y: y) { wrong += 1 }
+        }
+        #expect(wrong == 0)
     }
 }

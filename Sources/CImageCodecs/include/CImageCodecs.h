@@ -57,8 +57,13 @@ int cic_jpeg_set_scale(cic_jpeg *jpeg, unsigned scale_eighths,
                        uint32_t *out_width, uint32_t *out_height, cic_error *err);
 
 /// Decodes the whole image into `dst`: out_height rows of `stride` bytes,
-/// each with out_width 32-bit pixels (alpha byte 0xFF).
-int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, cic_error *err);
+/// each with out_width 32-bit pixels (alpha byte 0xFF), or with `packed`
+/// 3-byte pixels as `cic_pack_xrgb_row` writes them (not for a CMYK file).
+int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, int packed, cic_error *err);
+
+/// Whether the file is CMYK (or YCCK), which only decodes to 32-bit pixels;
+/// valid after `cic_jpeg_read_header`.
+int cic_jpeg_is_cmyk(const cic_jpeg *jpeg);
 
 /// Releases the decompressor (jpeg_destroy_decompress). Accepts NULL.
 void cic_jpeg_destroy(cic_jpeg *jpeg);
