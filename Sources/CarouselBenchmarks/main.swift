@@ -143,6 +143,17 @@ if CommandLine.arguments.dropFirst().first == "--video" {
     exit(0)
 }
 
+// `--prepare FOLDER [WxH]`: a picture through the decode cache, step by step.
+if CommandLine.arguments.dropFirst().first == "--prepare" {
+    guard let bench = PrepareBenchmarks(arguments: Array(CommandLine.arguments.dropFirst(2))) else {
+        print("usage: carousel-bench --prepare FOLDER [WIDTHxHEIGHT]: a folder with pictures in it")
+        exit(2)
+    }
+    print("a picture through the decode cache (best / median of rounds):")
+    for l in bench.run() { print(l) }
+    exit(0)
+}
+
 // `--shapes`: the album's header probe of 500 pictures against decoding them.
 if CommandLine.arguments.dropFirst().first == "--shapes" {
     let scratch = PixelBenchmarks()
