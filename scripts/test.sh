@@ -162,6 +162,12 @@ stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per t
 echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
 await vm-assets "the VM's kernel, image and initramfs (cached in .build-vm/)"
 vm_binary=.build-static/release/carouseld
+# The Debian package of the same release build (make deb: debhelper, then
+# lintian, which fails on any error or warning not overridden with a
+# reason) needs no VM: it is made beside the VM stages, whose QEMU takes
+# one core, and installed, upgraded, removed and purged with apt in the VM
+# at the end.
+ahead deb bash scripts/deb.sh
 
 vm_smoke() {
     python3 scripts/vm/drm_smoke.py --binary "/mnt/host/$vm_binary" || return 1
@@ -181,15 +187,10 @@ stage "faults in QEMU: display driver unbound and bound, touchscreen removed mid
 stage "the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd" \
     's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/service_e2e.py .build-static/release
 
-# The Debian package of the same release build (make deb: debhelper, then
-# lintian, which fails on any error or warning not overridden with a
-# reason), installed, upgraded, removed and purged with apt in the VM.
-deb_package() {
-    bash scripts/deb.sh || return 1
+await deb "the Debian package: make deb and lintian (made beside the VM stages)"
+stage "the Debian package: apt install, upgrade, remove and purge in QEMU" \
+    's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' \
     python3 scripts/vm/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
-}
-stage "the Debian package: make deb and lintian, then apt install, upgrade, remove and purge in QEMU" \
-    's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' deb_package
 
 # One closing line for the whole suite, after each stage's count. (The soak,
 # scripts/vm/soak.py, runs by hand: an hour.)
