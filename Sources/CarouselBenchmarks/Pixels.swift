@@ -206,7 +206,8 @@ func format2(_ x: Double) -> String {
 /// go into an offscreen display's buffers (ordinary memory, two of them,
 /// as a DRM backend hands out).
 struct FramePathBenchmarks {
-    let panel = PixelSize(width: 1920, height: 1080)
+    /// The panel (`--frame-path WIDTHxHEIGHT`; 4K is issue 31's item 4).
+    var panel = PixelSize(width: 1920, height: 1080)
 
     /// Three upright pictures of `size`, a flat colour each.
     static func pictures(_ size: PixelSize) -> [DecodedImage] {
@@ -218,8 +219,9 @@ struct FramePathBenchmarks {
     }
 
     /// A full-screen wrapping carousel turned by `rotation`, its items
-    /// prepared (scaled and turned) as the cache hands them out.
-    func carousel(_ rotation: Rotation) -> (Compositor, [DecodedImage]) {
+    /// prepared (scaled and turned) as the cache hands them out; `packed`:
+    /// at 3 bytes a pixel, as the decode cache keeps opaque pictures.
+    func carousel(_ rotation: Rotation, packed: Bool = false) -> (Compositor, [DecodedImage]) {
         var settings = CarouselSettings()
         settings.wrap = true
         let logical = rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
@@ -228,7 +230,7 @@ struct FramePathBenchmarks {
         var style = RenderStyle(); style.indicator.enabled = getenv("NODOTS") == nil
         let compositor = Compositor(geometry: geometry, style: style, rotation: rotation)
         let images = Self.pictures(compositor.itemPixelSize).map { try! $0.turned(rotation) }
-        return (compositor, images)
+        return (compositor, packed ? images.map { $0.packed() } : images)
     }
 
     func run() -> [String] {
@@ -246,8 +248,8 @@ struct FramePathBenchmarks {
                 return sum
             }
         }
-        let copy = memcpyOfTheFrame("memcpy of a 1920x1080 frame into a display buffer")
-        // The same bytes copied a row at a time (7680 bytes per call): glibc
+        let copy = memcpyOfTheFrame("memcpy of a \(panel) frame into a display buffer")
+        // The same bytes copied a row at a time (a row per call: 7680 bytes at 1920): glibc
         // copies one large block with non-temporal stores, rows with ordinary ones.
         let rows = measure("memcpy of the same frame row by row", operations: frames) {
             var sum = 0
@@ -349,12 +351,13 @@ struct FramePathBenchmarks {
     /// composed over it; upright and turned 90° (a column of dots).
     func pinches(floor: Double) -> [String] {
         var lines: [String] = []
-        for rotation in [Rotation.none, .clockwise90] {
+        for (rotation, packed) in [(Rotation.none, false), (.none, true), (.clockwise90, false), (.clockwise90, true)] {
             let display = OffscreenBackend(size: panel)
-            let (compositor, images) = carousel(rotation)
+            let (compositor, images) = carousel(rotation, packed: packed)
             let writer = ScreenWriter(compositor: compositor)
             let frames = 20
-            let r = measure("pinch frame, rotation \(rotation.rawValue)", operations: frames) {
+            let r = measure("pinch frame, rotation \(rotation.rawValue), pictures at \(packed ? 3 : 4) bytes a pixel",
+                            operations: frames) {
                 var sum = 0
                 for k in 0..<frames {
                     let view = ZoomView(item: 0, scale: 1.5 + Double(k) * 0.01, translation: Point(x: -100 - Double(k), y: -50))
@@ -366,7 +369,7 @@ struct FramePathBenchmarks {
                 }
                 return sum
             }
-            lines.append(line(r) + " = \(format2(r.perOperation[0] / floor))x memcpy")
+            lines.append(line(r) + " = \(format2(r.perOperation[0] / floor))x / \(format2(r.median / floor))x memcpy, best / median")
         }
         return lines
     }
@@ -379,15 +382,17 @@ struct FramePathBenchmarks {
         var lines: [String] = []
         for rotation in [Rotation.none, .clockwise90] {
             for room in [true, false] { lines += slide(rotation, room: room, floor: floor) }
+            // Written whole from pictures packed at 3 bytes, as the decode cache keeps them.
+            lines += slide(rotation, room: false, packed: true, floor: floor)
         }
         return lines
     }
 
-    func slide(_ rotation: Rotation, room: Bool, floor: Double) -> [String] {
+    func slide(_ rotation: Rotation, room: Bool, packed: Bool = false, floor: Double) -> [String] {
         var lines: [String] = []
         do {
             let display = OffscreenBackend(size: panel)
-            let (compositor, images) = carousel(rotation)
+            let (compositor, images) = carousel(rotation, packed: packed)
             let writer = ScreenWriter(compositor: compositor)
             let granted = room ? display.reserveWindowRoom(compositor.axisExtent, along: writer.axis) : 0
             var page = 0
@@ -400,9 +405,11 @@ struct FramePathBenchmarks {
                 return writer.pixelsWritten
             }
             var steady: [Double] = []
+            // Pixels the steady frames wrote: with the window moved, the dots alone.
+            var steadyPixels: [Int] = []
             let clock = ContinuousClock()
-            let whole = measure("slide of 30 frames, rotation \(rotation.rawValue), \(room ? "window moved (zero copy)" : "every frame written")",
-                                operations: 30) {
+            let kind = (room ? "window moved (zero copy)" : "every frame written") + (packed ? ", pictures at 3 bytes a pixel" : "")
+            let whole = measure("slide of 30 frames, rotation \(rotation.rawValue), \(kind)", operations: 30) {
                 var sum = 0
                 // Two frames at rest (one per buffer), then the slide.
                 sum &+= frame(Double(page), moving: false) + frame(Double(page), moving: false)
@@ -410,10 +417,12 @@ struct FramePathBenchmarks {
                     let t = Double(k) / 30
                     let eased = 1 - (1 - t) * (1 - t)
                     let started = clock.now
-                    sum &+= frame(Double(page) + eased, moving: k < 30)
+                    let written = frame(Double(page) + eased, moving: k < 30)
+                    sum &+= written
                     if k > 2, k < 30 {
                         let d = clock.now - started
                         steady.append(Double(d.components.attoseconds) / 1e9 + Double(d.components.seconds) * 1e9)
+                        steadyPixels.append(written)
                     }
                 }
                 page += 1
@@ -421,8 +430,11 @@ struct FramePathBenchmarks {
             }
             steady.sort()
             lines.append(line(whole) + " = " + "\(format2(whole.perOperation[0] / floor))x memcpy per frame, amortised")
+            steadyPixels.sort()
             lines.append("  its steady frames (3 to 29), median: \(format(steady[steady.count / 2])) = "
-                         + "\(format2(steady[steady.count / 2] / floor))x memcpy")
+                         + "\(format2(steady[steady.count / 2] / floor))x memcpy; pixels written per frame: "
+                         + "median \(steadyPixels[steadyPixels.count / 2]), most \(steadyPixels.last!) "
+                         + "of the panel's \(panel.width * panel.height)")
         }
         return lines
     }

@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselImaging
 import CarouselSimulation
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +12,8 @@ import Glibc
 struct Result {
     var name: String
     var perOperation: [Double]  // ns, one per round
+    /// The median round (`perOperation` is sorted; its first is the best).
+    var median: Double { perOperation[perOperation.count / 2] }
 }
 
 func measure(_ name: String, operations: Int, rounds: Int = 7, _ body: () -> Int) -> Result {
@@ -113,23 +116,36 @@ func simulateMinute() -> Int {
     return bytes
 }
 
+/// The panel a case draws for: `WIDTHxHEIGHT` after its flag, or 1920x1080.
+func panelArgument() -> PixelSize {
+    let size = CommandLine.arguments.dropFirst(2).first?.split(separator: "x").compactMap { Int($0) } ?? []
+    guard size.count == 2, size[0] > 0, size[1] > 0 else {
+        if CommandLine.arguments.count > 2 { print("usage: carousel-bench \(CommandLine.arguments[1]) [WIDTHxHEIGHT]"); exit(2) }
+        return PixelSize(width: 1920, height: 1080)
+    }
+    return PixelSize(width: size[0], height: size[1])
+}
+
 // `--socket-latency [--clients N] [--requests N] [--rate N]`: the control socket under many clients.
 if CommandLine.arguments.dropFirst().first == "--socket-latency" {
     exit(socketLatencyBenchmark(SocketLatencyOptions(arguments: Array(CommandLine.arguments.dropFirst(2)))))
 }
 
 // `--memory N FOLDER`: one memory figure, in a process of its own.
+// `--frame-path [WxH]`: a frame's way to the screen, slides and pinches, at 1920x1080 or WxH.
 if CommandLine.arguments.dropFirst().first == "--frame-path" {
-    print("frame path (ratios to a memcpy of the frame in this run):")
-    for l in FramePathBenchmarks().run() { print(l) }
+    let panel = panelArgument()
+    print("frame path at \(panel) (ratios to a memcpy of the frame in this run):")
+    for l in FramePathBenchmarks(panel: panel).run() { print(l) }
     exit(0)
 }
 
-// `--transitions`: a crossfade frame against a memcpy, the blur fill against decoding.
+// `--transitions [WxH]`: a crossfade frame against a memcpy, the blur fill against decoding, at 1920x1080 or WxH.
 if CommandLine.arguments.dropFirst().first == "--transitions" {
+    let panel = panelArgument()
     let scratch = PixelBenchmarks()
-    print("transitions and fill (best / median of rounds):")
-    for l in TransitionBenchmarks().run(folder: scratch.folder) { print(l) }
+    print("transitions and fill at \(panel) (best / median of rounds):")
+    for l in TransitionBenchmarks(panel: panel).run(folder: scratch.folder) { print(l) }
     scratch.cleanUp()
     exit(0)
 }
