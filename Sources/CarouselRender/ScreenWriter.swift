@@ -58,6 +58,10 @@ public final class ScreenWriter {
     /// Two panel rows where a crossfade widens pictures kept packed before
     /// blending them (`widenedRows`); made at the first such crossfade.
     var wideRows: UnsafeMutablePointer<UInt32>?
+    /// A packed picture being zoomed, widened to 4 bytes a pixel once for
+    /// the zoom's frames (`zoomSource`), and the identity of the picture it
+    /// was widened from; let go by the first frame without a zoom.
+    var widenedZoom: (of: UInt64, picture: DecodedImage)?
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -117,6 +121,8 @@ public final class ScreenWriter {
 
     func write(_ scene: Scene, into target: Target, record: inout Record) -> Int {
         pixelsWritten = 0
+        // A zoom's widened picture goes with the zoom.
+        if widenedZoom != nil, !scene.spans.contains(where: { $0.zoom != nil }) { widenedZoom = nil }
         let extent = compositor.axisExtent
         if let fade, !scene.empty, !incoming.empty {
             writeCrossfade(scene, incoming, fraction: fade, into: target, record: &record)

@@ -152,13 +152,37 @@ extension ScreenWriter {
         guard x1 > x0, y1 > y0 else { return }
         let start = UnsafeMutableRawPointer(base + (y0 - y) * rowWords + (x0 - x))
         do {
-            try ImageScaler.drawTransformed(zoom.picture, into: start, width: x1 - x0, height: y1 - y0, stride: stride,
+            try ImageScaler.drawTransformed(zoomSource(zoom.picture), into: start, width: x1 - x0, height: y1 - y0, stride: stride,
                                             scaleX: zoom.scaleX, scaleY: zoom.scaleY,
                                             offsetX: ox + Double(x0) * zoom.scaleX, offsetY: oy + Double(y0) * zoom.scaleY)
         } catch {
             // pixman could not allocate its image headers: background, and the next frame tries again.
             for row in (y0 - y)..<(y1 - y) { (base + row * rowWords + (x0 - x)).update(repeating: background, count: x1 - x0) }
         }
+    }
+
+    /// The picture a zoom scales: one kept packed is widened to 4 bytes a
+    /// pixel, once per zoomed picture, and kept while the zoom lasts
+    /// (`widenedZoom`). pixman scales r8g8b8 through its generic fetchers:
+    /// a 3840x2160 pinch frame from a packed picture took 53-56x a memcpy of
+    /// the frame, from the same picture at 4 bytes 4x (`carousel-bench
+    /// --frame-path 3840x2160`). The copy is one picture at 4 bytes more
+    /// while zoomed, as a zoom's sharper decode is; without memory for it,
+    /// the packed picture is scaled as it is.
+    func zoomSource(_ picture: DecodedImage) -> DecodedImage {
+        guard picture.format == .rgb888 else { return picture }
+        if let widenedZoom, widenedZoom.of == picture.identity { return widenedZoom.picture }
+        widenedZoom = nil  // the last zoom's copy goes before this one is made
+        guard let wide = try? DecodedImage(width: picture.width, height: picture.height, format: .xrgb8888, fill: { raw, stride in
+            picture.withUnsafeBytes { packed in
+                for y in 0..<picture.height {
+                    PackedPixels.widen(packed.baseAddress! + y * picture.stride,
+                                       into: (raw.baseAddress! + y * stride).assumingMemoryBound(to: UInt32.self), count: picture.width)
+                }
+            }
+        }) else { return picture }
+        widenedZoom = (picture.identity, wide)
+        return wide
     }
 
     func writeEmpty(into target: Target, record: inout Record) {

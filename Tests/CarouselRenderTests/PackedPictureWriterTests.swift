@@ -98,6 +98,38 @@ struct PackedPictureWriterTests {
         }
     }
 
+    @Test("a zoom widens a packed picture once for all its frames, draws what the picture at 4 bytes draws, and lets the copy go after")
+    func zoomWidensOnce() throws {
+        var setup = ScreenWriterTests.Setup()
+        setup.settings.wrap = true
+        let compositor = setup.compositor(rotation: .none)
+        let wide = setup.pictures(compositor)
+        let packed = try wide.map(Self.packedCopy)
+        let writer = ScreenWriter(compositor: compositor), reference = ScreenWriter(compositor: compositor)
+        /// A frame of `writer` from `pictures`, zoomed by `scale` (1: no zoom).
+        func frame(_ writer: ScreenWriter, _ pictures: [DecodedImage], scale: Double) -> Frame {
+            let zoom = scale == 1 ? nil : ZoomLayer(view: ZoomView(item: 0, scale: scale, translation: Point(x: -3 * scale, y: -2)))
+            compositor.layOut(&writer.scene, offset: 0, count: setup.count, wrap: true, page: 0, pageCount: setup.count,
+                              zoom: zoom) { pictures[$0] }
+            let f = Frame(width: setup.panel.width, height: setup.panel.height, color: 0xDEAD_BEEF)
+            writer.render(writer.scene, into: f)
+            return f
+        }
+        var copies: Set<UInt64> = []
+        for scale in [1.25, 1.5, 2.75, 4] {
+            let wrong = Self.differences(frame(writer, packed, scale: scale), frame(reference, wide, scale: scale))
+            #expect(wrong == 0, "zoom \(scale): \(wrong) pixels differ")
+            #expect(writer.widenedZoom?.of == packed[0].identity && writer.widenedZoom?.picture.format == .xrgb8888)
+            if let copy = writer.widenedZoom?.picture.identity { copies.insert(copy) }
+        }
+        #expect(copies.count == 1, "widened \(copies.count) times")
+        // Pictures at 4 bytes are scaled as they are.
+        #expect(reference.widenedZoom == nil)
+        // The zoom over: the copy goes.
+        _ = frame(writer, packed, scale: 1)
+        #expect(writer.widenedZoom == nil)
+    }
+
     @Test("a JPEG the item's size goes into the cache with no 32-bit copy; one drawn over or turned is packed after",
           .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
     func jpegOfTheItemsSize() throws {
