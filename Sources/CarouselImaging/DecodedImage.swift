@@ -152,6 +152,19 @@ public final class DecodedImage: @unchecked Sendable {
         if ownsPixels { PixelMemory.release(base, mappedBytes) }
     }
 
+    /// A copy of this packed (`rgb888`) picture at 4 bytes a pixel
+    /// (`xrgb8888`): for drawing it where 3-byte pixels cost more than the
+    /// copy, frame after frame (pixman's scaling, a crossfade's blend).
+    public func widened() throws(ImageError) -> DecodedImage {
+        precondition(format == .rgb888, "widened() makes a 4-byte copy of a packed picture")
+        let wide = try DecodedImage(width: width, height: height, format: .xrgb8888, hasAlpha: false, path: "<widened>")
+        for y in 0..<height {
+            cic_widen_rgb_row((base + y * stride).assumingMemoryBound(to: UInt8.self), wide.row(y), width)
+        }
+        withExtendedLifetime(self) {}
+        return wide
+    }
+
     /// This opaque picture at 3 bytes a pixel (`PixelFormat.rgb888`), packed
     /// in place: no second buffer, and the pages the packing frees are
     /// returned to the kernel. Only for a picture nothing else holds (the

@@ -62,6 +62,13 @@ public final class ScreenWriter {
     /// the zoom's frames (`zoomSource`), and the identity of the picture it
     /// was widened from; let go by the first frame without a zoom.
     var widenedZoom: (of: UInt64, picture: DecodedImage)?
+    /// The packed pictures a crossfade shows, widened once for its frames
+    /// (`widenedForFade`), by the identity of the picture each was widened
+    /// from; let go by the first frame without a crossfade.
+    var widenedFade: [(of: UInt64, picture: DecodedImage)] = []
+    /// The most pictures `widenedFade` holds: those on screen in both
+    /// scenes (three each with `item_size` below 1).
+    var fadeCopiesAllowed = 6
 
     public init(compositor: Compositor) {
         self.compositor = compositor
@@ -125,9 +132,11 @@ public final class ScreenWriter {
         if widenedZoom != nil, !scene.spans.contains(where: { $0.zoom != nil }) { widenedZoom = nil }
         let extent = compositor.axisExtent
         if let fade, !scene.empty, !incoming.empty {
-            writeCrossfade(scene, incoming, fraction: fade, into: target, record: &record)
+            writeCrossfade(widenedForFade(scene), widenedForFade(incoming), fraction: fade, into: target, record: &record)
             return 0
         }
+        // A crossfade's widened pictures go with it.
+        if !widenedFade.isEmpty { widenedFade.removeAll() }
         if scene.empty {
             if !(record.empty && record.window == 0) { writeEmpty(into: target, record: &record) }
             return 0

@@ -130,6 +130,48 @@ struct PackedPictureWriterTests {
         #expect(writer.widenedZoom == nil)
     }
 
+    @Test("a crossfade widens each packed picture once for all its frames, lets the copies go after, and blends the same from packed rows when it may not copy",
+          arguments: [Rotation.none, .clockwise90])
+    func crossfadeWidensOnce(rotation: Rotation) throws {
+        var setup = ScreenWriterTests.Setup()
+        setup.settings.wrap = true
+        setup.rotation = rotation
+        let compositor = setup.compositor(rotation: rotation)
+        let wide = try setup.pictures(setup.compositor(rotation: .none)).map { try $0.turned(rotation) }
+        let packed = try wide.map(Self.packedCopy)
+        let writer = ScreenWriter(compositor: compositor), reference = ScreenWriter(compositor: compositor)
+        let rowsOnly = ScreenWriter(compositor: compositor)
+        rowsOnly.fadeCopiesAllowed = 0
+        /// A frame of `writer` from `pictures`, fading from item 0 to 1 by `fraction` (nil: at rest on 1).
+        func frame(_ writer: ScreenWriter, _ pictures: [DecodedImage], _ fraction: Double?) -> Frame {
+            compositor.layOut(&writer.scene, offset: fraction == nil ? 1 : 0, count: setup.count, wrap: true, page: 0,
+                              pageCount: setup.count) { pictures[$0] }
+            compositor.layOut(&writer.incoming, offset: 1, count: setup.count, wrap: true, page: 1,
+                              pageCount: setup.count) { pictures[$0] }
+            writer.fade = fraction
+            let f = Frame(width: setup.panel.width, height: setup.panel.height, color: 0xDEAD_BEEF)
+            writer.render(writer.scene, into: f)
+            return f
+        }
+        var copies: Set<UInt64> = []
+        for fraction in [0.1, 0.35, 0.5, 0.9] {
+            let want = frame(reference, wide, fraction)
+            let wrong = Self.differences(frame(writer, packed, fraction), want)
+            #expect(wrong == 0, "fade \(fraction): \(wrong) pixels differ")
+            #expect(Set(writer.widenedFade.map(\.of)) == [packed[0].identity, packed[1].identity])
+            #expect(writer.widenedFade.allSatisfy { $0.picture.format == .xrgb8888 })
+            copies.formUnion(writer.widenedFade.map { $0.picture.identity })
+            // Without copies: blended from the packed rows, the same pixels.
+            #expect(Self.differences(frame(rowsOnly, packed, fraction), want) == 0, "fade \(fraction) from packed rows")
+            #expect(rowsOnly.widenedFade.isEmpty)
+        }
+        #expect(copies.count == 2, "widened \(copies.count) times for two pictures")
+        #expect(reference.widenedFade.isEmpty)
+        // The crossfade over: the copies go.
+        _ = frame(writer, packed, nil)
+        #expect(writer.widenedFade.isEmpty)
+    }
+
     @Test("a JPEG the item's size goes into the cache with no 32-bit copy; one drawn over or turned is packed after",
           .enabled(if: Tools.imageMagickAvailable, Comment(rawValue: imageMagickMissing)))
     func jpegOfTheItemsSize() throws {
