@@ -27,7 +27,7 @@ public enum PixelFormat: Sendable, Hashable {
     /// Bytes a pixel: 4, or 3 for `rgb888`.
     public var bytesPerPixel: Int { self == .rgb888 ? 3 : 4 }
 
-    /// The `pixman_format_code_t` for this layout (`PIXMAN_x8r8g8b8` or `PIXMAN_a8r8g8b8`).
+    /// The `pixman_format_code_t` for this layout (`PIXMAN_x8r8g8b8`, `PIXMAN_a8r8g8b8` or `PIXMAN_r8g8b8`).
     public var pixmanFormatCode: UInt32 {
         // PIXMAN_FORMAT(32, PIXMAN_TYPE_ARGB, a, 8, 8, 8)
         switch self {
