@@ -1305,6 +1305,68 @@ print(json.dumps({"before": before, "reply": reply, "after": after}))
 '''
 
 
+# In the guest, one process for a request (a goto to the clip) and a series
+# of captures while the clip plays (no interpreter started per capture, none
+# waiting on the host to see a log line): in each second of the clip, once
+# a frame is shown and `status` says the position is VIDEO_LAG into it,
+# `pause` (the clip holds its frame and its position), status, a QMP
+# capture, status, `play`; after the last second's, one more capture as the
+# clip plays on to its end. How long a capture takes (over 2 s on a slow
+# host) then moves no frame under it, and no second is missed for it.
+# Prints one JSON line per capture (name, status before and after), then
+# one with "end": the last status.
+VIDEO_SERIES = r"""
+import json, socket, subprocess, sys, time
+sock, prefix, span, seconds, lag = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+def ask(line):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    s.sendall((line + "\n").encode())
+    reply = json.loads(s.makefile().readline())
+    s.close()
+    return reply
+reply = ask(sys.argv[6])
+if reply.get("ok") is not True:
+    print(json.dumps({"error": f"{sys.argv[6]}: {reply}"}), flush=True)
+    sys.exit(1)
+def video():
+    return ask("status").get("video") or {}
+def capture(name):
+    before = ask("status")
+    subprocess.run(["vm-request", "capture", name], check=True, stdout=subprocess.DEVNULL)
+    print(json.dumps({"name": name, "before": before, "after": ask("status")}), flush=True)
+deadline = time.monotonic() + 90
+while video().get("state") != "playing":
+    if time.monotonic() > deadline:
+        print(json.dumps({"error": "no clip plays 90 s after the goto"}), flush=True)
+        sys.exit(1)
+    time.sleep(0.02)
+deadline = time.monotonic() + 120
+n, done = 0, set()
+while time.monotonic() < deadline:
+    v = video()
+    if v.get("state") != "playing":
+        break
+    p = float(v["position"])
+    second = int(p // span)
+    if v.get("frames", 0) < 1 or second >= seconds or second in done or p - second * span < lag:
+        time.sleep(0.02)
+        continue
+    if ask("pause").get("ok") is not True:
+        print(json.dumps({"error": "pause refused"}), flush=True)
+        break
+    capture(f"{prefix}-{n}"); n += 1
+    done.add(second)
+    if ask("play").get("ok") is not True:
+        print(json.dumps({"error": "play refused"}), flush=True)
+        break
+    if second == seconds - 1:
+        capture(f"{prefix}-{n}"); n += 1
+        break
+print(json.dumps({"end": ask("status")}), flush=True)
+"""
+
+
 def make_video_clips(out):
     """The colour clip (made with ffmpeg on the host, fixed settings: the
     same bytes every run), two damaged copies of it, and the clip's colour
@@ -1425,11 +1487,17 @@ def video_of(status, what):
     return v
 
 
-def check_video_frame(s, name, colours, loop, expect_state=("playing",)):
+def check_video_frame(s, name, colours, loop, expect_state=("playing",), probe=None):
     """One capture while a clip is on the page: the colour on screen is
-    that of the second the position (before, after) brackets. Returns
-    (second on screen, video status before, after)."""
-    rgb, w, h, before, after, _ = video_probe(s, "capture", name)
+    that of the second the position (before, after) brackets. `probe`: the
+    statuses (before, after) of a capture VIDEO_SERIES took as `name`; else
+    one is taken now. Returns (second on screen, video status before,
+    after)."""
+    if probe:
+        before, after = probe
+        w, h, rgb = read_png_rgb(os.path.join(s.out, f"{name}.png"))
+    else:
+        rgb, w, h, before, after, _ = video_probe(s, "capture", name)
     a, b = video_of(before, name), video_of(after, name)
     if a["state"] not in expect_state:
         raise Failure(f"{name}: status video state {a['state']!r}, not {' or '.join(expect_state)}: {a}")
@@ -1439,6 +1507,29 @@ def check_video_frame(s, name, colours, loop, expect_state=("playing",)):
         raise Failure(f"{name}: the screen shows the clip's second {second} (colour {colours[second]}) while the "
                       f"position went {a['position']} -> {b['position']} s (seconds {sorted(allowed)} expected)")
     return second, a, b
+
+
+def video_series(s, prefix, first):
+    """Runs VIDEO_SERIES in the guest: the request `first` (a goto to the
+    clip), then captures while the clip plays: [(capture name, status
+    before, after)], the captures in s.out."""
+    r = s.vm.run(["python3", "-c", VIDEO_SERIES, VIDEO_SOCKET, prefix, str(VIDEO_SPAN), str(len(VIDEO_COLOURS)),
+                  str(VIDEO_LAG), first], timeout=300)
+    shots, end = [], None
+    for line in r.out.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if "error" in item:
+            raise Failure(f"the capture series: {item['error']}")
+        if "end" in item:
+            end = item["end"]
+        elif "name" in item:
+            shots.append((item["name"], item["before"], item["after"]))
+    if r.rc != 0 or end is None:
+        raise Failure(f"the capture series: rc {r.rc}: {r.out[-1000:]} {r.err[-1500:]}")
+    return shots
 
 
 def video_album(s, files):
@@ -1492,9 +1583,10 @@ def video_subscriber(s):
 def video_plays(s, touch, clips, colours):
     """(a) A picture and a clip: no clip plays while the picture is on
     screen (status has no video); `goto` the clip: `video: playing 1
-    (PATH), 320x200 h264, 8 s` and didStartVideo; captures while it plays
-    show the colour of the second its position says, at least three of the
-    four colours, in order; at the end `video: ended 1 (PATH) after F
+    (PATH), 320x200 h264, 8 s` and didStartVideo; captures in each second
+    of the clip, paused there (`pause` holds the frame, `play` plays on),
+    and one as it plays to its end, show the colour of the second its
+    position says, at least three of the four colours, in order; at the end `video: ended 1 (PATH) after F
     frames, K dropped` with F + K the clip's frames, didEndVideo with the
     same figures, status `ended`."""
     vm = s.vm
@@ -1508,20 +1600,22 @@ def video_plays(s, touch, clips, colours):
         raise Failure(f"status has a video on the picture's page: {status['video']}")
     if "video: playing" in d.err:
         raise Failure("a clip plays while the carousel rests on the picture")
-    reply = ask_guest(vm, VIDEO_SOCKET, "goto 1 0")
-    if reply.get("ok") is not True:
-        raise Failure(f"goto 1 0: {reply}")
+    # The series sends the goto itself and waits for `playing` in the guest.
+    try:
+        shots = video_series(s, "70-video", first="goto 1 0")
+    except Failure:
+        wait_playing(s, d, 1, "2-colours.mp4", timeout=1)
+        raise
     m = wait_playing(s, d, 1, "2-colours.mp4")
     codec = m.group(4).decode() if isinstance(m.group(4), bytes) else m.group(4)
     if (int(m.group(2)), int(m.group(3)), codec) != (*VIDEO_SIZE, "h264") or abs(float(m.group(5)) - VIDEO_SECONDS) > 0.2:
         raise Failure(f"the playing line says {m.group(0)!r}, not 320x200 h264, {VIDEO_SECONDS} s")
     seen = []
-    while True:
-        second, a, b = check_video_frame(s, f"70-video-{len(seen)}", colours, loop=False,
-                                         expect_state=("playing", "ended"))
+    for i, (name, before, after) in enumerate(shots):
+        # All but the last are taken paused; the last as the clip plays on.
+        second, _, _ = check_video_frame(s, name, colours, loop=False, probe=(before, after),
+                                         expect_state=("playing", "ended") if i == len(shots) - 1 else ("paused",))
         seen.append(second)
-        if b["state"] == "ended" or len(seen) > 60:
-            break
     s.figures["video: seconds seen in captures"] = seen
     if seen != sorted(seen) or len(set(seen)) < 3:
         raise Failure(f"the captures showed the clip's seconds {seen}: not at least three, in order")
