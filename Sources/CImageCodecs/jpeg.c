@@ -151,6 +151,25 @@ int cic_jpeg_read_header(cic_jpeg *jpeg, uint32_t *width, uint32_t *height,
     return 0;
 }
 
+size_t cic_jpeg_coefficient_bytes(const cic_jpeg *jpeg) {
+    const struct jpeg_decompress_struct *cinfo = &jpeg->cinfo;
+    // What libjpeg's input controller decides at the first SOS (jdinput.c,
+    // initial_setup): several scans when the first one has fewer components
+    // than the frame, or the file is progressive. Then its coefficient
+    // controller (jdcoefct.c) keeps a whole-image array per component, its
+    // blocks rounded up to the sampling factors, of JBLOCKs (64 JCOEFs of 2
+    // bytes).
+    if (!cinfo->progressive_mode && cinfo->comps_in_scan >= cinfo->num_components) return 0;
+    size_t total = 0;
+    for (int i = 0; i < cinfo->num_components; i++) {
+        const jpeg_component_info *c = &cinfo->comp_info[i];
+        size_t across = (c->width_in_blocks + c->h_samp_factor - 1) / c->h_samp_factor * c->h_samp_factor;
+        size_t down = (c->height_in_blocks + c->v_samp_factor - 1) / c->v_samp_factor * c->v_samp_factor;
+        total += across * down * sizeof(JBLOCK);
+    }
+    return total;
+}
+
 int cic_jpeg_set_scale(cic_jpeg *jpeg, unsigned scale_eighths,
                        uint32_t *out_width, uint32_t *out_height, cic_error *err) {
     jpeg->err = err;

@@ -68,6 +68,9 @@ public struct ImagesConfig: Equatable, Sendable {
     /// The decode budget in MiB; `nil` (`auto`): what the screen needs,
     /// the pictures the carousel can want at once at the item size.
     public var cacheMB: Int? = nil
+    /// What one decode may hold, in MiB; `nil` (`auto`): half of the
+    /// board's memory (`Configuration.decodeBytes`).
+    public var decodeMB: Int? = nil
     /// Start on the picture that was on screen when the daemon stopped (kept
     /// in the state directory); false: always at `[carousel] start_index`.
     public var resume = true

@@ -475,6 +475,16 @@ public enum Schema {
             """) { c, v throws(ValueError) in
             c.images.cacheMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...4096) }
         },
+        KeySpec(section: "images", name: "decode_mb", domain: .autoOrInteger(16...65536),
+                accepts: "auto or 16 to 65536 (MiB)", default: "auto", help: """
+            What one picture's decode may hold at its peak, in MiB: the file read into memory, what the codec keeps
+            (all the coefficients of a progressive JPEG, every pixel of a lossless WebP, a HEIC or AVIF decoded whole by
+            libheif) and the decoded pixels, counted from the file's header before anything is allocated. A picture
+            that needs more is skipped with one line saying why and how to make it fit. `auto`: half of the board's
+            memory as the kernel counts it (`MemTotal`: about 480 MiB on a 1 GB board, 230 MiB on a 512 MB one).
+            """) { c, v throws(ValueError) in
+            c.images.decodeMB = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 16...65536) }
+        },
         flag("images", "resume", default: "true", help: """
             Start on the picture that was on screen at the last stop or power cut, if it is still there; its name is
             kept in the state directory (`$STATE_DIRECTORY/position`, systemd's StateDirectory, else

@@ -136,6 +136,7 @@ public final class Daemon {
         log(.info, "images: \(album.pictureCount) in \(config.albumSource)"
             + (album.portraitProbe == nil ? "" : ", on \(album.count) pages with portraits paired"))
         log(.info, layout.cacheLine(config))
+        log(.info, layout.decodeLine(config))
     }
 
     /// Every source on the loop, in the order their deadlines are run.

@@ -45,6 +45,16 @@ extension Configuration {
             + keepBytes(boardMemory: boardMemory)
     }
 
+    /// What one decode may hold on a board of `boardMemory` bytes: `[images]
+    /// decode_mb`, or with `auto` half of the board's memory (a board whose
+    /// memory is not known, 0, gets no budget). Half leaves the rest of the
+    /// board (the kernel, the daemon with its decode cache, the display's
+    /// buffers where they are in system memory) the other half.
+    public func decodeBytes(boardMemory: Int) -> Int {
+        if let mb = images.decodeMB { return mb << 20 }
+        return boardMemory > 0 ? boardMemory / 2 : .max
+    }
+
     /// With `cache_mb = auto`, the memory for pictures paged past, kept so
     /// that the next pass shows them without decoding them again: 1/64 of
     /// the board's (16 MiB on a 1 GB board, room for two 1920x1080
@@ -189,6 +199,7 @@ public struct Layout: Sendable {
                                           blur: config.renderStyle.blur,
                                           caption: captioning(config), pairGap: pairGap)
         settings.clipMaxPixels = config.video.maxPixels
+        settings.decodeBudget = config.decodeBytes(boardMemory: boardMemory)
         return settings
     }
 
@@ -241,6 +252,16 @@ public struct Layout: Sendable {
         let kept = config.keepBytes(boardMemory: boardMemory)
         return line + " (cache_mb = auto: what the screen needs, and \(kept / each) more paged past, "
             + "in \(mib(kept)) MiB, 1/64 of the board's \(mib(boardMemory)) MiB)"
+    }
+
+    /// One log line about the decode budget: what `decode_mb` came to here.
+    public func decodeLine(_ config: Configuration) -> String {
+        let bytes = config.decodeBytes(boardMemory: boardMemory)
+        func mib(_ bytes: Int) -> String { (Double(bytes) / 1_048_576).formatted }
+        guard bytes < .max else { return "decode budget: none (decode_mb = auto, and the board's memory is not known)" }
+        let line = "decode budget: \(mib(bytes)) MiB a picture"
+        guard config.images.decodeMB == nil else { return line }
+        return line + " (decode_mb = auto: half of the board's \(mib(boardMemory)) MiB)"
     }
 
     /// One log line about the slop, when it was scaled.

@@ -24,7 +24,9 @@ extension Layout {
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height),
                                                            boardMemory: 0),
                             caption: layout.captioning(config), pairGap: layout.pairGap,
-                            clipMaxPixels: config.video.maxPixels)
+                            clipMaxPixels: config.video.maxPixels,
+                            // As the daemon on this board would decode them.
+                            decodeBudget: config.decodeBytes(boardMemory: PixelMemory.boardBytes))
     }
 
     /// The frame `config` shows on a `panel` at `offset` (items), with the

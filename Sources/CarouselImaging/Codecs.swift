@@ -61,6 +61,12 @@ final class JPEGDecompressor {
         return PixelSize(width: Int(width), height: Int(height))
     }
 
+    /// Bytes of coefficients libjpeg keeps for the whole picture while it
+    /// decodes a progressive (or otherwise multi-scan) file, whatever the
+    /// output's scale; 0 for a baseline one (after `readHeader`).
+    /// The corresponding C function is `cic_jpeg_coefficient_bytes`.
+    var coefficientBytes: Int { Int(cic_jpeg_coefficient_bytes(handle)) }
+
     /// Whether the file is CMYK, which decodes to 32-bit pixels only
     /// (after `readHeader`). The corresponding C function is `cic_jpeg_is_cmyk`.
     var isCMYK: Bool { cic_jpeg_is_cmyk(handle) != 0 }
@@ -153,6 +159,10 @@ enum WebPCodec {
         /// Where the first frame lies on the canvas when it does not cover
         /// all of it; nil when it does (and for still pictures).
         var frame: PixelRect?
+        /// Lossless (VP8L): libwebp keeps every pixel of it at 4 bytes
+        /// while it decodes, whatever the output's scale (its LZ77
+        /// references may reach any earlier pixel).
+        var lossless = false
     }
 
     /// The corresponding C function is `WebPGetFeatures`.
@@ -163,7 +173,8 @@ enum WebPCodec {
         guard status == VP8_STATUS_OK else { throw error(status, path: path) }
         if features.has_animation != 0 { return try firstFrame(contents, path: path) }
         return Header(size: PixelSize(width: Int(features.width), height: Int(features.height)),
-                      hasAlpha: features.has_alpha != 0, payload: 0..<contents.count, frame: nil)
+                      hasAlpha: features.has_alpha != 0, payload: 0..<contents.count, frame: nil,
+                      lossless: features.format == 2)
     }
 
     /// An animation shows as its first frame, drawn on a transparent canvas
@@ -203,8 +214,11 @@ enum WebPCodec {
         }
         let start = fragment - UnsafePointer(base)
         let covers = rect.size == canvas
+        // The frame's own bitstream says whether it is lossless (2).
+        var features = WebPBitstreamFeatures()
+        let lossless = WebPGetFeatures(fragment, iterator.fragment.size, &features) == VP8_STATUS_OK && features.format == 2
         return Header(size: canvas, hasAlpha: iterator.has_alpha != 0 || !covers,
-                      payload: start..<start + iterator.fragment.size, frame: covers ? nil : rect)
+                      payload: start..<start + iterator.fragment.size, frame: covers ? nil : rect, lossless: lossless)
     }
 
     /// Decodes, scaled by libwebp to `outputSize` when that differs from the

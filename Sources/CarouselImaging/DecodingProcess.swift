@@ -28,7 +28,8 @@ public struct DecodingProcess: Sendable {
     /// The program to start; `/proc/self/exe` is the running binary even
     /// after a package upgrade replaced the file.
     public var executable: String
-    /// Its argv, program name first; `--max-pixels N` is appended.
+    /// Its argv, program name first; `--max-pixels N` is appended, and
+    /// `--decode-budget BYTES` when a decode has one.
     public var arguments: [String]
     /// How long a decode may take before the helper is killed.
     public var timeoutMilliseconds: Int
@@ -79,7 +80,8 @@ public struct DecodingProcess: Sendable {
     }
 
     /// Decodes `contents` (sniffed as `format`) in a helper process.
-    func decode(_ contents: FileContents, format: ImageFormat, path: String, maxPixels: Int) throws(ImageError) -> DecodedImage {
+    func decode(_ contents: FileContents, format: ImageFormat, path: String, maxPixels: Int,
+                decodeBudget: Int = .max) throws(ImageError) -> DecodedImage {
         func failed(_ call: String, _ code: Int32 = errno) -> ImageError {
             ImageError(path: path, reason: .readFailed(call: call, errno: code))
         }
@@ -93,7 +95,8 @@ public struct DecodingProcess: Sendable {
             throw failed("write")
         }
 
-        let argv = arguments + ["--max-pixels", String(maxPixels)]
+        var argv = arguments + ["--max-pixels", String(maxPixels)]
+        if decodeBudget < .max { argv += ["--decode-budget", String(decodeBudget)] }
         // The helper's own crash report would only slow its end: the parent
         // writes the one line that matters.
         var environment = Self.environment.filter { !$0.hasPrefix("SWIFT_BACKTRACE=") }
@@ -180,7 +183,7 @@ public struct DecodingProcess: Sendable {
     /// descriptor 3 holds in this process and writes the outcome into
     /// descriptor 4. The exit status is 0 whenever the outcome was written,
     /// a decoding error included.
-    public static func serveHelperRequest(maxPixels: Int) -> Int32 {
+    public static func serveHelperRequest(maxPixels: Int, decodeBudget: Int = .max) -> Int32 {
         _ = cplatform_helper_process_setup()
         // After the setup, before libheif is loaded: its libraries, its
         // codecs' threads and their buffers all come out of the allowance.
@@ -189,7 +192,7 @@ public struct DecodingProcess: Sendable {
         do throws(ImageError) {
             let contents = try FileContents(readingFile: "/proc/self/fd/3", maxBytes: ImageDecoder.maxFileBytes)
             outcome = .success(try ImageDecoder.decode(contents, path: "", targetSize: nil, fit: .none,
-                                                       maxPixels: maxPixels, process: nil))
+                                                       maxPixels: maxPixels, decodeBudget: decodeBudget, process: nil))
         } catch {
             outcome = .failure(error)
         }
@@ -317,6 +320,7 @@ extension ImageError.Reason {
         case let .corrupt(format, detail): return ["corrupt", format.rawValue, detail]
         case let .unsupportedVariant(format, detail): return ["unsupportedVariant", format.rawValue, detail]
         case let .outOfMemory(bytes): return ["outOfMemory", String(bytes)]
+        case let .overDecodeBudget(needs, budget, cause, fix): return ["overDecodeBudget", String(needs), String(budget), cause, fix]
         }
     }
 
@@ -358,6 +362,9 @@ extension ImageError.Reason {
         case "outOfMemory":
             guard let bytes = int(1) else { return nil }
             self = .outOfMemory(bytes: bytes); arity = 2
+        case "overDecodeBudget":
+            guard let needs = int(1), let budget = int(2), fields.count == 5 else { return nil }
+            self = .overDecodeBudget(needs: needs, budget: budget, cause: fields[3], fix: fields[4]); arity = 5
         default:
             return nil
         }

@@ -40,6 +40,11 @@ public enum ImageDecoder {
     ///     `.none` full resolution.
     ///   - maxPixels: images whose header says more pixels than this are
     ///     refused before any pixel memory is allocated (decompression bombs).
+    ///   - decodeBudget: bytes the decode may hold at its peak (`[images]
+    ///     decode_mb`): the file's bytes, what the codec keeps and the decoded
+    ///     pixels, counted from the header before anything is allocated for
+    ///     them (`DecodeCost`). A picture that needs more is refused with a
+    ///     reason that says what takes the memory and how to make it fit.
     /// - Throws: `ImageError` naming the file and a reason a person can act on.
     ///
     /// `packedAt`: a picture that comes out exactly this size, upright and
@@ -48,20 +53,22 @@ public enum ImageDecoder {
     /// that uses a picture of that size as it is. Only a JPEG does so now.
     public static func decode(
         path: String, targetSize: PixelSize? = nil, fit: FitMode = .cover,
-        maxPixels: Int = defaultMaxPixels, packedAt: PixelSize? = nil
+        maxPixels: Int = defaultMaxPixels, decodeBudget: Int = .max, packedAt: PixelSize? = nil
     ) throws(ImageError) -> DecodedImage {
         let contents = try FileContents(readingFile: path, maxBytes: maxFileBytes)
-        return try decode(contents, path: path, targetSize: targetSize, fit: fit, maxPixels: maxPixels, packedAt: packedAt)
+        return try decode(contents, path: path, targetSize: targetSize, fit: fit, maxPixels: maxPixels,
+                          decodeBudget: decodeBudget, packedAt: packedAt)
     }
 
     /// Decodes an image held in memory; `name` stands for the path in errors.
     public static func decode(
         bytes: some Collection<UInt8>, name: String, targetSize: PixelSize? = nil,
-        fit: FitMode = .cover, maxPixels: Int = defaultMaxPixels
+        fit: FitMode = .cover, maxPixels: Int = defaultMaxPixels, decodeBudget: Int = .max
     ) throws(ImageError) -> DecodedImage {
         if bytes.isEmpty { throw ImageError(path: name, reason: .emptyFile) }
         if bytes.count > maxFileBytes { throw ImageError(path: name, reason: .fileTooLarge(bytes: bytes.count)) }
-        return try decode(FileContents(copying: bytes), path: name, targetSize: targetSize, fit: fit, maxPixels: maxPixels)
+        return try decode(FileContents(copying: bytes), path: name, targetSize: targetSize, fit: fit, maxPixels: maxPixels,
+                          decodeBudget: decodeBudget)
     }
 
     /// The format by magic bytes and the EXIF orientation, without decoding.
@@ -84,7 +91,7 @@ public enum ImageDecoder {
 
     static func decode(
         _ contents: FileContents, path: String, targetSize: PixelSize?, fit: FitMode, maxPixels: Int,
-        process: DecodingProcess? = heifProcess, packedAt: PixelSize? = nil
+        decodeBudget: Int = .max, process: DecodingProcess? = heifProcess, packedAt: PixelSize? = nil
     ) throws(ImageError) -> DecodedImage {
         if contents.count == 0 { throw ImageError(path: path, reason: .emptyFile) }
         let format = try sniff(contents, path: path)
@@ -107,6 +114,12 @@ public enum ImageDecoder {
             return orientation.swapsAxes ? minimum.transposed : minimum
         }
 
+        /// Refuses a decode whose `cost` passes the budget (`DecodeCost`).
+        func afford(_ cost: DecodeCost) throws(ImageError) {
+            guard cost.total > decodeBudget else { return }
+            throw ImageError(path: path, reason: cost.refusal(budget: decodeBudget))
+        }
+
         /// Allocates the output, after checking what pixman can address.
         func allocate(_ size: PixelSize, format pixelFormat: PixelFormat, hasAlpha: Bool) throws(ImageError) -> DecodedImage {
             if size.width > maxSide || size.height > maxSide {
@@ -124,6 +137,8 @@ public enum ImageDecoder {
             let minimum = try admit(stored)
             let output = try jpeg.setScale(eighths: JPEGDecompressor.scaleEighths(for: stored, covering: minimum))
             let packed = output == packedAt && orientation == .identity && !jpeg.isCMYK
+            try afford(DecodeCost(format: .jpeg, stored: stored, file: contents.count, codec: jpeg.coefficientBytes,
+                                  pixels: output.width * output.height * (packed ? 3 : 4)))
             image = try allocate(output, format: packed ? .rgb888 : .xrgb8888, hasAlpha: false)
             try jpeg.decode(into: image)
         case .png:
@@ -144,6 +159,10 @@ public enum ImageDecoder {
             let drawnStored = orientation.swapsAxes ? drawn.transposed : drawn
             let output = PixelSize(width: min(stored.width, max(drawnStored.width, minimum.width)),
                                    height: min(stored.height, max(drawnStored.height, minimum.height)))
+            // libpng's rows and the shim's accumulators: a few rows of the
+            // stored width at up to 16 bits a channel.
+            try afford(DecodeCost(format: .png, stored: stored, file: contents.count, codec: stored.width * 8 * 4,
+                                  pixels: output.width * output.height * 4))
             image = try allocate(output, format: hasAlpha ? .argb8888Premultiplied : .xrgb8888, hasAlpha: hasAlpha)
             // The shim's rows and accumulators count as the decode's pixel memory too.
             let scratch = try png.decode(into: image)
@@ -152,6 +171,9 @@ public enum ImageDecoder {
             let header = try WebPCodec.readHeader(contents, path: path)
             let minimum = try admit(header.size)
             let output = header.frame == nil ? WebPCodec.scaledSize(for: header.size, covering: minimum) : header.size
+            try afford(DecodeCost(format: .webp, stored: header.size, file: contents.count,
+                                  codec: header.lossless ? header.size.width * header.size.height * 4 : 0,
+                                  pixels: output.width * output.height * 4, lossless: header.lossless))
             image = try allocate(output, format: header.hasAlpha ? .argb8888Premultiplied : .xrgb8888,
                                  hasAlpha: header.hasAlpha)
             try WebPCodec.decode(contents, header: header, into: image, path: path)
@@ -159,19 +181,24 @@ public enum ImageDecoder {
             let gif = try GIFReader(contents, path: path)
             let frame = try gif.readFirstFrame()
             _ = try admit(frame.canvas)
+            try afford(DecodeCost(format: .gif, stored: frame.canvas, file: contents.count, codec: 0,
+                                  pixels: frame.canvas.width * frame.canvas.height * 4))
             image = try allocate(frame.canvas, format: frame.hasAlpha ? .argb8888Premultiplied : .xrgb8888,
                                  hasAlpha: frame.hasAlpha)
             try gif.decode(frame, into: image)
         case .heif, .avif:
             if let process {
                 // Decoded whole and upright there, as below (libheif turns it).
-                return try process.decode(contents, format: format, path: path, maxPixels: maxPixels)
+                return try process.decode(contents, format: format, path: path, maxPixels: maxPixels,
+                                          decodeBudget: decodeBudget)
             }
             let heif = try HEIFReader(contents, format: format, path: path)
             let header = heif.readHeader()
             _ = try admit(header.size)
             // libheif allocates the coded size before it crops and turns.
             _ = try admit(header.codedSize)
+            try afford(DecodeCost.heif(format: format, coded: header.codedSize, hasAlpha: header.hasAlpha,
+                                       file: contents.count))
             let pixelFormat: PixelFormat = header.hasAlpha ? .argb8888Premultiplied : .xrgb8888
             image = try heif.decode(header) { (size: PixelSize) throws(ImageError) -> DecodedImage in
                 _ = try admit(size)

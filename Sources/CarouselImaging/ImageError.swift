@@ -23,6 +23,10 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case corrupt(ImageFormat, detail: String)
         case unsupportedVariant(ImageFormat, detail: String)
         case outOfMemory(bytes: Int)
+        /// Refused before its decode began: it would hold about `needs`
+        /// bytes, more than `budget` (`[images] decode_mb`). `cause` says
+        /// what takes the memory, `fix` how to make the file fit.
+        case overDecodeBudget(needs: Int, budget: Int, cause: String, fix: String)
     }
 
     /// The file the error is about, as given to the decoder.
@@ -67,6 +71,9 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
             return "unsupported \(format.name) variant: \(detail)"
         case let .outOfMemory(bytes):
             return "out of memory (needed \(formatBytes(bytes)) for the pixels)"
+        case let .overDecodeBudget(needs, budget, cause, fix):
+            return "needs about \(formatBytes(needs)) to decode (\(cause)), more than the \(formatBytes(budget)) decode budget "
+                + "([images] decode_mb); \(fix)"
         }
     }
 

@@ -25,7 +25,7 @@ public final class FramePainter {
     /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
                 paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0,
-                clipMaxPixels: Int = 8_294_400) {
+                clipMaxPixels: Int = 8_294_400, decodeBudget: Int = .max) {
         self.panel = panel
         self.rotation = rotation
         self.paths = paths
@@ -41,6 +41,7 @@ public final class FramePainter {
                                                budgetBytes: budgetBytes, rotation: rotation, blur: style.blur,
                                                caption: caption, pairGap: pairGap)
         cacheSettings.clipMaxPixels = clipMaxPixels
+        cacheSettings.decodeBudget = decodeBudget
         cache = ItemCache(settings: cacheSettings)
     }
 

@@ -44,6 +44,8 @@ public final class ItemCache: Sendable {
         public var pairGap: Int
         /// Clips with more coded pixels are refused (`[video] max_pixels`).
         public var clipMaxPixels = 8_294_400
+        /// What one decode may hold (`[images] decode_mb`, `ImageDecoder`).
+        public var decodeBudget = Int.max
 
         public init(itemSize: PixelSize, fit: FitMode, background: PixelColor, maxPixels: Int, budgetBytes: Int,
                     rotation: Rotation = .none, keepsUnwanted: Bool = false, blur: BlurStyle = BlurStyle(),
@@ -165,7 +167,7 @@ public final class ItemCache: Sendable {
         let decoded = ClipName.isClip(path)
             ? try poster(path: path, settings: settings)
             : try ImageDecoder.decode(path: path, targetSize: settings.itemSize, fit: settings.fit, maxPixels: settings.maxPixels,
-                                      packedAt: asDecoded ? settings.itemSize : nil)
+                                      decodeBudget: settings.decodeBudget, packedAt: asDecoded ? settings.itemSize : nil)
         return try finish(decoded, path: path, settings: settings, box: settings.itemSize, factor: 1).turned(settings.rotation)
     }
 
@@ -202,7 +204,7 @@ public final class ItemCache: Sendable {
         for (i, (path, half)) in zip(paths, [halves.left, halves.right]).enumerated() {
             do {
                 let decoded = try ImageDecoder.decode(path: path, targetSize: half, fit: settings.fit,
-                                                      maxPixels: settings.maxPixels)
+                                                      maxPixels: settings.maxPixels, decodeBudget: settings.decodeBudget)
                 decodedSize?(i, decoded.size)
                 pictures.append(try finish(decoded, path: path, settings: settings, box: half, factor: factor))
             } catch let error as ImageError {
@@ -302,7 +304,7 @@ public final class ItemCache: Sendable {
             PixelSize(width: max(1, Int((Double(item.width) * f).rounded())), height: max(1, Int((Double(item.height) * f).rounded())))
         }
         let decoded = try ImageDecoder.decode(path: path, targetSize: box(factor), fit: settings.fit,
-                                              maxPixels: settings.maxPixels)
+                                              maxPixels: settings.maxPixels, decodeBudget: settings.decodeBudget)
         // No more than the file has: its size over what it is drawn at on the screen.
         let fitted = ImageScaler.placement(of: decoded.size, in: item, fit: settings.fit)
         let native = max(Double(decoded.width) / Double(max(fitted.width, 1)),

@@ -13,8 +13,11 @@ struct DecodePicture: ParsableCommand {
     @Option(name: .long, help: "The [images] max_pixels limit.")
     var maxPixels: Int
 
+    @Option(name: .long, help: "The bytes a decode may hold ([images] decode_mb).")
+    var decodeBudget: Int = .max
+
     func run() throws {
-        let status = DecodingProcess.serveHelperRequest(maxPixels: maxPixels)
+        let status = DecodingProcess.serveHelperRequest(maxPixels: maxPixels, decodeBudget: decodeBudget)
         if status != 0 { throw ExitCode(status) }
     }
 }

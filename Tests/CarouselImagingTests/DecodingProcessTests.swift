@@ -73,6 +73,8 @@ struct DecodingProcessTests {
         .invalidDimensions(width: 0, height: 7), .tooManyPixels(width: 30000, height: 30000, limit: 64_000_000),
         .sideTooLong(width: 40000, height: 2), .corrupt(.heif, detail: "Invalid input: No 'ftyp' box"),
         .unsupportedVariant(.avif, detail: ""), .outOfMemory(bytes: 123),
+        .overDecodeBudget(needs: 600 << 20, budget: 200 << 20, cause: "48 MP decoded whole by libheif, about 12 bytes a pixel",
+                          fix: "save it at 14 MP or less, or as a JPEG, or raise decode_mb if the board has the memory"),
     ])
     func reasons(reason: ImageError.Reason) {
         #expect(ImageError.Reason(transferFields: reason.transferFields) == reason)
@@ -101,6 +103,26 @@ struct DecodingProcessTests {
         #expect(there.size == here.size && there.format == here.format && there.hasAlpha == here.hasAlpha)
         let same = here.withUnsafeBytes { a in there.withUnsafeBytes { b in a.elementsEqual(b) } }
         #expect(same, "\(name): the helper's pixels differ")
+    }
+
+    @Test("the helper keeps the decode budget it is given: the same refusal as in this process, and a picture within it",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"))
+    func decodeBudget() throws {
+        let bytes = try Fixtures.bytes("quadrants.heic")
+        func decode(budget: Int, process: DecodingProcess?) -> Result<DecodedImage, ImageError> {
+            Result { () throws(ImageError) -> DecodedImage in
+                try ImageDecoder.decode(FileContents(copying: bytes), path: "/photos/q.heic", targetSize: nil, fit: .none,
+                                        maxPixels: ImageDecoder.defaultMaxPixels, decodeBudget: budget, process: process)
+            }
+        }
+        let here = failure(decode(budget: 1000, process: nil))
+        let there = failure(decode(budget: 1000, process: try #require(helper())))
+        #expect(here != nil && there == here, "\(String(describing: there)) vs \(String(describing: here))")
+        guard case .overDecodeBudget(_, 1000, _, _)? = there?.reason else {
+            Issue.record("not a refusal for the budget: \(String(describing: there))")
+            return
+        }
+        #expect(throws: Never.self) { try decode(budget: 1 << 20, process: try #require(helper())).get() }
     }
 
     @Test("the helper's errors are the in-process decode's, with the parent's path",

@@ -65,6 +65,13 @@ int cic_jpeg_decode(cic_jpeg *jpeg, uint8_t *dst, size_t stride, int packed, cic
 /// valid after `cic_jpeg_read_header`.
 int cic_jpeg_is_cmyk(const cic_jpeg *jpeg);
 
+/// Bytes of DCT coefficients libjpeg keeps for the whole image while it
+/// decodes a file of several scans (progressive, or sequential with the
+/// components in separate scans): every 8x8 block of every component, at
+/// full size whatever the output's scale. 0 for a single-scan file, which
+/// is decoded a few rows at a time. Valid after `cic_jpeg_read_header`.
+size_t cic_jpeg_coefficient_bytes(const cic_jpeg *jpeg);
+
 /// Releases the decompressor (jpeg_destroy_decompress). Accepts NULL.
 void cic_jpeg_destroy(cic_jpeg *jpeg);
 
