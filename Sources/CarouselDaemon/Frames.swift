@@ -27,6 +27,8 @@ public final class FramePath {
     /// How far the display lets the scan-out window move along the panel
     /// axis (pixels of room in its buffers; 0: every frame is written).
     private(set) var windowRoom = 0
+    /// Whether the log has said how slides reach the screen.
+    private var windowRoomSaid = false
     /// The room is to be asked for at the next frame.
     private var windowRoomDue = false
     /// What the last list of wanted pictures was made of (`requestPictures`).
@@ -271,10 +273,12 @@ public final class FramePath {
         // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
         let extent = daemon.config.display.zeroCopy ? daemon.compositor.axisExtent : 0
         let granted = daemon.backend.reserveWindowRoom(extent, along: writer.axis)
-        if granted != windowRoom {
+        if granted != windowRoom || !windowRoomSaid {
+            let written = extent == 0 ? "[display] zero_copy = false" : "no room for a moving window"
             log(.info, granted > 0
                 ? "display: slides move the scan-out window over buffers \(granted) px longer \(writer.axis == .horizontal ? "across" : "down") (zero copy)"
-                : "display: slides are written frame by frame (no room for a moving window)")
+                : "display: slides are written frame by frame (\(written))")
+            windowRoomSaid = true
         }
         windowRoom = granted
     }

@@ -27,6 +27,14 @@ public enum PixelFormat: Sendable, Hashable {
     /// Bytes a pixel: 4, or 3 for `rgb888`.
     public var bytesPerPixel: Int { self == .rgb888 ? 3 : 4 }
 
+    /// Bytes of a row of `width` pixels, rounded up to 4 (pixman's rule:
+    /// only `rgb888` rows are ever rounded); nil when that overflows.
+    public func rowBytes(width: Int) -> Int? {
+        let (bytes, overflow) = width.multipliedReportingOverflow(by: bytesPerPixel)
+        guard !overflow, bytes <= Int.max - 3 else { return nil }
+        return (bytes + 3) & ~3
+    }
+
     /// The `pixman_format_code_t` for this layout (`PIXMAN_x8r8g8b8`, `PIXMAN_a8r8g8b8` or `PIXMAN_r8g8b8`).
     public var pixmanFormatCode: UInt32 {
         // PIXMAN_FORMAT(32, PIXMAN_TYPE_ARGB, a, 8, 8, 8)
@@ -89,10 +97,9 @@ public final class DecodedImage: @unchecked Sendable {
     /// trapping: a board with 512 MB may well fail a 64 MP allocation.
     init(width: Int, height: Int, format: PixelFormat, hasAlpha: Bool, path: String) throws(ImageError) {
         precondition(width > 0 && height > 0, "DecodedImage needs a positive size")
-        let (packedBytes, o1) = width.multipliedReportingOverflow(by: format.bytesPerPixel)
-        let rowBytes = (min(packedBytes, Int.max - 3) + 3) & ~3
-        let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
-        if o1 || o2 || packedBytes > Int.max - 3 { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
+        guard let rowBytes = format.rowBytes(width: width) else { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
+        let (total, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+        if overflow { throw ImageError(path: path, reason: .outOfMemory(bytes: Int.max)) }
         Self.allocationObserver?(total)
         // Page-aligned (more than pixman's SIMD paths need), and returned to
         // the kernel on release: see PixelMemory.
@@ -173,7 +180,8 @@ public final class DecodedImage: @unchecked Sendable {
     /// already, is returned as it is.
     public func packed() -> DecodedImage {
         guard format == .xrgb8888, !hasAlpha else { return self }
-        let rowBytes = (width * 3 + 3) & ~3
+        // Never nil: the picture's 4-byte rows of this width exist.
+        let rowBytes = PixelFormat.rgb888.rowBytes(width: width) ?? stride
         for y in 0..<height {
             cic_pack_xrgb_row(row(y), (base + y * rowBytes).assumingMemoryBound(to: UInt8.self), width)
         }

@@ -54,11 +54,8 @@ public struct DecodingProcess: Sendable {
     /// cannot be shown there whatever max_pixels allows.
     public static func heapBudget(maxPixels: Int) -> Int {
         let (bytes, overflow) = maxPixels.multipliedReportingOverflow(by: 24)
-        return max(256 << 20, min(overflow ? Int.max : bytes, physicalMemory))
+        return max(256 << 20, min(overflow ? Int.max : bytes, PixelMemory.boardBytes))
     }
-
-    /// The board's memory in bytes (Int.max when it cannot be read).
-    static var physicalMemory: Int { PixelMemory.boardBytes }
 
     /// Caps this process's address space as the helper's is capped for
     /// `maxPixels`, so that an allocation past the budget fails; false when

@@ -317,7 +317,7 @@ public final class ItemCache: Sendable {
     /// The bytes one picture of `item` takes in the cache: 3 a pixel, rows
     /// on 4-byte boundaries (`DecodedImage.packed`).
     public static func keptBytes(_ item: PixelSize) -> Int {
-        (item.width * 3 + 3) / 4 * 4 * item.height
+        (PixelFormat.rgb888.rowBytes(width: item.width) ?? item.width * 3) * item.height
     }
 
     /// What pictures are prepared for now.
