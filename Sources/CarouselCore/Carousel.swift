@@ -74,6 +74,13 @@ public struct Carousel: Sendable {
     /// autoplay waits for its end: the `video` pause source).
     public internal(set) var video = VideoPresence.none
     var autoplayDeadline: Timestamp?
+    /// Whether the page autoplay goes to next can be shown (its picture is
+    /// decoded); the daemon says so (`setUpcomingReady`).
+    var upcomingReady = true
+    /// Autoplay's moment came while the page it goes to could not be shown
+    /// yet: it moves when the page can be, or at `autoplayDeadline`, one
+    /// more interval later, whatever the page shows then.
+    var autoplayWaiting = false
     /// When the carousel goes back to the start item (`idle_return`): armed
     /// when it rests after an interaction, disarmed when one begins.
     var idleReturnDeadline: Timestamp?

@@ -141,6 +141,33 @@ extension Carousel {
         return events
     }
 
+    /// What `setUpcomingReady` said last (true until it is first called).
+    public var isUpcomingReady: Bool { upcomingReady }
+
+    /// Whether the page autoplay goes to next (`upcomingAutoplayItem`) can
+    /// be shown: its picture is decoded (or known broken). When autoplay's
+    /// moment came while it could not be, autoplay moves now.
+    public mutating func setUpcomingReady(_ ready: Bool, at now: Timestamp) -> [CarouselEvent] {
+        var events: [CarouselEvent] = []
+        advance(to: now, into: &events)
+        guard upcomingReady != ready else { return events }
+        upcomingReady = ready
+        if ready, autoplayWaiting {
+            autoplayDeadline = clock
+            advance(to: clock, into: &events)
+        }
+        return events
+    }
+
+    /// The item an automatic advance would bring to where the carousel
+    /// rests now (the first of its page), if autoplay runs; nil while the
+    /// carousel moves, is held or autoplay is paused.
+    public var upcomingAutoplayItem: Int? {
+        guard autoplayStatus.running, hold == nil, case .rest(let x) = motion,
+              let target = autoplayTarget(from: x) else { return nil }
+        return lattice.itemIndex(at: lattice.offset(ofPage: target))
+    }
+
     /// The clip on the page came to its end (or autoplay waited
     /// `[video] max_seconds` for it): autoplay, if it runs, moves on now.
     public mutating func videoEnded(at now: Timestamp) -> [CarouselEvent] {

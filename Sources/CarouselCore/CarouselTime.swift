@@ -133,6 +133,7 @@ extension Carousel {
     mutating func scheduleAutoplay(after cause: RestCause, at time: Timestamp) {
         // Nothing is scheduled that would not happen: with at_end = stop on
         // the last page there is no next advance until someone moves away.
+        autoplayWaiting = false
         guard autoplayStatus.running, autoplayTarget(from: offset(at: time)) != nil else {
             autoplayDeadline = nil
             return
@@ -162,6 +163,14 @@ extension Carousel {
     mutating func fireAutoplay(at time: Timestamp, into events: inout [CarouselEvent]) {
         guard autoplayStatus.running, hold == nil, case .rest(let x) = motion,
               let target = autoplayTarget(from: x) else { return }
+        // The next picture is still being decoded: a slide now would bring a
+        // blank page. Wait for it (`setUpcomingReady`), one interval at most.
+        if !upcomingReady && !autoplayWaiting {
+            autoplayWaiting = true
+            autoplayDeadline = time.adding(seconds: max(autoplaySettings.interval, 1))
+            return
+        }
+        autoplayWaiting = false
         scroll(toOffset: lattice.offset(ofPage: target), duration: autoplaySettings.transition,
                autoplay: true, effect: autoplaySettings.effect, at: time, into: &events)
     }

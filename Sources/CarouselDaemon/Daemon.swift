@@ -168,6 +168,7 @@ public final class Daemon {
         video = VideoService(daemon: self)
         services.register(video!)
         services.register(MQTTService(daemon: self))
+        services.register(AutoplayReadinessService(daemon: self))
         // Input last: it opens once the first frame is handed to the display.
         if options.input { services.register(InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds)) }
     }
@@ -302,6 +303,7 @@ public final class Daemon {
         let failures = cache.drainFailures()
         if !failures.isEmpty { skip(failures) }
         frames.needsFrame = true
+        tell(.decoded)
     }
 
     /// Waits for the decoder to finish what it was asked for, then takes

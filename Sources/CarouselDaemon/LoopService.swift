@@ -95,6 +95,8 @@ enum LoopHappening {
     /// The model's effects were carried out, or the album changed: the
     /// picture on screen may be another one, or the carousel at rest.
     case modelChanged
+    /// The decoder finished pictures (or found some broken).
+    case decoded
 }
 
 /// The services on one loop: each has a slot, and its descriptors' epoll
