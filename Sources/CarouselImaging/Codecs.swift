@@ -240,11 +240,12 @@ enum WebPCodec {
         } else if image.size != header.size {
             // libwebp's rescaler averages the source pixels under each output
             // pixel when shrinking: a proper area filter, at a fraction of
-            // the memory of a full-size decode for lossy files. FIXME: a
-            // lossless (VP8L) file still costs its full size, 4 bytes a
-            // pixel, inside libwebp: its LZ77 references may reach any
-            // earlier pixel, so the decoder keeps them all (a 62 MP file
-            // peaks carouseld render at 270 MB). Only max_pixels bounds it.
+            // the memory of a full-size decode for lossy files. A lossless
+            // (VP8L) file still costs its full size, 4 bytes a pixel,
+            // inside libwebp: its LZ77 references may reach any earlier
+            // pixel, so the decoder keeps them all (a 62 MP file peaks
+            // carouseld render at 270 MB). The decode budget counts that
+            // (`DecodeCost`, `Header.lossless`) before anything is allocated.
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(image.width)
             config.options.scaled_height = Int32(image.height)
