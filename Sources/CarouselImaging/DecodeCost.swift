@@ -17,7 +17,8 @@
 /// 22 with alpha or 10 bits, counted from the buffers; then the parent's
 /// copy through the memory file (8 bytes a pixel) after the helper ended.
 struct DecodeCost {
-    var format: ImageFormat
+    /// nil: the file is not read yet (only its size is known).
+    var format: ImageFormat?
     /// The picture's stored size.
     var stored: PixelSize
     var file: Int
@@ -57,15 +58,18 @@ struct DecodeCost {
         let cause: String
         var fix: String
         switch format {
-        case .jpeg where codec > 0:
+        case .jpeg? where codec > 0:
             cause = "a progressive JPEG: libjpeg keeps all of its \(megapixels)'s coefficients, \(formatBytes(codec))"
             fix = file + pixels <= budget ? "save it as a baseline JPEG (not progressive), or \(smaller)" : "save it \(smaller)"
-        case .webp where lossless:
+        case .webp? where lossless:
             cause = "a lossless WebP: libwebp keeps all of its \(megapixels) at 4 bytes a pixel, \(formatBytes(codec))"
             fix = file + pixels <= budget ? "save it as a lossy WebP or a JPEG, or \(smaller)" : "save it \(smaller)"
-        case .heif, .avif:
+        case let format? where (format == .heif || format == .avif) && codec > 0:
             cause = "\(megapixels) decoded whole by libheif, about \(total / max(stored.width * stored.height, 1)) bytes a pixel"
             fix = "save it \(smaller), or as a JPEG"
+        case nil:
+            cause = "the file alone is \(formatBytes(file)), read into memory to decode it"
+            fix = "save it \(smaller)"
         default:
             cause = "the file's \(formatBytes(file)) and its \(megapixels) decoded"
             fix = "save it \(smaller)"

@@ -43,6 +43,14 @@ final class FileContents {
         base = memory
     }
 
+    /// The size of the regular file at `path`; nil for anything else or
+    /// when it cannot be looked at.
+    static func regularFileSize(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(exactly: info.st_size)
+    }
+
     /// Reads `path` whole.
     ///
     /// The file is opened with `O_NONBLOCK` because opening a FIFO for reading

@@ -55,9 +55,26 @@ public enum ImageDecoder {
         path: String, targetSize: PixelSize? = nil, fit: FitMode = .cover,
         maxPixels: Int = defaultMaxPixels, decodeBudget: Int = .max, packedAt: PixelSize? = nil
     ) throws(ImageError) -> DecodedImage {
+        try refuseUnread(path: path, maxPixels: maxPixels, decodeBudget: decodeBudget)
         let contents = try FileContents(readingFile: path, maxBytes: maxFileBytes)
         return try decode(contents, path: path, targetSize: targetSize, fit: fit, maxPixels: maxPixels,
                           decodeBudget: decodeBudget, packedAt: packedAt)
+    }
+
+    /// Refuses, before the file is read into memory, what its size or its
+    /// header already refuse: more pixels than `max_pixels` (the header,
+    /// read in a few small reads: `ImageShape`), or a file larger by itself
+    /// than the decode budget. A 218 MB PNG over max_pixels took 218 MB of
+    /// a 512 MB board just to be refused. Anything it cannot tell (no such
+    /// file, a header it cannot read) is left to the decode, which says why.
+    static func refuseUnread(path: String, maxPixels: Int, decodeBudget: Int) throws(ImageError) {
+        let upright = ImageShape.uprightSize(path: path)
+        if let upright, Int64(upright.width) * Int64(upright.height) > Int64(maxPixels) {
+            throw ImageError(path: path, reason: .tooManyPixels(width: upright.width, height: upright.height, limit: maxPixels))
+        }
+        guard decodeBudget < .max, let size = FileContents.regularFileSize(path), size > decodeBudget else { return }
+        let cost = DecodeCost(format: nil, stored: upright ?? PixelSize(width: 0, height: 0), file: size, codec: 0, pixels: 0)
+        throw ImageError(path: path, reason: cost.refusal(budget: decodeBudget))
     }
 
     /// Decodes an image held in memory; `name` stands for the path in errors.

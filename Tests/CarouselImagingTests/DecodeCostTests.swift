@@ -76,6 +76,40 @@ struct DecodeCostTests {
         #expect(refused.message.contains("decode budget ([images] decode_mb); save it "), "\(refused.message)")
     }
 
+    @Test("a file its header puts over max_pixels is refused from the header alone; within, nothing is refused unread")
+    func overMaxPixelsUnread() throws {
+        // decode(path:) asks this before it reads the file (the test below
+        // shows the order, by the reason it gives).
+        #expect(throws: ImageError(path: Fixtures.path("huge-gray1.png"),
+                                   reason: .tooManyPixels(width: 7900, height: 7900, limit: 1_000_000))) {
+            try ImageDecoder.refuseUnread(path: Fixtures.path("huge-gray1.png"), maxPixels: 1_000_000, decodeBudget: .max)
+        }
+        #expect(throws: Never.self) {
+            try ImageDecoder.refuseUnread(path: Fixtures.path("huge-gray1.png"), maxPixels: 64_000_000, decodeBudget: 1 << 20)
+            try ImageDecoder.refuseUnread(path: "/nonexistent/x.jpg", maxPixels: 1, decodeBudget: 1)
+        }
+    }
+
+    @Test("a file larger by itself than the decode budget is refused before it is read")
+    func fileOverBudgetUnread() throws {
+        let scratch = try ScratchDirectory()
+        let path = try scratch.write("padded.png", try Fixtures.bytes("quadrants.png"))
+        #expect(truncate(path, off_t(64 << 20)) == 0)
+        do {
+            _ = try ImageDecoder.decode(path: path, targetSize: PixelSize(width: 64, height: 32), decodeBudget: 32 << 20)
+            Issue.record("decoded")
+        } catch {
+            // Read first, the cost would name the file and the pixels ("the file's 64 MB and its ...").
+            guard case let .overDecodeBudget(needs, budget, cause, fix) = error.reason else {
+                Issue.record("not a budget refusal: \(error)")
+                return
+            }
+            #expect(needs == 64 << 20 && budget == 32 << 20)
+            #expect(cause == "the file alone is 64 MB, read into memory to decode it")
+            #expect(fix.hasPrefix("save it "), "\(fix)")
+        }
+    }
+
     @Test("the line says what takes the memory and how to make it fit")
     func messages() throws {
         func reason(_ format: ImageFormat, stored: PixelSize, file: Int, codec: Int, pixels: Int, lossless: Bool = false,
