@@ -8,7 +8,7 @@ what line.
 Usage: scripts/vm/small_board.py [--carouseld BINARY] [--minutes 10]
                                  [--interval 5] [--images-key 'KEY = VALUE']
                                  [--skip-renders] [--out out/small-board]
-                                 [--wait-for FILE]
+                                 [--files out/small-board/files] [--wait-for FILE]
 
 BINARY defaults to the release build scripts/test.sh makes
 (.build-static/release/carouseld: swift build -c release --static-swift-stdlib
@@ -18,8 +18,8 @@ the figures are for the notes, no exit code depends on them.
 
 **The pictures** are made on the host once, deterministically (ImageMagick's
 plasma fractal with a fixed seed, then fixed encoder settings), and kept in
-out/small-board/files (reused when present; delete a file to make it
-again; their sizes and SHA-256 are in results.json):
+out/small-board/files (--files; reused when present; delete a file to make
+it again; their sizes and SHA-256 are in results.json):
 
 | file | what |
 | --- | --- |
@@ -55,13 +55,21 @@ a child process):
 * the cgroup's memory.current: carouseld and its helpers together, file
   cache they read included; at the end memory.peak (the most they held at
   once), memory.events (oom_kill) and carouseld's VmHWM;
-* the socket's event stream (`subscribe`): every currentItemIndexDidChange
-  with its `images`, so each picture shown is counted by name.
+* the socket's event stream (`subscribe`): the `status` at the start, then
+  every currentItemIndexDidChange with its `images`, so each picture shown
+  is counted by name (when the carousel comes to its page: a picture whose
+  decode then fails is counted once, and its skip line says so).
+
+With `cache_mb = auto` an album this small is decoded once and then cycles
+from the cache (README.md, "Memory"): the decodes happen in the first
+minute. `--images-key 'cache_mb = 8'` (room for one picture) decodes every
+picture on every pass, for ten minutes of decodes.
 
 At the end: whether carouseld still runs under the PID it started with (a
 restart would be a new PID; nothing restarts it here, so a death is a
 death), the kernel's log searched for OOM kills ("Out of memory", "Killed
-process", "oom-kill", "invoked oom-killer") and /proc/vmstat's oom_kill,
+process", "oom-kill", "invoked oom-killer"), each victim named (carouseld,
+one of its decode helpers by PID, a render) from its PID and cgroup,
 the daemon's log kept, every `skipping PATH: REASON` line collected; a line
 with "decode budget" in it is a refusal by the per-decode memory budget
 (`[images] decode_mb`, when the binary has it).
@@ -83,7 +91,9 @@ Three figures per render, because each covers something else:
   the same instant (every 50 ms), which a short peak can slip between.
 
 Each figure is also given minus the baseline's. A render killed by a signal
-(SIGKILL: the OOM killer) or out of time (--render-timeout) says so.
+or out of time (--render-timeout) says so, and one whose cgroup saw an OOM
+kill (its helper, usually: the helper sets its oom_score_adj to 1000) is
+marked; its figures are then those of a decode cut short, a lower bound.
 
 Writes out/small-board/results.json (everything), samples.csv (one line per
 sample), daemon.log (carouseld's stderr), render-NAME.log, end.png (the
@@ -663,6 +673,7 @@ def summarize_run(items, daemon_log, files, folder_names):
         if m:
             skips.append({"file": os.path.basename(m.group(1)), "reason": m.group(2),
                           "budget": "decode budget" in line, "line": line})
+    budget_lines = [l for l in daemon_log.splitlines() if "decode budget" in l and not SKIP_RX.search(l)]
     helper_rss = [h["rss_kib"] for s in samples for h in s["helpers"] if h.get("rss_kib")]
     tree = [(s["rss_kib"] or 0) + sum(h.get("rss_kib") or 0 for h in s["helpers"]) for s in samples]
     avail = [s["avail_kib"] for s in samples if s.get("avail_kib") is not None]
@@ -692,17 +703,22 @@ def summarize_run(items, daemon_log, files, folder_names):
         "pictures_shown": changes + (1 if first else 0),
         "shown": shown,
         "skips": skips,
+        "budget_lines": budget_lines,
+        "helper_pids": sorted({h["pid"] for s in samples for h in s["helpers"]}),
         "status": end.get("status"),
         "oom_kill_vmstat": (end.get("oom_kill") or 0) - (started.get("oom_kill") or 0)
         if end.get("oom_kill") is not None else None,
     }
 
 
-def outcome(name, run):
-    """shown N times / skipped: reason / budget: reason / not shown, for the table."""
+def outcome(name, run, oom_in_run):
+    """shown N times / skipped: reason / budget: reason / not shown, for the
+    table. A helper's SIGKILL while the kernel OOM-killed one of the run's
+    helpers is said to be that (the skip line alone says "crashed")."""
     skip = next((s for s in run["skips"] if s["file"] == name), None) if run else None
     if skip:
-        return ("budget: " if skip["budget"] else "skipped: ") + skip["reason"]
+        oom = " [the kernel's OOM killer]" if "SIGKILL" in skip["reason"] and oom_in_run else ""
+        return ("budget: " if skip["budget"] else "skipped: ") + skip["reason"] + oom
     if run and run["shown"].get(name):
         return "shown %dx" % run["shown"][name]
     return "not shown" if run else "-"
@@ -717,6 +733,35 @@ def table(rows):
 
 def kernel_oom_lines(vm):
     return [l for l in vm.run("dmesg", timeout=60).out.splitlines() if OOM_RX.search(l)]
+
+
+def oom_victims(lines):
+    """[{pid, comm, anon_rss_kib, cgroup, uptime_s}] of the kernel's "Killed
+    process" lines, each with the cgroup of the oom-kill line before it (the
+    daemon's run or a render: the runner puts each in its own)."""
+    victims, memcg = [], None
+    for line in lines:
+        m = re.search(r"task_memcg=(\S+?),", line)
+        if m:
+            memcg = m.group(1)
+        m = re.search(r"\[\s*([\d.]+)\] Out of memory: Killed process (\d+) \((.*?)\).*?anon-rss:(\d+)kB", line)
+        if m:
+            victims.append({"uptime_s": float(m.group(1)), "pid": int(m.group(2)), "comm": m.group(3),
+                            "anon_rss_kib": int(m.group(4)), "cgroup": memcg})
+    return victims
+
+
+def who(victim, run_pid, helper_pids):
+    """What an OOM victim was, in words."""
+    if victim["pid"] == run_pid:
+        return "carouseld itself"
+    if victim["pid"] in helper_pids:
+        return "a decode helper of the run (carouseld decode-picture)"
+    if victim["cgroup"] == "/small-board-render":
+        return "a render or its decode helper"
+    if victim["cgroup"] == "/small-board-daemon":
+        return "a process of the run"
+    return "a process outside carouseld (%s)" % victim["cgroup"]
 
 
 def main():
@@ -734,6 +779,8 @@ def main():
                     help="boot only while FILE exists; stop within a minute when it goes away")
     ap.add_argument("--assets", default=None, help="the tests' image (default .build-vm/out)")
     ap.add_argument("--out", default=os.path.join(REPO, "out/small-board"))
+    ap.add_argument("--files", default=os.path.join(REPO, "out/small-board/files"),
+                    help="where the pictures are made and kept (default %(default)s)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     binary = os.path.abspath(args.carouseld)
@@ -744,7 +791,8 @@ def main():
     if os.geteuid() == 0:
         subprocess.run(["bash", os.path.join(HERE, "build-assets.sh")], check=True)
 
-    files_dir, work = os.path.join(args.out, "files"), os.path.join(args.out, "work")
+    files_dir = os.path.abspath(args.files)
+    work = os.path.join(os.path.dirname(files_dir), "work")  # the baseline, and the sources while making
     t0 = time.monotonic()
     made = make_pictures(files_dir, work)
     making_s = round(time.monotonic() - t0, 1)
@@ -872,6 +920,12 @@ def report(results, items, args):
             return "-"
         return "%+.1f" % ((r[key] - base[key]) / 1024)
 
+    victims = oom_victims(results["kernel_oom"])
+    helper_pids = set(run["helper_pids"]) if run else set()
+    for v in victims:
+        v["what"] = who(v, run and run["pid"], helper_pids)
+    results["oom_victims"] = victims
+    oom_in_run = any(v["pid"] in helper_pids for v in victims)
     rows = [["file", "size", "MB", "in the %g min run" % args.minutes, "render", "cgroup peak MiB", "- baseline",
              "max RSS MiB", "- baseline", "sum RSS MiB", "render s"]]
     what = dict([(n, w) for n, w in LARGE] + [(n[0], n[1]) for n in ORDINARY] + [(BASELINE, "64x64 JPEG (baseline)")])
@@ -880,10 +934,11 @@ def report(results, items, args):
         render_says = "-"
         if r:
             skip = [l for l in (r.get("log") or "").splitlines() if "skipping" in l]
-            render_says = r["exit"] + ("; " + "; ".join(SKIP_RX.search(l).group(2) if SKIP_RX.search(l) else l
+            render_oom = " [the kernel's OOM killer]" if r.get("cg_events", {}).get("oom_kill") else ""
+            render_says = r["exit"] + render_oom + ("; " + "; ".join(SKIP_RX.search(l).group(2) if SKIP_RX.search(l) else l
                                                            for l in skip) if skip else "")
         rows.append([name, what[name], "%.1f" % (results["files"][name]["bytes"] / 1e6),
-                     "-" if name == BASELINE else outcome(name, run), render_says,
+                     "-" if name == BASELINE else outcome(name, run, oom_in_run), render_says,
                      fmt_mib(r.get("cg_peak_kib")), minus(r, "cg_peak_kib"),
                      fmt_mib(r.get("ru_maxrss_kib")), minus(r, "ru_maxrss_kib"),
                      fmt_mib(r.get("sum_rss_kib")), "%.1f" % r["seconds"] if r else "-"])
@@ -909,9 +964,16 @@ def report(results, items, args):
         print("  skip lines: %d (%d by the decode budget)" % (len(run["skips"]), len([s for s in run["skips"] if s["budget"]])))
         for s in run["skips"]:
             print("    " + s["line"])
+        for l in run["budget_lines"]:
+            print("  budget: " + l)
     oom = results["kernel_oom"]
-    print("OOM kill: %s" % ("YES\n  " + "\n  ".join(oom) if oom else "none (kernel log)")
-          + ("; cgroup oom_kill %s" % run["cg_events"].get("oom_kill") if run and run.get("cg_events") else ""))
+    print("OOM kill: %s" % ("YES" if oom else "none (kernel log)")
+          + ("; the run's cgroup: oom_kill %s" % run["cg_events"].get("oom_kill") if run and run.get("cg_events") else ""))
+    for v in victims:
+        print("  %.1f s after boot: pid %d (%s), %s, anon RSS %s MiB" % (
+            v["uptime_s"], v["pid"], v["comm"], v["what"], fmt_mib(v["anon_rss_kib"])))
+    for l in oom:
+        print("  kernel: " + l.strip())
     for n in results["notes"]:
         print("note: " + n)
     print("figures: cgroup peak = the render and its decode helper together at their most (memory.peak); "
