@@ -608,7 +608,7 @@ SKIP_RX = re.compile(r"skipping (/\S+?): (.*)$")
 def follow(vm, job, shared, timeout, on_line=None):
     """Reads the runner's JSON lines until it exits; SIGTERM to it when
     `shared` stops being free (it then ends within seconds) or at timeout."""
-    pos, items, signalled = 0, [], None
+    pos, items, signalled, killed_at = 0, [], None, float("inf")
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -633,9 +633,16 @@ def follow(vm, job, shared, timeout, on_line=None):
             signalled = "%s went away" % shared.path
             log("%s: stopping" % signalled)
             job.signal(signal.SIGTERM, group=False)
+            killed_at = time.monotonic() + 30
         elif signalled is None and time.monotonic() > deadline:
             signalled = "time-out"
             job.signal(signal.SIGTERM, group=False)
+            killed_at = time.monotonic() + 30
+        elif signalled is not None and time.monotonic() > killed_at:
+            # The runner stops carouseld within 15 s of its SIGTERM; past
+            # that, its whole group goes (the daemon and renders with it).
+            job.signal(signal.SIGKILL)
+            killed_at = float("inf")
 
 
 def mib(kib):
@@ -646,7 +653,7 @@ def fmt_mib(kib):
     return "-" if kib is None else "%.1f" % (kib / 1024)
 
 
-def summarize_run(items, daemon_log, files, folder_names):
+def summarize_run(items, daemon_log):
     samples = [i for i in items if i["kind"] == "sample"]
     end = next((i for i in items if i["kind"] == "end"), {})
     started = next((i for i in items if i["kind"] == "started"), {})
@@ -878,7 +885,7 @@ def main():
             daemon_log = vm.get(GUEST_DIR + "/daemon.log").decode("utf-8", "replace")
             with open(os.path.join(args.out, "daemon.log"), "w") as f:
                 f.write(daemon_log)
-            results["run"] = summarize_run(items, daemon_log, described, names)
+            results["run"] = summarize_run(items, daemon_log)
             results["run"]["wall_s"] = round(time.monotonic() - t_run, 1)
             results["kernel_oom"] = kernel_oom_lines(vm)
             log("run done in %.0f s" % (time.monotonic() - t_run))
@@ -904,7 +911,7 @@ def main():
                 with open(os.path.join(args.out, "render-%s.log" % r["label"]), "w") as f:
                     f.write(r.get("log") or "")
             results["kernel_oom"] = kernel_oom_lines(vm)
-        if not shared.free():
+        if not shared.free() and not any("went away" in n for n in results["notes"]):
             results["notes"].append("stopped: %s went away" % args.wait_for)
     results["vm_s"] = round(time.monotonic() - t_vm, 1)
     report(results, items, args)
