@@ -77,7 +77,8 @@ public final class FramePainter {
                 if ClipName.isClip(path) {
                     _ = try ItemCache.poster(path: path, settings: cache.settings)
                 } else {
-                    _ = try ImageDecoder.decode(path: path, targetSize: compositor.itemPixelSize, fit: fit, maxPixels: maxPixels)
+                    _ = try ImageDecoder.decode(path: path, targetSize: compositor.itemPixelSize, fit: fit, maxPixels: maxPixels,
+                                                decodeBudget: cache.settings.decodeBudget)
                 }
             } catch let failure as ItemCache.Failure {
                 failures.append(failure)

@@ -149,3 +149,37 @@ struct FillAndCrossfadeTests {
         }
     }
 }
+
+@Suite("carouseld render tries every file within the decode budget")
+struct RenderBudgetTests {
+    /// The 512 MB board run found `render` trying each file first with no
+    /// budget: a 48 MP HEIC got its decoding process killed for memory
+    /// before the budget refused it.
+    @Test("removeUndecodable refuses a picture over the budget with the budget's line, and keeps one within it")
+    func triesWithinTheBudget() throws {
+        let scratch = try Scratch("budget")
+        let big = try PictureSpec.quadrants(width: 400, height: 300, palette: 0).make(in: scratch, name: "big")
+        let small = try PictureSpec.quadrants(width: 40, height: 30, palette: 1).make(in: scratch, name: "small")
+        // What each needs on this 160x100 screen, as the decoder counts it.
+        func needs(_ path: String) -> Int {
+            // A budget of the file's size: past the check before reading, refused by the whole count.
+            let file = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            do {
+                _ = try ImageDecoder.decode(path: path, targetSize: PixelSize(width: 160, height: 100), fit: .contain,
+                                            decodeBudget: file)
+            } catch {
+                if case let .overDecodeBudget(needs, _, _, _) = error.reason { return needs }
+            }
+            return 0
+        }
+        // Room for the small one, not the big one (libpng's rows of 400 pixels).
+        let budget = needs(small.path)
+        #expect(budget > 0 && needs(big.path) > budget)
+        let painter = FramePainter(panel: PixelSize(width: 160, height: 100), rotation: .none,
+                                   settings: CarouselSettings(), style: RenderStyle(), paths: [big.path, small.path],
+                                   maxPixels: 64_000_000, budgetBytes: 64 << 20, decodeBudget: budget)
+        let failures = painter.removeUndecodable()
+        #expect(failures.map(\.path) == [big.path], "\(failures) budget \(budget)")
+        #expect(failures.first?.message.contains("decode budget ([images] decode_mb)") == true, "\(failures)")
+    }
+}
