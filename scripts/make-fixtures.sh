@@ -202,6 +202,9 @@ convert quadrants.png -strip -transparent '#00FF00' GIF:transparent.gif
 heif-enc -q 90 -p chroma=444 -o quadrants.heic quadrants.png >/dev/null
 heif-enc -A -q 90 -p chroma=444 -o quadrants.avif quadrants.png >/dev/null
 heif-enc -A -q 95 -p chroma=444 -o alpha.avif alpha.png >/dev/null
+# 10 bits a sample (from the 16-bit PNG): the decode budget counts it as
+# dearer than 8 bits (libaom 3.6 asserts on a 10-bit AVIF from heif-enc).
+heif-enc -b 10 -q 90 -o deep10.heic rgb16.png >/dev/null
 # EXIF orientation 6 inside a HEIF: heif-enc copies the JPEG's EXIF block
 # (orientation and all) and writes no irot, so only EXIF says "turn".
 heif-enc -q 90 -p chroma=444 -o exif-6.heic orientation-6.jpg >/dev/null

@@ -24,6 +24,9 @@ final class HEIFReader {
         /// The coded size (`ispe`), what libheif allocates before turning.
         var codedSize: PixelSize
         var hasAlpha: Bool
+        /// Bits a luma sample has in the coded stream (8, or 10 and 12 for
+        /// HDR; -1 when the file does not say).
+        var lumaBits: Int
         /// libheif then hands out premultiplied colour already.
         var isPremultiplied: Bool
     }
@@ -84,13 +87,15 @@ final class HEIFReader {
     }
 
     /// The corresponding C functions are `heif_image_handle_get_width`/`_height`,
-    /// `heif_image_handle_get_ispe_width`/`_height` and `heif_image_handle_has_alpha_channel`.
+    /// `heif_image_handle_get_ispe_width`/`_height`, `heif_image_handle_has_alpha_channel`
+    /// and `heif_image_handle_get_luma_bits_per_pixel`.
     func readHeader() -> Header {
         Header(size: PixelSize(width: Int(heif.heif_image_handle_get_width(handle)),
                                height: Int(heif.heif_image_handle_get_height(handle))),
                codedSize: PixelSize(width: Int(heif.heif_image_handle_get_ispe_width(handle)),
                                     height: Int(heif.heif_image_handle_get_ispe_height(handle))),
                hasAlpha: heif.heif_image_handle_has_alpha_channel(handle) != 0,
+               lumaBits: Int(heif.heif_image_handle_get_luma_bits_per_pixel(handle)),
                isPremultiplied: heif.heif_image_handle_is_premultiplied_alpha(handle) != 0)
     }
 

@@ -215,7 +215,7 @@ public enum ImageDecoder {
             // libheif allocates the coded size before it crops and turns.
             _ = try admit(header.codedSize)
             try afford(DecodeCost.heif(format: format, coded: header.codedSize, hasAlpha: header.hasAlpha,
-                                       file: contents.count))
+                                       deep: header.lumaBits > 8, file: contents.count))
             let pixelFormat: PixelFormat = header.hasAlpha ? .argb8888Premultiplied : .xrgb8888
             image = try heif.decode(header) { (size: PixelSize) throws(ImageError) -> DecodedImage in
                 _ = try admit(size)

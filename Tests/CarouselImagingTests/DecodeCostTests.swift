@@ -56,16 +56,18 @@ struct DecodeCostTests {
         #expect(cost("quadrants.webp", targetSize: PixelSize(width: 16, height: 8)) == lossy + 16 * 8 * 4)
     }
 
-    @Test("HEIF and AVIF count libheif's whole decode: 12 bytes a pixel, 22 with alpha")
+    @Test("HEIF and AVIF count libheif's whole decode: 12 bytes a pixel, 22 with alpha (or more than 8 bits)")
     func heif() throws {
         #expect(cost("quadrants.heic") == (try Fixtures.bytes("quadrants.heic").count) + 64 * 32 * 12)
+        // 10 bits a sample.
+        #expect(cost("deep10.heic") == (try Fixtures.bytes("deep10.heic").count) + 64 * 32 * 22)
         #expect(cost("alpha.avif").map { $0 - (try! Fixtures.bytes("alpha.avif").count) } ==
                 ImageShape.uprightSize(path: Fixtures.path("alpha.avif")).map { $0.width * $0.height * 22 })
     }
 
     @Test("exactly the cost decodes, a byte less is refused", arguments: [
         "progressive.jpg", "quadrants.jpg", "quadrants.png", "quadrants.webp", "quadrants-lossless.webp", "quadrants.gif",
-        "quadrants.heic", "quadrants.avif", "alpha.png", "animated.webp", "large.jpg",
+        "quadrants.heic", "quadrants.avif", "alpha.png", "animated.webp", "large.jpg", "deep10.heic",
     ])
     func boundary(name: String) throws {
         let needs = try #require(cost(name))

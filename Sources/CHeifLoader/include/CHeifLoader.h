@@ -35,6 +35,7 @@ extern "C" {
     X(heif_image_handle_get_ispe_width) \
     X(heif_image_handle_get_ispe_height) \
     X(heif_image_handle_has_alpha_channel) \
+    X(heif_image_handle_get_luma_bits_per_pixel) \
     X(heif_image_handle_is_premultiplied_alpha) \
     X(heif_decoding_options_alloc) \
     X(heif_decoding_options_free) \
