@@ -163,7 +163,8 @@ extension Carousel {
     /// rests now (the first of its page), if autoplay runs; nil while the
     /// carousel moves, is held or autoplay is paused.
     public var upcomingAutoplayItem: Int? {
-        guard autoplayStatus.running, hold == nil, case .rest(let x) = motion,
+        // At rest first: asked after every frame's events, and `autoplayStatus` builds a list.
+        guard hold == nil, case .rest(let x) = motion, autoplayStatus.running,
               let target = autoplayTarget(from: x) else { return nil }
         return lattice.itemIndex(at: lattice.offset(ofPage: target))
     }

@@ -26,7 +26,7 @@ final class AutoplayReadinessService: LoopService {
         var ready = true
         // A picture nobody asked the decoder for (a rewind to the first
         // page, far away) is not waited for: it would never come.
-        if let item = d.model.upcomingAutoplayItem, let key = d.album.key(item) { ready = !d.cache.isPending(key) }
+        if let item = d.model.upcomingAutoplayItem, let key = d.album.key(item) { ready = !d.cache.missing.contains(key) }
         // Only a change is told: the model's answer changes the model again,
         // which comes back here as `modelChanged`.
         guard ready != d.model.isUpcomingReady else { return }

@@ -323,12 +323,6 @@ public final class ItemCache: Sendable {
     /// What pictures are prepared for now.
     public var settings: Settings { state.withLock { $0.settings } }
 
-    /// Whether `path` is wanted and neither decoded nor known broken yet:
-    /// the decoder will bring it. (Unlike `image(for:)`, not a use.)
-    public func isPending(_ path: String) -> Bool {
-        state.withLock { $0.ready[path] == nil && $0.failed[path] == nil && $0.wanted.contains(path) }
-    }
-
     /// Whether `path` failed to decode (it should be skipped).
     public func failure(for path: String) -> String? { state.withLock { $0.failed[path] } }
 
