@@ -203,6 +203,11 @@ public struct Carousel: Sendable {
     public var numberOfItems: Int { lattice.count }
     public var numberOfPages: Int { lattice.pageCount }
     public var isDragging: Bool { hold?.drag != nil }
+
+    /// The offset where the motion in flight comes to rest (a settle, a
+    /// fling's end, an animated step, a crossfade's end); nil at rest, while
+    /// held and while drifting.
+    public var restingOffset: Double? { motion.heading }
     public var isDecelerating: Bool {
         switch motion {
         case .settle, .momentum, .bounce: true

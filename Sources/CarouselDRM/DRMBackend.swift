@@ -23,7 +23,9 @@ import Glibc
 /// framebuffer's pitch and offset and ignores the plane's SRC_X/SRC_Y), while
 /// SRC_X/SRC_Y exist only on atomic drivers and not all of them honour them.
 /// A driver that refuses a window (AddFB2 or the flip fails) loses the room
-/// for good: `.windowRefused`, panel-sized buffers from then on.
+/// for good: `.windowRefused`, panel-sized buffers from then on; where the
+/// buffers had more than one screen of room, only the room beyond one screen
+/// is lost (video memory that held the longer pair only until their flip).
 ///
 /// Not thread-safe: use it from the event loop's thread.
 public final class DRMBackend: DisplayBackend {
@@ -96,8 +98,13 @@ public final class DRMBackend: DisplayBackend {
     var retired: [DumbBuffer] = []
     /// Changes whenever the buffers are made anew (`ScanoutBuffer.generation`).
     public internal(set) var generation = 0
-    /// Set once the driver refused a window: no room is granted any more.
+    /// Set once the driver refused a window of buffers with one screen of
+    /// room or less: no room is granted any more.
     public internal(set) var windowsRefused = false
+    /// Set once the driver refused a window of buffers with more room than
+    /// one screen (video memory that holds the longer pair only until their
+    /// first flip): one screen of room at most from then on.
+    public internal(set) var roomLimitedToOneScreen = false
     /// Whether `present` refuses windows outside the buffer itself (a bug in
     /// the caller) before the kernel sees them. `drm-test` turns it off to
     /// let the kernel's own check refuse one, as an unknown driver's would.
@@ -202,6 +209,17 @@ public final class DRMBackend: DisplayBackend {
                              generation: generation)
     }
 
+    /// The buffer on screen and its window, for writes beside the window
+    /// (see `DisplayBackend.acquireShown`): none while a flip is in flight,
+    /// nor before a frame of these buffers reached the screen.
+    public func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)? {
+        guard !restored, isPoweredOn, pending == nil, buffers.count == 2, let front,
+              let pixels = buffers[front].pixels, let window = buffers[front].window(of: shownFramebuffer) else { return nil }
+        let b = buffers[front]
+        return (ScanoutBuffer(pixels: pixels, stride: b.stride, size: b.size, extent: b.extent, index: front,
+                              generation: generation), window)
+    }
+
     /// Makes both buffers `room` pixels longer than the mode along `axis`
     /// (a new generation). A flip in flight is waited for first (one
     /// vblank, on a working driver: its buffer is about to be freed), so the
@@ -210,14 +228,18 @@ public final class DRMBackend: DisplayBackend {
     /// of the new ones takes it off.
     /// Returns 0, with panel-sized buffers, when the driver refused a window
     /// before (`windowsRefused`) or video memory does not hold the longer
-    /// buffers. A buffer longer than the mode may still fail at its first
-    /// flip where the driver moves it into video memory only then (bochs'
-    /// VRAM helper): `present` then throws `.windowRefused` and goes back to
-    /// panel-sized buffers itself.
+    /// buffers; one screen's length (buffers of that room) when more was
+    /// asked for and memory holds only that, or a window of longer ones was
+    /// refused before (`roomLimitedToOneScreen`). A buffer longer than the
+    /// mode may still fail at its first flip where the driver moves it into
+    /// video memory only then (bochs' VRAM helper): `present` then throws
+    /// `.windowRefused` and goes back to panel-sized buffers itself (ask
+    /// again for one screen's room, where more was refused).
     public func reserveWindowRoom(_ room: Int, along axis: ScanoutAxis) -> Int {
         guard !restored else { return 0 }
         let panel = panelSize
-        var granted = windowsRefused ? 0 : max(0, room)
+        let screen = axis == .horizontal ? panel.width : panel.height
+        var granted = windowsRefused ? 0 : min(max(0, room), roomLimitedToOneScreen ? screen : Int.max)
         // DRM sizes are 32-bit and no scanout engine reads a 64k-pixel line.
         if granted > 65_535 - max(panel.width, panel.height) {
             warn("no room of \(granted) pixels for a \(panel) panel on \(devicePath): too long a buffer; slides copy whole frames")
@@ -227,6 +249,13 @@ public final class DRMBackend: DisplayBackend {
             : axis == .horizontal ? PixelSize(width: panel.width + granted, height: panel.height)
             : PixelSize(width: panel.width, height: panel.height + granted)
         if buffers.count == 2, buffers[0].extent == wanted { return granted }
+        if granted > screen {
+            // More than one screen where memory may hold only one.
+            let one = axis == .horizontal ? PixelSize(width: panel.width + screen, height: panel.height)
+                : PixelSize(width: panel.width, height: panel.height + screen)
+            if remake(extent: wanted, fallback: one) { return granted }
+            return buffers.count == 2 && buffers[0].extent == one ? screen : 0
+        }
         return remake(extent: wanted) ? granted : 0
     }
 
@@ -234,7 +263,7 @@ public final class DRMBackend: DisplayBackend {
     /// memory refused them and panel-sized ones (or, failing that, the old
     /// ones again) were made instead. Everything not on screen is freed
     /// first so that the new buffers fit where the old ones were.
-    func remake(extent: PixelSize) -> Bool {
+    func remake(extent: PixelSize, fallback: PixelSize? = nil) -> Bool {
         let settled = waitForPendingFlip()
         var onScreen: DumbBuffer?
         retired = (buffers + retired).filter { b in
@@ -258,6 +287,11 @@ public final class DRMBackend: DisplayBackend {
             buffers = try pair(extent)
             return true
         } catch {
+            if let fallback, let shorter = try? pair(fallback) {
+                warn("no room for two \(extent) buffers on \(devicePath): \(error); \(fallback) ones instead")
+                buffers = shorter
+                return false
+            }
             if extent != size { warn("no room for two \(extent) buffers on \(devicePath): \(error); slides copy whole frames") }
         }
         if extent != size, let panelSized = try? pair(size) {
@@ -279,10 +313,18 @@ public final class DRMBackend: DisplayBackend {
     /// room is granted any more, the buffers go back to the panel's size (a
     /// new generation), and the screen keeps the last frame.
     func refuseWindow(_ window: PixelPoint, _ error: DisplayError) -> DisplayError {
-        windowsRefused = true
-        if buffers.count != 2 || buffers[0].extent != panelSize { _ = remake(extent: panelSize) }
-        return DisplayError("\(devicePath) (\(driverName)) cannot show a window at \(window) of a longer buffer: \(error.message)",
-                            hint: "slides copy whole frames from now on; [display] zero_copy = false stops asking",
+        let panel = panelSize
+        let extent = buffers.first?.extent ?? panel
+        let room = max(extent.width - panel.width, extent.height - panel.height)
+        let screen = extent.width > panel.width ? panel.width : panel.height
+        // Buffers longer than one screen of room may be what the driver
+        // could not hold: one screen of room may still be asked for.
+        let retry = room > screen
+        if retry { roomLimitedToOneScreen = true } else { windowsRefused = true }
+        if buffers.count != 2 || buffers[0].extent != panel { _ = remake(extent: panel) }
+        return DisplayError("\(devicePath) (\(driverName)) cannot show a window at \(window) of a \(extent) buffer: \(error.message)",
+                            hint: retry ? "one screen of room at most from now on"
+                                : "slides copy whole frames from now on; [display] zero_copy = false stops asking",
                             reason: .windowRefused)
     }
 
@@ -297,7 +339,7 @@ public final class DRMBackend: DisplayBackend {
             throw DisplayError("present on \(devicePath) while a frame is in flight",
                                hint: "a bug: wait until dispatch() reports the previous frame done")
         }
-        guard buffers.count == 2, buffer.generation == generation, buffer.index == freeIndex,
+        guard buffers.count == 2, buffer.generation == generation, buffer.index == freeIndex || buffer.index == front,
               buffers[buffer.index].pixels == buffer.pixels else {
             throw DisplayError("present on \(devicePath) of a buffer that is not the free one",
                                hint: "a bug, or a buffer from before a re-modeset or new room: acquire() a new one")

@@ -120,6 +120,13 @@ final class DumbBuffer {
         return id
     }
 
+    /// The window framebuffer `id` shows, if it is one of this buffer's.
+    func window(of id: UInt32) -> PixelPoint? {
+        guard id != 0 else { return nil }
+        if id == framebuffer { return .zero }
+        return windows.first { $0.framebuffer == id }?.window
+    }
+
     /// Whether `id` is one of this buffer's framebuffers.
     func owns(_ id: UInt32) -> Bool {
         id != 0 && (id == framebuffer || windows.contains { $0.framebuffer == id })

@@ -31,6 +31,10 @@ public final class FramePath {
     private var windowRoomSaid = false
     /// The room is to be asked for at the next frame.
     private var windowRoomDue = false
+    /// Screens of room asked for: two, so that each slide but every other
+    /// one lays its picture out beside the one at rest, in the buffer on
+    /// screen; one after the display refused a window of such buffers.
+    private var roomScreens = 2
     /// What the last list of wanted pictures was made of (`requestPictures`).
     private var wantedKey: WantedKey?
     /// Until then (µs), a frame whose pictures are not decoded yet is not
@@ -138,7 +142,7 @@ public final class FramePath {
            !placed.allSatisfy({ album.key($0.index).flatMap(d.picture(for:)) != nil }) {
             return  // the old frame stays until the pictures are ready (or the hold ends)
         }
-        guard let buffer = d.backend.acquire() else { return }
+        guard var buffer = d.backend.acquire() else { return }
         holdUntil = 0
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         let zoom = zoomLayer(at: Timestamp(microseconds: now))
@@ -146,7 +150,13 @@ public final class FramePath {
         // too where the buffers have room: the slide moves the window over it.
         // (A crossfade moves nothing: its frames are written whole. Nor while
         // a picture is zoomed: its pixels change with every frame.)
-        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * windowRoom : 0
+        // One screen at most, and no further than where the motion comes to
+        // rest: more room lets the next slide lay out beside this one.
+        var aheadPixels = min(windowRoom, compositor.axisExtent)
+        if let rest = model.restingOffset {
+            aheadPixels = min(aheadPixels, Int((abs(rest - x) * model.geometry.pitch - 0.001).rounded(.up)))
+        }
+        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * aheadPixels : 0
         let wrap = d.config.carousel.wrap
         compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: wrap,
                           page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
@@ -162,14 +172,30 @@ public final class FramePath {
         writer.scene.stamp = d.clockOverlay.stamp
         writer.scene.textStamp = textStamp
         let complete = !placed.isEmpty && writer.scene.complete
-        let window = writer.draw(into: buffer)
+        // With room in the buffers and nothing drawn over the pictures, the
+        // buffer on screen takes what comes beside what it shows: a slide
+        // writes its pictures once, and moves the window over one buffer.
+        let window: PixelPoint
+        if windowRoom > 0, let shown = d.backend.acquireShown(),
+           let beside = writer.drawBeside(into: shown.buffer, shown: shown.window) {
+            buffer = shown.buffer
+            window = beside
+        } else {
+            window = writer.draw(into: buffer)
+        }
         do {
             try d.backend.present(buffer, window: window)
         } catch where error.reason == .windowRefused {
-            // The driver will not show a window of a buffer: whole frames from now on.
-            log(.warning, "display: \(error); sliding by writing every frame instead")
+            // The driver will not show a window of a buffer: whole frames from
+            // now on, or first one screen of room where more was refused.
+            let retry = windowRoom > compositor.axisExtent
+            log(.warning, "display: \(error); \(retry ? "asking for one screen of room" : "sliding by writing every frame instead")")
             windowRoom = 0
             writer.invalidate()
+            if retry {
+                roomScreens = 1
+                reserveWindowRoom()
+            }
             return
         } catch where error.reason == .gone {
             d.displayWentAway("\(error)")
@@ -257,8 +283,9 @@ public final class FramePath {
         var playing: String?
     }
 
-    /// Asks the display for buffers one screen longer along the panel axis,
-    /// so that a slide moves the scan-out window rather than the pixels:
+    /// Asks the display for buffers two screens longer along the panel axis
+    /// (`roomScreens`), so that a slide moves the scan-out window rather
+    /// than the pixels, and lays the next picture out beside the one at rest:
     /// once the first picture is on screen (it must not wait for them), and
     /// only when no flip is in flight: when a frame reached the screen, or
     /// before the next one is drawn (a backend remaking its buffers must not
@@ -271,7 +298,7 @@ public final class FramePath {
     private func applyWindowRoom() {
         windowRoomDue = false
         // `[display] zero_copy = false`: panel-sized buffers (a driver that shows the wrong window).
-        let extent = daemon.config.display.zeroCopy ? daemon.compositor.axisExtent : 0
+        let extent = daemon.config.display.zeroCopy ? roomScreens * daemon.compositor.axisExtent : 0
         let granted = daemon.backend.reserveWindowRoom(extent, along: writer.axis)
         if granted != windowRoom || !windowRoomSaid {
             let written = extent == 0 ? "[display] zero_copy = false" : "no room for a moving window"

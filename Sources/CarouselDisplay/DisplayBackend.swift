@@ -91,7 +91,15 @@ public protocol DisplayBackend: AnyObject {
 
     /// A free buffer for the next frame, or `nil` while a frame is in flight.
     func acquire() -> ScanoutBuffer?
-    /// Shows the panel-sized window of `buffer` (from `acquire`) whose
+    /// The buffer on screen and the window of it that shows, for a frame
+    /// that writes only outside that window and then shows another window
+    /// of the same buffer (a slide with nothing drawn over the pictures:
+    /// the picture coming in is written beside the one on screen, once,
+    /// rather than into both buffers). `nil` while a frame is in flight,
+    /// before a frame was presented, or where the display shows no windows
+    /// (the default). Writing inside the window on screen would tear.
+    func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)?
+    /// Shows the panel-sized window of `buffer` (from `acquire`, or `acquireShown`) whose
     /// top-left corner is `window` (inside `buffer.extent`): a page flip on
     /// vblank for DRM. If this throws, the buffer is free again and the
     /// previous frame stays on screen; `.windowRefused` says the display
@@ -145,6 +153,7 @@ public protocol DisplayBackend: AnyObject {
 
 extension DisplayBackend {
     public func abandon() { restore() }
+    public func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)? { nil }
     public var hotplugDevice: UInt64? { nil }
     public var isPresent: Bool { true }
 

@@ -39,6 +39,8 @@ public final class OffscreenBackend: DisplayBackend {
     /// The window of the front buffer on screen.
     public private(set) var window = PixelPoint.zero
     private var generation = 0
+    /// A buffer of this generation was presented (`acquireShown` hands it out).
+    private var frontPresented = false
 
     public init(size: PixelSize, physicalSize: PhysicalSize? = nil, panelRotation: PanelOrientation = .normal) {
         panelSize = size
@@ -63,6 +65,7 @@ public final class OffscreenBackend: DisplayBackend {
         extent = newExtent
         buffers = Self.allocate(newExtent)
         front = 1
+        frontPresented = false
         window = .zero
         generation += 1
     }
@@ -101,6 +104,7 @@ public final class OffscreenBackend: DisplayBackend {
         }
         for b in old { PixelMemory.release(b, oldBytes) }
         front = 1
+        frontPresented = false
         window = .zero
         generation += 1
         return room
@@ -127,6 +131,13 @@ public final class OffscreenBackend: DisplayBackend {
                       generation: generation)
     }
 
+    /// The buffer on screen, for writes beside its window (see `DisplayBackend.acquireShown`).
+    public func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)? {
+        guard isPoweredOn, frontPresented else { return nil }
+        return (ScanoutBuffer(pixels: buffers[front], stride: stride, size: panelSize, extent: extent, index: front,
+                              generation: generation), window)
+    }
+
     public func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError) {
         guard isPoweredOn else {
             throw DisplayError("offscreen: present while the display is off", hint: "a bug: switch it on first")
@@ -138,6 +149,7 @@ public final class OffscreenBackend: DisplayBackend {
         }
         front = buffer.index
         self.window = window
+        frontPresented = true
         presented += 1
     }
 

@@ -113,6 +113,77 @@ public final class ScreenWriter {
         return axis == .horizontal ? PixelPoint(x: window, y: 0) : PixelPoint(x: 0, y: window)
     }
 
+    /// Writes `scene` into `buffer`, the one on screen with `shown` the
+    /// window it shows (`DisplayBackend.acquireShown`), only outside that
+    /// window, and returns the window to present; nil, having written
+    /// nothing, when that cannot be done. It can when nothing is drawn over
+    /// the pictures (dots, the clock and pushed text stay put on the screen
+    /// while the window moves, so each frame writes them where the window
+    /// shows: they need the other buffer), and the pictures the scene wants
+    /// fit in the buffer around what shows. A slide then writes the picture
+    /// coming in once, beside the one on screen, where two buffers took it
+    /// twice, and its frames move the window over one buffer.
+    public func drawBeside(into buffer: ScanoutBuffer, shown: PixelPoint) -> PixelPoint? {
+        guard fade == nil, !scene.empty, scene.stamp == nil, scene.textStamp == nil,
+              !scene.spans.contains(where: { $0.zoom != nil }),
+              plan(page: scene.page, pageCount: scene.pageCount) == nil else { return nil }
+        let target = Target(buffer, axis: axis)
+        let at = axis == .horizontal ? shown.x : shown.y
+        guard let i = records.firstIndex(where: { $0.index == buffer.index && $0.matches(target) }),
+              !records[i].empty, records[i].window == at,
+              records[i].dots == nil, records[i].stamp == nil, records[i].textStamp == nil else { return nil }
+        var record = records[i]
+        let extent = compositor.axisExtent
+        let room = target.length - extent
+        pixelsWritten = 0
+        repaint.removeAll(keepingCapacity: true)
+        let window: Int
+        if let match = matchingWindow(scene, record: record, room: room) {
+            window = match
+        } else if let beside = placement(scene, record: record, avoiding: at, length: target.length) {
+            window = beside
+            setDesired(scene, window: window, from: scene.low, to: scene.high, length: target.length)
+            collectRepaint(record)
+            writeContent(scene, window: window, into: target)
+            record.replace(with: desired, scratch: &merged)
+        } else {
+            return nil
+        }
+        record.window = window
+        records[i] = record
+        return axis == .horizontal ? PixelPoint(x: window, y: 0) : PixelPoint(x: 0, y: window)
+    }
+
+    /// The window at which the buffer can hold all of `scene` (`low..<high`)
+    /// writing the least, and (`avoiding`) none of it inside `shown..<shown +
+    /// extent`, the window on screen: the scene at either end of the buffer,
+    /// or where a picture of it already lies. nil: every such window would
+    /// write where the screen shows.
+    func placement(_ scene: Scene, record: Record, avoiding shown: Int? = nil, length: Int) -> Int? {
+        let extent = compositor.axisExtent
+        // At the end the content comes from, first (it wins a tie): the
+        // picture coming to rest then lies where the next one has room.
+        var candidates = scene.low < 0 && scene.high <= extent ? [length - scene.high, -scene.low] : [-scene.low, length - scene.high]
+        for span in scene.spans {
+            guard let image = span.image, span.zoom == nil else { continue }
+            for piece in record.content {
+                guard case let .image(id, origin) = piece.content, id == image.identity else { continue }
+                candidates.append(origin - span.start + span.source)
+            }
+        }
+        var best: (window: Int, cost: Int)?
+        for s in candidates where s + scene.low >= 0 && s + scene.high <= length && s != best?.window {
+            setDesired(scene, window: s, from: scene.low, to: scene.high, length: length)
+            repaint.removeAll(keepingCapacity: true)
+            collectRepaint(record)
+            if let shown, repaint.contains(where: { $0.start < shown + extent && shown < $0.end }) { continue }
+            let cost = Self.total(repaint)
+            if best == nil || cost < best!.cost { best = (s, cost) }
+        }
+        repaint.removeAll(keepingCapacity: true)
+        return best?.window
+    }
+
     /// Writes `scene` whole into `frame` (the panel's size, ordinary memory):
     /// screenshots and `render`.
     public func render(_ scene: Scene, into frame: Frame) {
@@ -151,8 +222,10 @@ public final class ScreenWriter {
         if let match = matchingWindow(scene, record: record, room: room) {
             window = match
         } else if (scene.low < 0 || scene.high > extent), scene.high - scene.low <= target.length {
-            // Moving, with room: lay the stretch ahead out too.
-            window = -scene.low
+            // Moving, with room: lay the stretch ahead out too, where the
+            // least is written (at an end of the buffer, or where a picture
+            // of it already lies).
+            window = placement(scene, record: record, length: target.length) ?? -scene.low
             setDesired(scene, window: window, from: scene.low, to: scene.high, length: target.length)
             collectRepaint(record)
         } else {

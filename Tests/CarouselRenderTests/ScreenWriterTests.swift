@@ -147,13 +147,20 @@ struct ScreenWriterTests {
         /// Items in the album (the folder may fill up).
         var count: Int
         var frames = 0
+        /// Frames written beside the window on screen.
+        var besideFrames = 0
 
-        init(_ setup: Setup, room wanted: Bool, decoded: Set<Int>? = nil) throws {
+        /// Frames try the buffer on screen first (`drawBeside`), as the daemon does.
+        let beside: Bool
+
+        /// `screens`: the room asked for, in panel lengths along the axis.
+        init(_ setup: Setup, room wanted: Bool, screens: Int = 1, beside: Bool = false, decoded: Set<Int>? = nil) throws {
             self.setup = setup
+            self.beside = beside
             compositor = setup.compositor(rotation: setup.rotation)
             writer = ScreenWriter(compositor: compositor)
             display = OffscreenBackend(size: setup.panel)
-            room = wanted ? display.reserveWindowRoom(compositor.axisExtent, along: writer.axis) : 0
+            room = wanted ? display.reserveWindowRoom(screens * compositor.axisExtent, along: writer.axis) : 0
             let upright = setup.compositor(rotation: .none)
             pictures = try setup.pictures(upright).map { try $0.turned(setup.rotation) }
             count = setup.count
@@ -164,13 +171,23 @@ struct ScreenWriterTests {
         /// moving) and returns how many shown pixels differ from the scene
         /// written whole.
         @discardableResult
-        func frame(_ offset: Double, page: Int, moving: Bool, travel: Int = 1) throws -> Int {
-            let ahead = moving && room > 0 ? travel * room : 0
+        func frame(_ offset: Double, page: Int, moving: Bool, travel: Int = 1, rest: Double? = nil) throws -> Int {
+            // Laid out one screen ahead at most, as the daemon does whatever
+            // the room, and (`rest`) only as far as the motion comes to rest.
+            var aheadPixels = min(room, compositor.axisExtent)
+            if let rest { aheadPixels = min(aheadPixels, Int((abs(rest - offset) * compositor.geometry.pitch - 0.001).rounded(.up))) }
+            let ahead = moving && room > 0 ? travel * aheadPixels : 0
             compositor.layOut(&writer.scene, offset: offset, count: count, wrap: setup.settings.wrap, page: page,
                               pageCount: count, ahead: ahead) { self.decoded.contains($0) ? self.pictures[$0] : nil }
-            let buffer = try #require(display.acquire())
-            let window = writer.draw(into: buffer)
-            try display.present(buffer, window: window)
+            if beside, room > 0, let shown = display.acquireShown(),
+               let window = writer.drawBeside(into: shown.buffer, shown: shown.window) {
+                try display.present(shown.buffer, window: window)
+                besideFrames += 1
+            } else {
+                let buffer = try #require(display.acquire())
+                let window = writer.draw(into: buffer)
+                try display.present(buffer, window: window)
+            }
             frames += 1
             let whole = ScreenWriterTests.frame(compositor, writer.scene)
             var wrong = 0
@@ -209,6 +226,86 @@ struct ScreenWriterTests {
                 }
             }
         }
+    }
+
+    @Test("random frames written beside the window on screen where they can show the whole frame (300 runs each)",
+          arguments: [1, 2])
+    func besideFramesShowTheWholeFrame(screens: Int) throws {
+        var r = Random(state: UInt64(20 + screens))
+        var beside = 0
+        for run in 0..<300 {
+            var setup = Setup.random(&r)
+            setup.count = r.int(1...6)
+            // Mostly without dots: with them, nothing is written beside.
+            if r.int(0...3) > 0 { setup.style.indicator.enabled = false }
+            let session = try Session(setup, room: true, screens: screens, beside: true,
+                                      decoded: Set((0..<setup.count).filter { _ in r.int(0...3) > 0 }))
+            var offset = Double(r.int(0...setup.count - 1))
+            for step in 0..<16 {
+                switch r.int(0...5) {
+                case 0, 1, 2:  // a slide step, either way
+                    let travel = r.int(0...3) > 0 ? 1 : -1
+                    offset += Double(travel) * r.double(0.01...0.45)
+                    // Heading for the next page that way (as a settle), or anywhere (held).
+                    let rest: Double? = r.bool() ? (travel > 0 ? offset.rounded(.up) : offset.rounded(.down)) : nil
+                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: true, travel: travel, rest: rest)
+                    #expect(wrong == 0, "run \(run) step \(step): slide to \(offset): \(wrong) pixels wrong")
+                    if wrong > 0 { return }
+                case 3:  // a picture arrives
+                    session.decoded.insert(r.int(0...setup.count - 1))
+                    fallthrough
+                default:  // at rest (rounded to a page, or where it is)
+                    if r.bool() { offset = offset.rounded() }
+                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: false)
+                    #expect(wrong == 0, "run \(run) step \(step): rest at \(offset): \(wrong) pixels wrong")
+                    if wrong > 0 { return }
+                }
+            }
+            beside += session.besideFrames
+        }
+        #expect(beside > 1000, "frames written beside the window on screen: \(beside)")
+    }
+
+    @Test("without dots, slides write each picture coming in once, beside the one on screen (room of two screens)",
+          arguments: Rotation.allCases)
+    func besideSlidesWriteEachPictureOnce(rotation: Rotation) throws {
+        var setup = Self.fullScreen(rotation: rotation)
+        setup.style.indicator.enabled = false
+        let session = try Session(setup, room: true, screens: 2, beside: true)
+        let axis = session.compositor.axisExtent
+        #expect(session.room == 2 * axis)
+        for _ in 0..<2 { try session.frame(0, page: 0, moving: false) }
+        let full = 320 * 200
+        var perSlide: [Int] = []
+        var windows = Set<PixelPoint>()
+        for slide in 0..<4 {
+            var written = 0
+            for step in 1...20 {
+                let offset = Double(slide) + Double(step) / 20
+                #expect(try session.frame(offset, page: slide + (step < 10 ? 0 : 1), moving: step < 20, rest: Double(slide + 1)) == 0)
+                written += session.writer.pixelsWritten
+                windows.insert(session.display.window)
+            }
+            perSlide.append(written)
+        }
+        // Beside the picture at rest, in the buffer on screen: the one
+        // coming in (1 screen), or both where the buffer ends (2), never
+        // the same pictures into the other buffer as well (4).
+        #expect(perSlide.allSatisfy { $0 <= 2 * full }, "\(perSlide)")
+        #expect(perSlide.reduce(0, +) <= 6 * full, "\(perSlide)")
+        #expect(session.besideFrames >= 4 * 19, "\(session.besideFrames) frames beside")
+        #expect(windows.count > 30)
+    }
+
+    @Test("with dots, a slide writes into the other buffer as before: nothing beside")
+    func dotsKeepTwoBuffers() throws {
+        let session = try Session(Self.fullScreen(), room: true, screens: 2, beside: true)
+        for _ in 0..<2 { try session.frame(0, page: 0, moving: false) }
+        for step in 1...20 {
+            let offset = Double(step) / 20
+            #expect(try session.frame(offset, page: offset < 0.5 ? 0 : 1, moving: step < 20) == 0)
+        }
+        #expect(session.besideFrames == 0)
     }
 
     /// A full-screen carousel at 1:1 scale on a 320x200 panel, dots at the bottom.
