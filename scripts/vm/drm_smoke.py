@@ -215,8 +215,10 @@ def windows(vm, binary, out, results):
     # video memory at their first flip, so the room is granted and a flip
     # fails with ENOMEM: that is a refusal of the room (.windowRefused), the
     # backend goes back to panel-sized buffers and the window at (0, 0)
-    # shows at the next present. (A driver that refuses the memory at once
-    # grants no room: every window shows.)
+    # shows at the next present. Asked again, it grants one screen of room
+    # (two 2560x800 buffers fit): only the room beyond one screen is lost.
+    # (A driver that refuses the memory at once grants one screen of room,
+    # or none: every window shows.)
     label = "window-no-memory"
     job = vm.spawn([binary, "drm-test", "--frames", "2", "--step", "--windows", "0,0;0,0;0,0", "--window-room", "12000"],
                    stdin=True)
@@ -234,13 +236,13 @@ def windows(vm, binary, out, results):
     results[label] = r
     refusals = [w for w in r["windows"] if not w["shown"]]
     check(lines[-1] == "window 0 0 shown", "%s: the last window at (0, 0) shows" % label)
-    if r["room_granted"] == 0:
-        check(not refusals, "%s: no room granted, every window shows" % label)
+    if r["room_granted"] <= W:
+        check(not refusals, "%s: one screen of room or none granted, every window shows" % label)
     else:
         check(len(refusals) == 1 and refusals[0]["reason"] == "window_refused",
               "%s: room granted, one flip refused as .windowRefused (%s)" % (label, refusals and refusals[0]["error"]))
         check(r["extent"] == "%dx%d" % (W, H), "%s: panel-sized buffers after it" % label)
-    check(r["room_granted_again"] == 0, "%s: no room the second time" % label)
+    check(r["room_granted_again"] == W, "%s: one screen of room the second time (%d)" % (label, r["room_granted_again"]))
 
 
 def drm_test(vm, binary, out, label, args, expect_mode, frames=120, expect_api=None):
