@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "CarouselTextTests", dependencies: ["CarouselText", "CarouselImaging", "CarouselCore"]),
         // Composition: item pictures, page dots and rotation into frames; the decode cache.
         .target(name: "CarouselRender", dependencies: ["CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText", "CarouselVideo", "CarouselPlatform"]),
-        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText"]),
+        .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText", "CarouselPlatform"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
         .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),

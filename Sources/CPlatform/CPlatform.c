@@ -200,3 +200,17 @@ int cplatform_load_library(const char *soname, const char *const *names, size_t 
     }
     return 0;
 }
+
+pid_t cplatform_thread_id(void) { return (pid_t)syscall(SYS_gettid); }
+
+int cplatform_nice_this_thread(int increment) {
+    static __thread int niced;
+    if (niced) return 0;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int current = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (current == -1 && errno != 0) return -1;
+    if (setpriority(PRIO_PROCESS, (id_t)tid, current + increment) != 0) return -1;
+    niced = 1;
+    return 0;
+}

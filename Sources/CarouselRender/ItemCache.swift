@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselPlatform
 import CarouselText
 import CarouselVideo
 import Dispatch
@@ -418,6 +419,11 @@ public final class ItemCache: Sendable {
     // MARK: - The decoder thread
 
     private func work() {
+        // A decode gives way to the loop on a busy CPU (one core: a slide's
+        // frames and the first picture's flip come first). The queue runs on
+        // libdispatch's threads: one that decoded stays nicer for whatever
+        // background work it does later (clock, text, clips: none of it the loop's).
+        ThreadPriority.yieldToTheLoop()
         while let job = nextJob() {
             if let zoom = job.zoom {
                 let image = Result { try Self.prepareZoom(path: zoom.path, settings: job.settings, factor: zoom.factor) }

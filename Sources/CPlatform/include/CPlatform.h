@@ -48,6 +48,14 @@ int cplatform_spawn_tool(const char *path, char *const argv[], char *const envp[
 /// -1 with errno (ENOSYS before Linux 5.3).
 int cplatform_pidfd_open(pid_t pid);
 
+/// Raises the calling thread's nice value by `increment` (on Linux nice is
+/// a thread's own), the first time it is called on a thread; later calls on
+/// the same thread do nothing. Returns 0, or -1 with errno set.
+int cplatform_nice_this_thread(int increment);
+
+/// The calling thread's id (gettid).
+pid_t cplatform_thread_id(void);
+
 /// For a helper process: killed when its parent ends (PR_SET_PDEATHSIG),
 /// no core file (RLIMIT_CORE 0: a helper's crash is an expected outcome the
 /// parent reports in one line), and the out-of-memory killer's first choice
