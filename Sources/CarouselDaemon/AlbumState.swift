@@ -269,13 +269,14 @@ public struct AlbumState: Sendable {
     /// screen, the items where a motion in flight comes to rest (`heading`,
     /// the model's prefetch effect), then the neighbours of `current`: one
     /// ahead in the direction of travel (`direction` +1 forward, -1 back) and
-    /// one behind.
-    public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool) -> [String] {
+    /// one behind, unless `behind` is false.
+    public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool,
+                       behind: Bool = true) -> [String] {
         guard !keys.isEmpty else { return [] }
         var indices: [Int] = []
         for i in onScreen + heading where keys.indices.contains(i) && !indices.contains(i) { indices.append(i) }
         let n = keys.count
-        for offset in Self.neighbourSteps(direction: direction) {
+        for offset in Self.neighbourSteps(direction: direction).prefix(behind ? 2 : 1) {
             var i = current + offset
             if wrap { i = ((i % n) + n) % n }
             if keys.indices.contains(i), !indices.contains(i) { indices.append(i) }

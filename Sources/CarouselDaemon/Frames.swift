@@ -37,6 +37,13 @@ public final class FramePath {
     private var roomScreens = 2
     /// What the last list of wanted pictures was made of (`requestPictures`).
     private var wantedKey: WantedKey?
+    /// The carousel moved since the start (a slide, a drag): from then on
+    /// the picture behind the current one is decoded too. Before, it is the
+    /// one page nothing shows unless a finger drags back, and autoplay's
+    /// first slide makes the first picture the one behind (decoded): not
+    /// decoding it at start is a decode less beside the first two on a
+    /// board's one core, and a picture less in memory.
+    private var movedYet = false
     /// Until then (µs), a frame whose pictures are not decoded yet is not
     /// presented: after a reload that changed how pictures are scaled, the
     /// old frame stays on screen rather than empty slots.
@@ -79,6 +86,7 @@ public final class FramePath {
         if let heading = effects.heading { travel = heading }
         if let started = effects.moving {
             moving = started
+            if started { movedYet = true }
             if !started { prefetchTarget = [] }
         }
         if !effects.prefetch.isEmpty {
@@ -260,11 +268,11 @@ public final class FramePath {
         let playing = daemon.video?.framedKey
         let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
                             heading: prefetchTarget, current: daemon.model.lattice.itemIndex(at: x), direction: travel,
-                            wrap: wrap, playing: playing)
+                            wrap: wrap, playing: playing, behind: movedYet)
         if key != wantedKey {
             wantedKey = key
             var wanted = album.wanted(onScreen: placed.map(\.index), heading: prefetchTarget,
-                                      current: key.current, direction: travel, wrap: wrap)
+                                      current: key.current, direction: travel, wrap: wrap, behind: movedYet)
             if let playing { wanted.removeAll { $0 == playing } }
             daemon.cache.want(wanted)
         }
@@ -281,6 +289,7 @@ public final class FramePath {
         var direction: Int
         var wrap: Bool
         var playing: String?
+        var behind: Bool
     }
 
     /// Asks the display for buffers two screens longer along the panel axis
