@@ -206,26 +206,36 @@ struct ScreenWriterTests {
             var setup = Setup.random(&r)
             setup.count = r.int(1...6)
             let session = try Session(setup, room: room, decoded: Set((0..<setup.count).filter { _ in r.int(0...3) > 0 }))
-            var offset = Double(r.int(0...setup.count - 1))
-            for step in 0..<12 {
-                switch r.int(0...5) {
-                case 0, 1:  // a slide step, either way
-                    let travel = r.bool() ? 1 : -1
-                    offset += Double(travel) * r.double(0.01...0.45)
-                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: true, travel: travel)
-                    #expect(wrong == 0, "run \(run) step \(step): slide to \(offset): \(wrong) pixels wrong")
-                    if wrong > 0 { return }
-                case 2:  // a picture arrives
-                    session.decoded.insert(r.int(0...setup.count - 1))
-                    fallthrough
-                default:  // at rest (rounded to a page, or where it is)
-                    if r.bool() { offset = offset.rounded() }
-                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: false)
-                    #expect(wrong == 0, "run \(run) step \(step): rest at \(offset): \(wrong) pixels wrong")
-                    if wrong > 0 { return }
-                }
+            guard try Self.wander(session, &r, run: run, steps: 12) else { return }
+        }
+    }
+
+    /// `steps` random frames into `session`: slide steps either way, a
+    /// picture arriving, rests; false once a frame showed wrong pixels (the
+    /// issue recorded). `beside`: slides more often, mostly forward, and
+    /// half of them heading for the next page (as a settle).
+    static func wander(_ session: Session, _ r: inout Random, run: Int, steps: Int, beside: Bool = false) throws -> Bool {
+        let count = session.setup.count
+        var offset = Double(r.int(0...count - 1))
+        for step in 0..<steps {
+            let pick = r.int(0...5)
+            if pick < (beside ? 3 : 2) {  // a slide step
+                let travel = beside ? (r.int(0...3) > 0 ? 1 : -1) : (r.bool() ? 1 : -1)
+                offset += Double(travel) * r.double(0.01...0.45)
+                let rest: Double? = beside && r.bool() ? (travel > 0 ? offset.rounded(.up) : offset.rounded(.down)) : nil
+                let wrong = try session.frame(offset, page: r.int(0...count - 1), moving: true, travel: travel, rest: rest)
+                #expect(wrong == 0, "run \(run) step \(step): slide to \(offset): \(wrong) pixels wrong")
+                if wrong > 0 { return false }
+            } else {
+                if pick == (beside ? 3 : 2) { session.decoded.insert(r.int(0...count - 1)) }  // a picture arrives
+                // At rest (rounded to a page, or where it is).
+                if r.bool() { offset = offset.rounded() }
+                let wrong = try session.frame(offset, page: r.int(0...count - 1), moving: false)
+                #expect(wrong == 0, "run \(run) step \(step): rest at \(offset): \(wrong) pixels wrong")
+                if wrong > 0 { return false }
             }
         }
+        return true
     }
 
     @Test("random frames written beside the window on screen where they can show the whole frame (300 runs each)",
@@ -240,27 +250,7 @@ struct ScreenWriterTests {
             if r.int(0...3) > 0 { setup.style.indicator.enabled = false }
             let session = try Session(setup, room: true, screens: screens, beside: true,
                                       decoded: Set((0..<setup.count).filter { _ in r.int(0...3) > 0 }))
-            var offset = Double(r.int(0...setup.count - 1))
-            for step in 0..<16 {
-                switch r.int(0...5) {
-                case 0, 1, 2:  // a slide step, either way
-                    let travel = r.int(0...3) > 0 ? 1 : -1
-                    offset += Double(travel) * r.double(0.01...0.45)
-                    // Heading for the next page that way (as a settle), or anywhere (held).
-                    let rest: Double? = r.bool() ? (travel > 0 ? offset.rounded(.up) : offset.rounded(.down)) : nil
-                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: true, travel: travel, rest: rest)
-                    #expect(wrong == 0, "run \(run) step \(step): slide to \(offset): \(wrong) pixels wrong")
-                    if wrong > 0 { return }
-                case 3:  // a picture arrives
-                    session.decoded.insert(r.int(0...setup.count - 1))
-                    fallthrough
-                default:  // at rest (rounded to a page, or where it is)
-                    if r.bool() { offset = offset.rounded() }
-                    let wrong = try session.frame(offset, page: r.int(0...setup.count - 1), moving: false)
-                    #expect(wrong == 0, "run \(run) step \(step): rest at \(offset): \(wrong) pixels wrong")
-                    if wrong > 0 { return }
-                }
-            }
+            guard try Self.wander(session, &r, run: run, steps: 16, beside: true) else { return }
             beside += session.besideFrames
         }
         #expect(beside > 1000, "frames written beside the window on screen: \(beside)")
