@@ -902,8 +902,11 @@ def wall_formats(s, touch):
     s.wait_log(d, r"first picture on screen")
     broken = [name for name, _, damage in files if damage]
     shown = [name for name, _, damage in files if not damage]
-    # Both are neighbours of the first picture (with wrap): decoded ahead, and skipped, at once.
-    s.wait_log(d, rf"images: {len(shown)} now")
+    # The one ahead of the first picture is decoded at start, and skipped at
+    # once; the two behind it (with wrap) wait for the carousel to move, and
+    # are the ones ahead of the last picture that shows: the pictures that
+    # show keep their places meanwhile.
+    s.wait_log(d, rf"images: {len(files) - 1} now")
     for i in range(len(shown)):
         reply = ask_guest(vm, WALL_SOCKET, f"goto {i} 0")
         if reply.get("ok") is not True:
@@ -912,6 +915,7 @@ def wall_formats(s, touch):
         status = ask_guest(vm, WALL_SOCKET, "status")
         if status["image"] != f"{guest}/{shown[i]}":
             raise Failure(f"goto {i}: status shows {status['image']}, not {shown[i]}")
+    s.wait_log(d, rf"images: {len(shown)} now")
     skips = re.findall(r"skipping (\S+): (.*)", d.err)
     s.figures["formats: skip lines"] = "; ".join(f"{os.path.basename(p)}: {why}" for p, why in skips)
     for name in broken:
