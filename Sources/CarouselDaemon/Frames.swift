@@ -44,6 +44,9 @@ public final class FramePath {
     /// decoding it at start is a decode less beside the first two on a
     /// board's one core, and a picture less in memory.
     private var movedYet = false
+    /// The first frame was drawn (into the buffer on screen, where the
+    /// display offers it): tried once, presented or not.
+    private var firstFrameTried = false
     /// Until then (µs), a frame whose pictures are not decoded yet is not
     /// presented: after a reload that changed how pictures are scaled, the
     /// old frame stays on screen rather than empty slots.
@@ -184,13 +187,22 @@ public final class FramePath {
         // buffer on screen takes what comes beside what it shows: a slide
         // writes its pictures once, and moves the window over one buffer.
         let window: PixelPoint
-        if windowRoom > 0, let shown = d.backend.acquireShown(),
+        if !firstFrameTried, let shown = d.backend.acquireShown() {
+            // The daemon's first frame goes into the buffer on screen, which
+            // shows the display's black (its modeset): what tears is black
+            // giving way to the first picture, and no flip waits for a
+            // buffer the driver has not shown yet (bochs moves one into
+            // video memory first: 160 ms of a TCG vCPU before the picture).
+            buffer = shown.buffer
+            window = writer.draw(into: buffer)
+        } else if windowRoom > 0, let shown = d.backend.acquireShown(),
            let beside = writer.drawBeside(into: shown.buffer, shown: shown.window) {
             buffer = shown.buffer
             window = beside
         } else {
             window = writer.draw(into: buffer)
         }
+        firstFrameTried = true
         do {
             try d.backend.present(buffer, window: window)
         } catch where error.reason == .windowRefused {

@@ -38,9 +38,13 @@ public final class OffscreenBackend: DisplayBackend {
     private var front = 1
     /// The window of the front buffer on screen.
     public private(set) var window = PixelPoint.zero
+    /// Which buffer is on screen (1 from the start, black).
+    public var frontIndex: Int { front }
     private var generation = 0
-    /// A buffer of this generation was presented (`acquireShown` hands it out).
-    private var frontPresented = false
+    /// The front buffer is on screen (`acquireShown` hands it out): from the
+    /// start, black, as a DRM display shows its modeset's buffer; after new
+    /// buffers, once one was presented.
+    private var frontPresented = true
 
     public init(size: PixelSize, physicalSize: PhysicalSize? = nil, panelRotation: PanelOrientation = .normal) {
         panelSize = size

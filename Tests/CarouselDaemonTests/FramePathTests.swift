@@ -63,6 +63,27 @@ struct FramePathTests {
         #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
     }
 
+    @Test("the first frame goes into the buffer on screen (the display's black), and the screen is right")
+    func theFirstFrameGoesIntoTheShownBuffer() throws {
+        let d = try OffscreenDaemon()
+        #expect(d.backend.frontIndex == 1 && d.backend.presented == 0)
+        d.advance(ms: 0)
+        d.daemon.settleDecodes()
+        var last = d.daemon.frames.pacer.framesPresented
+        for _ in 0..<20 where last == 0 {
+            d.advance(ms: 20)
+            last = d.daemon.frames.pacer.framesPresented
+        }
+        #expect(d.backend.presented == 1)
+        #expect(d.backend.frontIndex == 1, "the first frame was presented from the buffer that showed black")
+        #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
+        // The next frames take turns as before.
+        _ = d.daemon.answer(.next)
+        for _ in 0..<100 { d.advance(ms: 10) }
+        #expect(d.daemon.status()["index"] == .int(1))
+        #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
+    }
+
     @Test("without dots, slides lay each picture out once, beside the one on screen: the screen is right at every frame")
     func slidesWithoutDotsWriteBeside() throws {
         let d = try OffscreenDaemon(images: ["01-mountains.jpg", "02-sunset.jpg", "03-portrait.jpg", "04-panels.png", "05-glow.webp"],
