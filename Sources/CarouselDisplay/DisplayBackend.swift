@@ -96,8 +96,10 @@ public protocol DisplayBackend: AnyObject {
     /// of the same buffer (a slide with nothing drawn over the pictures:
     /// the picture coming in is written beside the one on screen, once,
     /// rather than into both buffers). `nil` while a frame is in flight,
-    /// before a frame was presented, or where the display shows no windows
-    /// (the default). Writing inside the window on screen would tear.
+    /// after new buffers before one of them was presented,
+    /// or where the display shows no windows (the default). Writing inside
+    /// the window on screen tears: the daemon does it once, for its first
+    /// frame, over the black a display shows from its modeset.
     func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)?
     /// Shows the panel-sized window of `buffer` (from `acquire`, or `acquireShown`) whose
     /// top-left corner is `window` (inside `buffer.extent`): a page flip on
