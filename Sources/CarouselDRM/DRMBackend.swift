@@ -59,12 +59,27 @@ public final class DRMBackend: DisplayBackend {
     }
     /// `.atomic` or `.legacy`: what `api: .auto` chose.
     public var api: DRMAPI { interface.api }
-    public var summary: String { "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue))" }
+    public var summary: String {
+        "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue)\(hasVblank ? "" : ", no vblank: flips complete at once"))"
+    }
     public var fileDescriptor: Int32? { restored ? nil : device.fd }
     /// Dumb buffers with XRGB8888 framebuffers (`DumbBuffer`).
     public let pixelFormat = PixelFormat.xrgb8888
-    /// Frames reach the screen on the page-flip event (`dispatch`).
-    public var presentsAsynchronously: Bool { fileDescriptor != nil }
+    /// Frames reach the screen on the page-flip event (`dispatch`), except
+    /// where `flipsInCommit`: then they are on screen when `present` returns.
+    public var presentsAsynchronously: Bool { fileDescriptor != nil && !flipsInCommit }
+
+    /// Whether the CRTC has a vblank counter (`DRMDevice.hasVblank`). Without
+    /// one (QEMU's bochs, SPI panels) a flip completes when its commit is done.
+    public let hasVblank: Bool
+    /// Whether `present` may flip with a blocking commit where the CRTC has
+    /// no vblank (the default). Such a flip's event would come at once
+    /// anyway; waiting for it costs a second wake-up of the loop, a kernel
+    /// worker and an event read per frame. `drm-test` turns it off to
+    /// exercise the events on any driver.
+    public var flipsInCommitWithoutVblank = true
+    /// Whether `present` flips with a blocking commit: atomic, no vblank, allowed.
+    public var flipsInCommit: Bool { flipsInCommitWithoutVblank && !hasVblank && interface.showsBlocking }
 
     /// Frames that reached the screen, and when the last one did (the
     /// kernel's CLOCK_MONOTONIC timestamp of its vblank, microseconds).
@@ -192,6 +207,7 @@ public final class DRMBackend: DisplayBackend {
         self.buffers = buffers
         self.shownFramebuffer = buffers[0].framebuffer
         self.interface = interface
+        self.hasVblank = device.hasVblank(crtc: crtc)
         for w in warnings { warn(w) }
     }
 
@@ -359,8 +375,13 @@ public final class DRMBackend: DisplayBackend {
             guard error.reason == .other else { throw error }
             throw refuseWindow(window, error)
         }
+        let inCommit = flipsInCommit
         do {
-            try interface.flip(to: framebuffer, userData: flips.userData)
+            if inCommit {
+                try interface.show(framebuffer)
+            } else {
+                try interface.flip(to: framebuffer, userData: flips.userData)
+            }
         } catch {
             // A driver that takes the framebuffer but not the flip (an offset
             // it cannot scan out from, a longer buffer its video memory does
@@ -372,6 +393,11 @@ public final class DRMBackend: DisplayBackend {
         pending = buffer.index
         pendingFramebuffer = framebuffer
         presented += 1
+        if inCommit {
+            // On screen already: what the event would have said, now.
+            flips.recordShown(atMicroseconds: MonotonicClock.now())
+            _ = completeFlip()
+        }
     }
 
     /// Off: the atomic CRTC's ACTIVE = 0, or the connector's DPMS property

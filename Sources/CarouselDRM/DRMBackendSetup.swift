@@ -126,7 +126,8 @@ extension DRMBackend {
     /// Waits (blocking, for tools) for the frame in flight as the daemon's
     /// loop would: poll the descriptor, then `dispatch` until it reports the flip.
     public func waitForFlip(timeoutMilliseconds: Int32) throws(DisplayError) {
-        guard let fd = fileDescriptor else { return }
+        // Nothing in flight (a flip in the commit is on screen already).
+        guard let fd = fileDescriptor, pending != nil else { return }
         while true {
             var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready: Int32

@@ -38,7 +38,7 @@ final class DRMDevice {
     /// some return -1 with errno: both become a `SystemCallError` named
     /// `name`. (`drmIoctl` itself already retries EINTR and EAGAIN.)
     @discardableResult
-    func call<T: SignedInteger>(_ name: String, _ what: String? = nil, _ body: () -> T) throws(DisplayError) -> T {
+    func call<T: SignedInteger>(_ name: String, _ what: @autoclosure () -> String? = nil, _ body: () -> T) throws(DisplayError) -> T {
         do throws(SystemCallError) {
             return try systemCall(name) {
                 let result = body()
@@ -46,12 +46,13 @@ final class DRMDevice {
                 return result
             }
         } catch {
-            throw DRMErrors.failed(error, what: what, device: path)
+            // Only now: a frame's flip must not pay for the words of its error.
+            throw DRMErrors.failed(error, what: what(), device: path)
         }
     }
 
     /// A libdrm call that returns a pointer, `nil` on failure with errno set.
-    func fetch<T>(_ name: String, _ what: String? = nil, _ body: () -> T?) throws(DisplayError) -> T {
+    func fetch<T>(_ name: String, _ what: @autoclosure () -> String? = nil, _ body: () -> T?) throws(DisplayError) -> T {
         do throws(SystemCallError) {
             errno = 0
             guard let result = try attemptSystemCall(name, failed: { $0 == nil }, body), let value = result else {
@@ -61,11 +62,22 @@ final class DRMDevice {
         } catch {
             // libdrm returns NULL without errno for a failed allocation.
             let e = error.errno == 0 ? SystemCallError(call: name, errno: ENOMEM) : error
-            throw DRMErrors.failed(e, what: what, device: path)
+            throw DRMErrors.failed(e, what: what(), device: path)
         }
     }
 
     // MARK: queries
+
+    /// Whether `crtc` has a vblank counter: false on drivers that complete
+    /// flips at once, when the commit is done (QEMU's bochs and virtio-gpu,
+    /// SPI panels), which the kernel answers with EOPNOTSUPP. Any other
+    /// answer (a CRTC that is off: EINVAL) counts as having one.
+    /// The corresponding C function is `drmCrtcGetSequence`.
+    func hasVblank(crtc: UInt32) -> Bool {
+        var sequence: UInt64 = 0, nanoseconds: UInt64 = 0
+        let r = drmCrtcGetSequence(fd, crtc, &sequence, &nanoseconds)
+        return !(r == -EOPNOTSUPP || (r == -1 && errno == EOPNOTSUPP))
+    }
 
     /// The kernel driver's name ("bochs-drm", "vc4", "i915") and description.
     /// The corresponding C function is `drmGetVersion`.

@@ -27,6 +27,10 @@ public struct DRMFlipTest {
     public var reprobe = false
     /// Present one more frame and restore at once, without waiting for its flip.
     public var restoreInFlight = false
+    /// Flip as the daemon does (`DRMBackend.flipsInCommitWithoutVblank`):
+    /// where the CRTC has no vblank, blocking commits without events. Off,
+    /// every flip waits for its event, whatever the driver.
+    public var flipsInCommit = false
     /// After the frames, ask for buffers this many pixels longer along `windowAxis`.
     public var windowRoom: Int?
     public var windowAxis = ScanoutAxis.horizontal
@@ -229,6 +233,8 @@ public struct DRMFlipTest {
             JSONField("draw_ms_mean", fixed(mean(drawTimes))),
             JSONField("elapsed_s", fixed(elapsed)),
             JSONField("flips_completed", .int(Int(backend.flipsCompleted))),
+            JSONField("vblank", .bool(backend.hasVblank)),
+            JSONField("flips_in_commit", .bool(backend.flipsInCommit)),
         ]
         if let switched { fields.append(JSONField("switch_remodeset", .bool(switched))) }
         if let reprobed { fields.append(JSONField("reprobe_remodeset", .bool(reprobed))) }
@@ -388,7 +394,9 @@ public struct DRMFlipTest {
     }
 
     private func openBackend() throws(DisplayError) -> DRMBackend {
-        try DRMBackend(device: device, connector: connector, mode: mode, api: api)
+        let backend = try DRMBackend(device: device, connector: connector, mode: mode, api: api)
+        backend.flipsInCommitWithoutVblank = flipsInCommit
+        return backend
     }
 }
 

@@ -81,11 +81,11 @@ final class DumbBuffer {
 
     /// A `size` framebuffer whose first pixel is `offset` bytes into the buffer.
     /// The corresponding C function is `drmModeAddFB2`.
-    private func addFramebuffer(offset: Int, what: String) throws(DisplayError) -> UInt32 {
+    private func addFramebuffer(offset: Int, what: @autoclosure () -> String) throws(DisplayError) -> UInt32 {
         let fd = device.fd, w = UInt32(size.width), h = UInt32(size.height)
         var handles: [UInt32] = [handle, 0, 0, 0], pitches: [UInt32] = [UInt32(stride), 0, 0, 0]
         var offsets: [UInt32] = [UInt32(offset), 0, 0, 0], id: UInt32 = 0
-        try device.call("drmModeAddFB2", what) {
+        try device.call("drmModeAddFB2", what()) {
             drmModeAddFB2(fd, w, h, drmFormatXRGB8888, &handles, &pitches, &offsets, &id, 0)
         }
         return id

@@ -26,6 +26,14 @@ final class FlipLog {
         lastMicroseconds = Int64(seconds) * 1_000_000 + Int64(microseconds)
     }
 
+    /// A flip that completed in its commit (no event): shown at `microseconds`
+    /// (CLOCK_MONOTONIC), with no vblank counter.
+    func recordShown(atMicroseconds microseconds: Int64) {
+        completed += 1
+        lastSequence = 0
+        lastMicroseconds = microseconds
+    }
+
     /// Reads the events waiting on `device` (page flips of this log) and
     /// returns whether there were any: `false` if the descriptor had nothing
     /// (EAGAIN: it is non-blocking).

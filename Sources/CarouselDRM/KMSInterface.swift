@@ -28,6 +28,13 @@ protocol KMSInterface: AnyObject {
     /// `drmHandleEvent`); if it throws, the screen did not change and no
     /// event comes.
     func flip(to framebuffer: UInt32, userData: UnsafeMutableRawPointer?) throws(DisplayError)
+    /// Whether `show` works (atomic commits).
+    var showsBlocking: Bool { get }
+    /// Shows `framebuffer` and returns once it is on screen; no event
+    /// follows. For a CRTC without vblank, whose flips complete at once: the
+    /// commit does what a flip's event would have woken the caller for.
+    /// If it throws, the screen did not change.
+    func show(_ framebuffer: UInt32) throws(DisplayError)
     /// Switches the pipe's output off or on again, keeping its mode and
     /// framebuffer; blocks until done. No flip may be in flight. If this
     /// throws, the output is as it was.
@@ -60,6 +67,13 @@ final class LegacyInterface: KMSInterface {
         try device.call("drmModePageFlip", "CRTC \(crtc)") {
             drmModePageFlip(fd, crtc, framebuffer, UInt32(DRM_MODE_PAGE_FLIP_EVENT), userData)
         }
+    }
+
+    var showsBlocking: Bool { false }
+
+    /// Never called (`showsBlocking`): a legacy flip completes by its event.
+    func show(_ framebuffer: UInt32) throws(DisplayError) {
+        throw DisplayError("a blocking flip on \(device.path) through the legacy interface", hint: "a bug: legacy flips complete by their event")
     }
 
     /// The connector's "DPMS" property: off keeps the CRTC's mode and
@@ -156,7 +170,7 @@ final class AtomicInterface: KMSInterface {
     /// One atomic request: the properties `build` adds, committed with `flags`.
     /// The corresponding C functions are `drmModeAtomicAlloc`,
     /// `drmModeAtomicAddProperty`, `drmModeAtomicCommit` and `drmModeAtomicFree`.
-    private func commit(flags: Int32, userData: UnsafeMutableRawPointer?, what: String,
+    private func commit(flags: Int32, userData: UnsafeMutableRawPointer?, what: @autoclosure () -> String,
                         _ build: (_ add: (UInt32, UInt32?, UInt64) -> Void) -> Void) throws(DisplayError) {
         let request = try device.fetch("drmModeAtomicAlloc") { drmModeAtomicAlloc() }
         defer { drmModeAtomicFree(request) }
@@ -168,10 +182,10 @@ final class AtomicInterface: KMSInterface {
             if r < 0 && addFailed == 0 { addFailed = r }
         }
         if addFailed < 0 {
-            try device.call("drmModeAtomicAddProperty", what) { addFailed }
+            try device.call("drmModeAtomicAddProperty", what()) { addFailed }
         }
         let fd = device.fd
-        try device.call("drmModeAtomicCommit", what) {
+        try device.call("drmModeAtomicCommit", what()) {
             drmModeAtomicCommit(fd, request, UInt32(flags), userData)
         }
     }
@@ -205,6 +219,15 @@ final class AtomicInterface: KMSInterface {
     func flip(to framebuffer: UInt32, userData: UnsafeMutableRawPointer?) throws(DisplayError) {
         try commit(flags: DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, userData: userData,
                    what: "page flip on CRTC \(pipe.crtc)") { add in
+            add(plane, planeProps["FB_ID"], UInt64(framebuffer))
+        }
+    }
+
+    var showsBlocking: Bool { true }
+
+    /// A blocking commit of the plane's FB_ID, without an event.
+    func show(_ framebuffer: UInt32) throws(DisplayError) {
+        try commit(flags: 0, userData: nil, what: "flip on CRTC \(pipe.crtc)") { add in
             add(plane, planeProps["FB_ID"], UInt64(framebuffer))
         }
     }

@@ -58,6 +58,10 @@ struct DRMTest: ParsableCommand {
           help: "Present one more frame and restore at once, without waiting for its flip (restore must wait for it).")
     var restoreInFlight = false
 
+    @Flag(name: .customLong("flips-in-commit"),
+          help: "Flip as the daemon does where the CRTC has no vblank: blocking commits, no events.")
+    var flipsInCommit = false
+
     @Option(name: .customLong("window-room"),
             help: "After the frames, ask for buffers this many pixels longer than the mode along --window-axis, fill them with the window pattern and show --windows of it.")
     var windowRoom: Int?
@@ -97,12 +101,14 @@ struct DRMTest: ParsableCommand {
     /// The options as typed, handed to the DRM room, which checks them.
     private func flipTest() throws -> DRMFlipTest {
         do {
-            return try DRMFlipTest(device: device, connector: connector, mode: mode, api: api, frames: frames,
+            var test = try DRMFlipTest(device: device, connector: connector, mode: mode, api: api, frames: frames,
                                    holdMilliseconds: holdMilliseconds, afterRestoreMilliseconds: afterRestoreMilliseconds,
                                    switchMode: switchMode, reprobe: reprobe, restoreInFlight: restoreInFlight,
                                    windowRoom: windowRoom, windowAxis: windowAxis, windows: windows, step: step,
                                    uncheckedWindows: uncheckedWindows, measureMoves: measureMoves,
                                    windowSwitchMode: windowSwitchMode, waitSeconds: waitSeconds)
+            test.flipsInCommit = flipsInCommit
+            return test
         } catch {
             throw ValidationError(error.message)
         }
