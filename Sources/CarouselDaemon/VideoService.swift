@@ -40,6 +40,10 @@ final class VideoService: LoopService {
     private var syncing = false
     private var syncAgain = false
     private let bell: LoopExecutor.Doorbell
+    /// The last item key asked whether it is a clip, and the answer: every
+    /// model change asks for the current item (each frame of a slide), and
+    /// the name's extension need not be parsed again for the same key.
+    private var lastAsked: (key: String, isClip: Bool)?
 
     init(daemon: Daemon) {
         self.daemon = daemon
@@ -94,8 +98,16 @@ final class VideoService: LoopService {
     private func view(at now: Int64) -> ClipPlayback.View {
         let album = daemon.album
         return ClipPlayback.View(of: daemon.model, at: Timestamp(microseconds: now), displayOn: !daemon.power.isOff) { i in
-            album.key(i).map(ClipName.isClip) ?? false
+            guard let key = album.key(i) else { return false }
+            return isClip(key)
         }
+    }
+
+    private func isClip(_ key: String) -> Bool {
+        if let lastAsked, lastAsked.key == key { return lastAsked.isClip }
+        let answer = ClipName.isClip(key)
+        lastAsked = (key, answer)
+        return answer
     }
 
     /// Looks at the carousel and carries out what the policy says.
