@@ -44,6 +44,12 @@ drift in the host's load touches all of them alike:
   waited for) from /proc/PID/stat, all threads, of the drawing process; fbi
   forks and its first process exits at once: its CPU is added (the shell
   that starts fbi prints it with `times`);
+* **the whole guest's CPU**: the guest's busy ticks (/proc/stat: all but
+  idle and iowait) from just before the start to the CPU reading, per
+  picture shown. It counts what the kernel does for a program in its own
+  threads: the atomic commits of a page flip without a blocking commit
+  (run in a kernel worker), fbdev's damage worker that copies what fbi
+  writes to the display. The guest runs nothing else meanwhile;
 * **pictures shown** in those seconds (the slides above, the first picture
   included) and **CPU per picture shown**, the CPU divided by them: the
   programs keep different schedules (carouseld keeps its 2 s exactly, fbi
@@ -291,7 +297,16 @@ class Bench:
         self.load = HostLoad(vm.proc.pid)
 
     def guest_procs(self):
-        return parse_stat(self.vm.run("cat /proc/[0-9]*/stat 2>/dev/null", timeout=60).out)
+        """The guest's processes (`parse_stat`), and the whole guest's busy
+        CPU ticks so far (/proc/stat's first line: everything but idle and
+        iowait), read in one command."""
+        out = self.vm.run("cat /proc/[0-9]*/stat 2>/dev/null; head -1 /proc/stat", timeout=60).out
+        m = re.search(r"^cpu +(.*)$", out, re.M)
+        busy = None
+        if m:
+            v = [int(x) for x in m.group(1).split()]
+            busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+        return parse_stat(out), busy
 
     def clean_screen(self):
         """Clears the framebuffer and checks the screen shows none of the
@@ -383,7 +398,8 @@ class Bench:
             self.vm.run("sync; echo 3 >/proc/sys/vm/drop_caches", check=True)
         self.clean_screen()
         time.sleep(0.5)
-        before = set(self.guest_procs())
+        procs_before, busy_before = self.guest_procs()
+        before = set(procs_before)
         self.load.start()
         t0 = time.monotonic()
         job = self.vm.spawn(argv)
@@ -418,7 +434,7 @@ class Bench:
             shown = index if index is not None else shown
             time.sleep(max(0.0, (a.poll if run["first_s"] is None else a.cadence_poll) - (time.monotonic() - t)))
         t_read = time.monotonic()
-        procs = self.guest_procs()
+        procs, busy_after = self.guest_procs()
         # /proc is read somewhere during the round trip: its middle.
         run["cpu_at_s"] = round((t_read + time.monotonic()) / 2 - t0, 3)
         comm = {"fbi": "fbi", "mpv": "mpv"}.get(name, "carouseld")
@@ -447,6 +463,8 @@ class Bench:
                     cpu += launcher
                     run["launcher_cpu_s"] = launcher
             run["cpu_s"] = round(cpu, 3)
+            if busy_before is not None and busy_after is not None:
+                run["guest_cpu_s"] = round((busy_after - busy_before) / self.hz, 3)
         if not job.exited:
             job.terminate(timeout=10)
         other, qemu = self.load.other_cores()
@@ -462,6 +480,8 @@ class Bench:
         run["shown"] = len(run["slides"])
         run["cpu_per_picture_s"] = (round(run["cpu_s"] / run["shown"], 4)
                                     if run["cpu_s"] is not None and run["shown"] else None)
+        run["guest_cpu_per_picture_s"] = (round(run["guest_cpu_s"] / run["shown"], 4)
+                                          if run.get("guest_cpu_s") is not None and run["shown"] else None)
         # Evidence for a reader: what was on screen, and what the program said.
         base = os.path.join(a.out, label)
         with open(base + ".log", "w") as f:
@@ -485,8 +505,8 @@ def summarize(runs, programs):
     for p in programs:
         good = [r for r in runs if r["program"] == p and not r["disturbed"]]
         m = {"runs": len(good), "disturbed": len([r for r in runs if r["program"] == p and r["disturbed"]])}
-        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s", "shown", "cpu_per_picture_s"):
-            vals = [r[key] for r in good if r[key] is not None]
+        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s", "shown", "cpu_per_picture_s", "guest_cpu_per_picture_s"):
+            vals = [r[key] for r in good if r.get(key) is not None]
             m[key] = statistics.median(vals) if vals else None
             m[key + "_all"] = vals
             m[key + "_missing"] = len(good) - len(vals)
@@ -510,7 +530,7 @@ def table(med, programs, versions, args, album):
     names = {"fbi": "fbi %s" % versions.get("fbi", "?"),
              "mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"),
              "carouseld": "carouseld (%g s slide)" % args.transition, "carouseld-cut": "carouseld (cut)"}
-    head = ["%d pictures" % album, "CPU per picture shown", "pictures shown", "peak RSS (VmHWM)",
+    head = ["%d pictures" % album, "CPU per picture shown", "whole guest's CPU per picture", "pictures shown", "peak RSS (VmHWM)",
             "first full picture", "CPU in first %g s" % args.seconds, "cadence", "runs"]
     rows = []
     for p in programs:
@@ -518,6 +538,8 @@ def table(med, programs, versions, args, album):
         rows.append([
             names[p],
             fmt(m["cpu_per_picture_s"], "s", 3) + ratio(p, "cpu_per_picture_s") + spread(m["cpu_per_picture_s_all"], 1, 3),
+            fmt(m["guest_cpu_per_picture_s"], "s", 3) + ratio(p, "guest_cpu_per_picture_s")
+            + spread(m["guest_cpu_per_picture_s_all"], 1, 3),
             fmt(m["shown"], "", 1) + spread(m["shown_all"], 1, 0),
             fmt(None if m["hwm_kib"] is None else m["hwm_kib"] / 1024, "MiB", 1) + ratio(p, "hwm_kib")
             + spread(m["hwm_kib_all"], 1024, 1),
@@ -671,10 +693,12 @@ def main():
     with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["label", "program", "album", "first_s", "first_tile_max", "hwm_kib", "cpu_s", "cpu_at_s",
-                    "shown", "cpu_per_picture_s", "cadence_s", "host_other_cores", "qemu_cores", "disturbed", "notes"])
+                    "shown", "cpu_per_picture_s", "guest_cpu_s", "guest_cpu_per_picture_s", "cadence_s", "host_other_cores",
+                    "qemu_cores", "disturbed", "notes"])
         for r in runs:
             w.writerow([r["label"], r["program"], r["album"], r["first_s"], r["first_tile_max"], r["hwm_kib"],
-                        r["cpu_s"], r["cpu_at_s"], r["shown"], r["cpu_per_picture_s"], r["cadence_s"], r["host_other_cores"],
+                        r["cpu_s"], r["cpu_at_s"], r["shown"], r["cpu_per_picture_s"], r.get("guest_cpu_s"),
+                        r.get("guest_cpu_per_picture_s"), r["cadence_s"], r["host_other_cores"],
                         r["qemu_cores"], r["disturbed"], "; ".join(r["notes"])])
     if missing:
         print("peers: no figures for %s (see the notes and %s/*.log)" % (", ".join(missing), args.out))
