@@ -21,6 +21,19 @@ struct Carouseld: ParsableCommand {
         // HEICs, and that must cost the picture, not the carousel.
         ImageDecoder.heifProcess = DecodingProcess(executable: "/proc/self/exe",
                                                    arguments: ["carouseld", DecodePicture.configuration.commandName!])
+        // The service's own command line skips ArgumentParser's start (see
+        // RunCommandLine); its errors end as ArgumentParser would end them.
+        if let quick = RunCommandLine(CommandLine.arguments.dropFirst()) {
+            var run = Run()
+            run.config = quick.config
+            run.display = quick.display
+            do {
+                try run.run()
+            } catch {
+                exit(withError: error)
+            }
+            return
+        }
         main(nil)
     }
 }

@@ -25,10 +25,10 @@ struct Run: ParsableCommand {
     )
 
     @Option(name: .long, help: "The INI configuration file.")
-    var config: String = "/etc/carouseld/carouseld.ini"
+    var config: String = RunCommandLine.defaultConfig
 
     @Option(name: .long, help: "drm (the default) or offscreen:WIDTHxHEIGHT.")
-    var display: String = "drm"
+    var display: String = RunCommandLine.defaultDisplay
 
     func run() throws {
         var options = Daemon.Options()
