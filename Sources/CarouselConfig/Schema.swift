@@ -58,7 +58,10 @@ public struct KeySpec: Sendable {
     /// What the key does, for the shipped INI's comments, the README and
     /// carouseld.ini(5): plain sentences, `code` in backticks, nothing else
     /// (no links, no `|`). Line breaks and runs of spaces count as one space.
-    public let help: String
+    /// Made from the source text when asked (documentation, `--help`), not
+    /// for every key at every start.
+    public var help: String { writtenHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+    private let writtenHelp: String
     let apply: @Sendable (inout Configuration, String) throws(ValueError) -> Void
 
     init(section: String, name: String, domain: ValueDomain, accepts: String, default defaultValue: String, help: String,
@@ -68,7 +71,7 @@ public struct KeySpec: Sendable {
         self.domain = domain
         self.accepts = accepts
         self.defaultValue = defaultValue
-        self.help = help.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        self.writtenHelp = help
         self.apply = apply
     }
 }

@@ -18,28 +18,34 @@ public struct RunCommandLine: Equatable, Sendable {
 
     /// `arguments` without the program's name: `[run] [--config PATH]
     /// [--display drm|offscreen:...]`, each option once, as `--name value` or
-    /// `--name=value`, in either order.
-    public init?(_ arguments: some Sequence<String>) {
-        var rest = Array(arguments)[...]
-        if rest.first == "run" { rest = rest.dropFirst() }
-        var seen: Set<String> = []
-        while let argument = rest.popFirst() {
-            let name: String, value: String
+    /// `--name=value`, in either order. Plain arrays and flags: a generic
+    /// collection's first use costs the runtime a search of its conformance
+    /// records (milliseconds under TCG), which is what this avoids.
+    public init?(_ arguments: [String]) {
+        var i = arguments.first == "run" ? 1 : 0
+        var configSeen = false, displaySeen = false
+        while i < arguments.count {
+            let argument = arguments[i]
+            let name: Substring, value: Substring
             if let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                value = String(argument[argument.index(after: equals)...])
+                name = argument[..<equals]
+                value = argument[argument.index(after: equals)...]
+                i += 1
             } else {
-                guard let next = rest.popFirst() else { return nil }
-                name = argument
-                value = next
+                guard i + 1 < arguments.count else { return nil }
+                name = argument[...]
+                value = arguments[i + 1][...]
+                i += 2
             }
-            guard !value.isEmpty, !value.hasPrefix("-"), seen.insert(name).inserted else { return nil }
-            switch name {
-            case "--config": config = value
-            case "--display":
-                guard value == "drm" || value.hasPrefix("offscreen:") else { return nil }
-                display = value
-            default: return nil
+            guard !value.isEmpty, value.first != "-" else { return nil }
+            if name == "--config", !configSeen {
+                configSeen = true
+                config = String(value)
+            } else if name == "--display", !displaySeen, value == "drm" || value.hasPrefix("offscreen:") {
+                displaySeen = true
+                display = String(value)
+            } else {
+                return nil
             }
         }
     }

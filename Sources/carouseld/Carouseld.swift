@@ -23,7 +23,7 @@ struct Carouseld: ParsableCommand {
                                                    arguments: ["carouseld", DecodePicture.configuration.commandName!])
         // The service's own command line skips ArgumentParser's start (see
         // RunCommandLine); its errors end as ArgumentParser would end them.
-        if let quick = RunCommandLine(CommandLine.arguments.dropFirst()) {
+        if let quick = RunCommandLine(Array(CommandLine.arguments.dropFirst())) {
             var run = Run()
             run.config = quick.config
             run.display = quick.display
