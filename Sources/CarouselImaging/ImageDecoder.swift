@@ -8,6 +8,8 @@ import CarouselCore
 public enum ImageDecoder {
     /// The `[images] max_pixels` default: 64 MP, a large camera photo.
     public static let defaultMaxPixels = 64_000_000
+    /// The most `[images] max_pixels` takes (the schema's range ends here).
+    public static let maxPixelsCeiling = 1_000_000_000
 
     /// The longest side a decoded image may have. pixman positions samples
     /// in 16.16 fixed point, so coordinates past 32767 wrap around.

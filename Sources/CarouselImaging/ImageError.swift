@@ -61,8 +61,13 @@ public struct ImageError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidDimensions(width, height):
             return "invalid image size \(width)x\(height) in the file header"
         case let .tooManyPixels(width, height, limit):
-            return "image is \(width)x\(height) = \(formatMegapixels(Int64(width) * Int64(height))), "
-                + "over the \(formatMegapixels(Int64(limit))) limit (max_pixels)"
+            // How to make it fit: smaller, or a higher limit where the key takes one.
+            let pixels = Int64(width) * Int64(height)
+            let raise = pixels <= Int64(ImageDecoder.maxPixelsCeiling)
+                ? ", or raise max_pixels to \(pixels) where the board has the memory" : ""
+            return "image is \(width)x\(height) = \(formatMegapixels(pixels)), "
+                + "over the \(formatMegapixels(Int64(limit))) limit ([images] max_pixels); "
+                + "scale it down to \(formatMegapixels(Int64(limit))) or less\(raise)"
         case let .sideTooLong(width, height):
             return "image is \(width)x\(height); sides longer than \(ImageDecoder.maxSide) pixels are not supported"
         case let .corrupt(format, detail):

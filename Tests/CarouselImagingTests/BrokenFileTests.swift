@@ -222,10 +222,19 @@ struct PixelLimitTests {
             expectImageError(path: Fixtures.path(name))
         }
         #expect(error?.reason == .tooManyPixels(width: width, height: height, limit: 64_000_000))
-        #expect(error?.message == "image is \(width)x\(height) = \(megapixels), over the 64 MP limit (max_pixels)")
+        #expect(error?.message == "image is \(width)x\(height) = \(megapixels), over the 64 MP limit ([images] max_pixels); "
+                + "scale it down to 64 MP or less, or raise max_pixels to \(width * height) where the board has the memory")
         #expect(allocations.all.isEmpty, "allocated \(allocations.all) bytes before refusing")
         // The file is tiny: the refusal came from the header alone.
         #expect(try Fixtures.bytes(name).count < 1024)
+    }
+
+    @Test("past what max_pixels can take, the line says only to scale it down")
+    func pastTheCeiling() {
+        let error = ImageError(path: "/p/huge.png", reason: .tooManyPixels(width: 32767, height: 32767, limit: 64_000_000))
+        #expect(error.message == "image is 32767x32767 = 1074 MP, over the 64 MP limit ([images] max_pixels); scale it down to 64 MP or less")
+        let atCeiling = ImageError(path: "/p/big.png", reason: .tooManyPixels(width: 40000, height: 25000, limit: 64_000_000))
+        #expect(atCeiling.message.hasSuffix("or raise max_pixels to 1000000000 where the board has the memory"))
     }
 
     @Test("the limit is the caller's, and the upright size is reported")
@@ -235,7 +244,8 @@ struct PixelLimitTests {
             expectImageError(path: Fixtures.path("large-rotated.jpg"), maxPixels: 100_000)
         }
         // 800x600 stored, orientation 6: shown as 600x800.
-        #expect(error?.message == "image is 600x800 = 0.5 MP, over the 0.1 MP limit (max_pixels)")
+        #expect(error?.message == "image is 600x800 = 0.5 MP, over the 0.1 MP limit ([images] max_pixels); "
+                + "scale it down to 0.1 MP or less, or raise max_pixels to 480000 where the board has the memory")
         #expect(allocations.all.isEmpty)
         // At the limit exactly, it decodes; and an observer sees the one buffer.
         let image = try DecodedImage.$allocationObserver.withValue({ allocations.record($0) }) {
