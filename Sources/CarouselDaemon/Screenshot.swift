@@ -63,6 +63,11 @@ enum ScreenshotEncoder {
                 return .failure(ScreenshotFailure(reason: "\(error)"))
             }
         case let .descriptor(file):
+            // Closed here, before the reply: the work closure that holds it
+            // is released by its worker thread only after the loop was told,
+            // and a worker made nicer by the decoder's work (ThreadPriority)
+            // may do that long after the client heard back.
+            defer { file.close() }
             do throws(PNGWriteError) {
                 try copy.writePNG(toDescriptor: file.raw)
                 return .success(.bytes(Int(lseek(file.raw, 0, SEEK_CUR))))
