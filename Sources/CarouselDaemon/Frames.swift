@@ -244,9 +244,12 @@ public final class FramePath {
             // cost a reallocation the first picture should not wait for.
             reserveWindowRoom()
         }
+        // Input opens with the first frame handed to the display, before
+        // "first frame on screen" (and READY=1) is said: that line means
+        // touch works too, also where the frame is on screen at once.
+        if pacer.framesPresented == 1 { d.tell(.firstFramePresented) }
         // Without flip events a presented frame is on screen at once.
         if !d.backend.presentsAsynchronously { frameOnScreen() }
-        if pacer.framesPresented == 1 { d.tell(.firstFramePresented) }
     }
 
     /// The zoomed picture at `time`, if one is: asks the cache for a decode
