@@ -60,7 +60,7 @@ public final class DRMBackend: DisplayBackend {
     /// `.atomic` or `.legacy`: what `api: .auto` chose.
     public var api: DRMAPI { interface.api }
     public var summary: String {
-        "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue)\(hasVblank ? "" : ", no vblank: flips complete at once"))"
+        "drm \(devicePath) \(connectorName) \(mode.name) (\(api.rawValue))\(hasVblank ? "" : ", no vblank")"
     }
     public var fileDescriptor: Int32? { restored ? nil : device.fd }
     /// Dumb buffers with XRGB8888 framebuffers (`DumbBuffer`).
