@@ -50,6 +50,9 @@ drift in the host's load touches all of them alike:
   threads: the atomic commits of a page flip without a blocking commit
   (run in a kernel worker), fbdev's damage worker that copies what fbi
   writes to the display. The guest runs nothing else meanwhile;
+* **after the first**: the same CPU figures from the capture that found the
+  first picture complete (read then) to the end, per picture that became
+  complete after it: what a further picture costs, the start left out;
 * **pictures shown** in those seconds (the slides above, the first picture
   included) and **CPU per picture shown**, the CPU divided by them: the
   programs keep different schedules (carouseld keeps its 2 s exactly, fbi
@@ -407,6 +410,7 @@ class Bench:
                "slides": [], "captures": [], "cadence_s": None, "cpu_s": None, "cpu_at_s": None, "hwm_kib": None,
                "pids": [], "notes": []}
         first_rgb = last_rgb = None
+        first_procs = first_busy = None
         shown = None           # index of the complete picture on screen
         nearest = None
         deadline = t0 + a.seconds
@@ -427,6 +431,8 @@ class Bench:
                     run["first_s"], run["first_tile_max"] = round(tc, 3), round(worst, 2)
                     run["first_picture"] = refs[index][0]
                     first_rgb = rgb
+                    # The CPU so far, the start's: what comes after it is per picture.
+                    first_procs, first_busy = self.guest_procs()
                     if index != 0:
                         run["notes"].append("the first complete picture was %s, not %s"
                                             % (refs[index][0], refs[0][0]))
@@ -452,6 +458,12 @@ class Bench:
             run["hwm_kib"] = hwm or None
             run["breakdown"] = {pid: self.breakdown(pid) for pid in drawers}
             cpu = sum(procs[p][2] for p in drawers) / self.hz
+            if first_procs is not None:
+                # A drawer not there yet at the first picture had used nothing then.
+                run["cpu_after_first_s"] = round(cpu - sum(first_procs[p][2] for p in drawers if p in first_procs
+                                                           and first_procs[p][3] == procs[p][3]) / self.hz, 3)
+                if first_busy is not None and busy_after is not None:
+                    run["guest_cpu_after_first_s"] = round((busy_after - first_busy) / self.hz, 3)
             if not self.stop(job, drawers):
                 run["notes"].append("needed SIGKILL")
             if name == "fbi":
@@ -482,6 +494,13 @@ class Bench:
                                     if run["cpu_s"] is not None and run["shown"] else None)
         run["guest_cpu_per_picture_s"] = (round(run["guest_cpu_s"] / run["shown"], 4)
                                           if run.get("guest_cpu_s") is not None and run["shown"] else None)
+        # After the start: the pictures that followed the first, and the CPU since it was complete.
+        after = run["shown"] - 1
+        run["cpu_per_picture_after_first_s"] = (round(run["cpu_after_first_s"] / after, 4)
+                                                if run.get("cpu_after_first_s") is not None and after > 0 else None)
+        run["guest_cpu_per_picture_after_first_s"] = (
+            round(run["guest_cpu_after_first_s"] / after, 4)
+            if run.get("guest_cpu_after_first_s") is not None and after > 0 else None)
         # Evidence for a reader: what was on screen, and what the program said.
         base = os.path.join(a.out, label)
         with open(base + ".log", "w") as f:
@@ -505,7 +524,8 @@ def summarize(runs, programs):
     for p in programs:
         good = [r for r in runs if r["program"] == p and not r["disturbed"]]
         m = {"runs": len(good), "disturbed": len([r for r in runs if r["program"] == p and r["disturbed"]])}
-        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s", "shown", "cpu_per_picture_s", "guest_cpu_per_picture_s"):
+        for key in ("first_s", "hwm_kib", "cpu_s", "cadence_s", "shown", "cpu_per_picture_s", "guest_cpu_per_picture_s",
+                    "cpu_per_picture_after_first_s", "guest_cpu_per_picture_after_first_s"):
             vals = [r[key] for r in good if r.get(key) is not None]
             m[key] = statistics.median(vals) if vals else None
             m[key + "_all"] = vals
@@ -530,7 +550,8 @@ def table(med, programs, versions, args, album):
     names = {"fbi": "fbi %s" % versions.get("fbi", "?"),
              "mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"),
              "carouseld": "carouseld (%g s slide)" % args.transition, "carouseld-cut": "carouseld (cut)"}
-    head = ["%d pictures" % album, "CPU per picture shown", "whole guest's CPU per picture", "pictures shown", "peak RSS (VmHWM)",
+    head = ["%d pictures" % album, "CPU per picture shown", "whole guest's CPU per picture",
+            "after the first: CPU per picture", "whole guest's", "pictures shown", "peak RSS (VmHWM)",
             "first full picture", "CPU in first %g s" % args.seconds, "cadence", "runs"]
     rows = []
     for p in programs:
@@ -540,6 +561,10 @@ def table(med, programs, versions, args, album):
             fmt(m["cpu_per_picture_s"], "s", 3) + ratio(p, "cpu_per_picture_s") + spread(m["cpu_per_picture_s_all"], 1, 3),
             fmt(m["guest_cpu_per_picture_s"], "s", 3) + ratio(p, "guest_cpu_per_picture_s")
             + spread(m["guest_cpu_per_picture_s_all"], 1, 3),
+            fmt(m["cpu_per_picture_after_first_s"], "s", 3) + ratio(p, "cpu_per_picture_after_first_s")
+            + spread(m["cpu_per_picture_after_first_s_all"], 1, 3),
+            fmt(m["guest_cpu_per_picture_after_first_s"], "s", 3) + ratio(p, "guest_cpu_per_picture_after_first_s")
+            + spread(m["guest_cpu_per_picture_after_first_s_all"], 1, 3),
             fmt(m["shown"], "", 1) + spread(m["shown_all"], 1, 0),
             fmt(None if m["hwm_kib"] is None else m["hwm_kib"] / 1024, "MiB", 1) + ratio(p, "hwm_kib")
             + spread(m["hwm_kib_all"], 1024, 1),
@@ -693,12 +718,16 @@ def main():
     with open(os.path.join(args.out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["label", "program", "album", "first_s", "first_tile_max", "hwm_kib", "cpu_s", "cpu_at_s",
-                    "shown", "cpu_per_picture_s", "guest_cpu_s", "guest_cpu_per_picture_s", "cadence_s", "host_other_cores",
+                    "shown", "cpu_per_picture_s", "guest_cpu_s", "guest_cpu_per_picture_s", "cpu_after_first_s",
+                    "cpu_per_picture_after_first_s", "guest_cpu_after_first_s", "guest_cpu_per_picture_after_first_s",
+                    "cadence_s", "host_other_cores",
                     "qemu_cores", "disturbed", "notes"])
         for r in runs:
             w.writerow([r["label"], r["program"], r["album"], r["first_s"], r["first_tile_max"], r["hwm_kib"],
                         r["cpu_s"], r["cpu_at_s"], r["shown"], r["cpu_per_picture_s"], r.get("guest_cpu_s"),
-                        r.get("guest_cpu_per_picture_s"), r["cadence_s"], r["host_other_cores"],
+                        r.get("guest_cpu_per_picture_s"), r.get("cpu_after_first_s"),
+                        r.get("cpu_per_picture_after_first_s"), r.get("guest_cpu_after_first_s"),
+                        r.get("guest_cpu_per_picture_after_first_s"), r["cadence_s"], r["host_other_cores"],
                         r["qemu_cores"], r["disturbed"], "; ".join(r["notes"])])
     if missing:
         print("peers: no figures for %s (see the notes and %s/*.log)" % (", ".join(missing), args.out))
