@@ -185,15 +185,83 @@ public struct DecodingProcess: Sendable {
         // After the setup, before libheif is loaded: its libraries, its
         // codecs' threads and their buffers all come out of the allowance.
         limitAddressSpace(maxPixels: maxPixels)
-        let outcome: Result<DecodedImage, ImageError>
+        var outcome: Result<DecodedImage, ImageError>
+        var fault: TestFault?
         do throws(ImageError) {
             let contents = try FileContents(readingFile: "/proc/self/fd/3", maxBytes: ImageDecoder.maxFileBytes)
+            fault = TestFault.requested(for: contents)
             outcome = .success(try ImageDecoder.decode(contents, path: "", targetSize: nil, fit: .none,
                                                        maxPixels: maxPixels, decodeBudget: decodeBudget, process: nil))
         } catch {
             outcome = .failure(error)
         }
+        switch (fault, outcome) {
+        case let (.die(signal)?, .success(image)):
+            // Half an answer, then the end a crash in libheif would bring.
+            _ = PictureTransfer.write(outcome, to: 4, rows: image.height / 2)
+            TestFault.die(by: signal)
+        case (.allocateTheAllowance?, .success):
+            // What a codec asking for more than the cap meets: a failed
+            // allocation (the picture is answered only if it did not fail).
+            let bytes = addressSpaceAllowance(maxPixels: maxPixels)
+            if let memory = malloc(bytes) {
+                free(memory)
+            } else {
+                outcome = .failure(ImageError(path: "", reason: .outOfMemory(bytes: bytes)))
+            }
+        default:
+            break
+        }
         return PictureTransfer.write(outcome, to: 4) ? 0 : 1
+    }
+
+    /// Faults of the helper on demand, for tests only. The crash path must
+    /// stay tested, and no file is known to crash libheif any more: the
+    /// inputs Debian 12's libheif 1.15 used to abort or fault on
+    /// (Fuzz/libheif-crashes) are refused with an error by its security
+    /// update 1.15.1-1+deb12u3, which also refuses the AVIF whose stream
+    /// asked dav1d for 3 GB (Fuzz/regressions/avif) before that allocation,
+    /// so no file reaches the address-space cap either. With
+    /// `CAROUSELD_TEST_DECODE_FAULT` in the daemon's environment (the helper
+    /// inherits it), a helper given a picture whose bytes hold `marker`
+    /// decodes it with libheif, then:
+    /// * `SIGSEGV`, `SIGABRT`, `SIGBUS` or `SIGKILL`: writes half of its
+    ///   answer and dies by that signal, which is what the parent sees of a
+    ///   crash inside libheif, with a half-written picture it must not show;
+    /// * `allocate`: asks malloc for the whole address-space allowance, as a
+    ///   codec asking for a frame past the cap would, and answers the
+    ///   refusal (`.outOfMemory`) if the cap refused it, else the picture.
+    /// Without the variable, or for any other picture, nothing changes.
+    public enum TestFault: Equatable {
+        case die(Int32)
+        case allocateTheAllowance
+
+        public static let variable = "CAROUSELD_TEST_DECODE_FAULT"
+        public static let marker = "carouseld test: the decoding helper dies on this picture"
+
+        static func requested(for contents: FileContents) -> TestFault? {
+            guard let value = getenv(variable).map({ String(cString: $0) }) else { return nil }
+            let fault: TestFault
+            switch value {
+            case "SIGSEGV": fault = .die(SIGSEGV)
+            case "SIGABRT": fault = .die(SIGABRT)
+            case "SIGBUS": fault = .die(SIGBUS)
+            case "SIGKILL": fault = .die(SIGKILL)
+            case "allocate": fault = .allocateTheAllowance
+            default: return nil
+            }
+            guard let base = contents.base else { return nil }
+            let bytes = UnsafeRawBufferPointer(start: base, count: contents.count)
+            return bytes.firstRange(of: Array(marker.utf8)) != nil ? fault : nil
+        }
+
+        static func die(by signal: Int32) -> Never {
+            // The default action, whatever a runtime installed: the process
+            // ends by the signal, as it would inside libheif.
+            _ = Glibc.signal(signal, SIG_DFL)
+            raise(signal)
+            _exit(70)
+        }
     }
 }
 
@@ -206,7 +274,8 @@ enum PictureTransfer {
     /// Header words after the magic: kind (0 picture, 1 error), then for a
     /// picture width, height, format (0 xrgb8888, 1 premultiplied argb8888),
     /// has alpha; for an error the byte count of its fields.
-    static func write(_ outcome: Result<DecodedImage, ImageError>, to fd: Int32) -> Bool {
+    /// `rows`: at most that many of a picture's rows (TestFault's half answer).
+    static func write(_ outcome: Result<DecodedImage, ImageError>, to fd: Int32, rows: Int = .max) -> Bool {
         var header = [UInt8](repeating: 0, count: headerBytes)
         header.replaceSubrange(0..<8, with: magic)
         func put(_ value: Int, at word: Int) {
@@ -221,7 +290,7 @@ enum PictureTransfer {
             put(image.hasAlpha ? 1 : 0, at: 4)
             guard writeAll(fd, header) else { return false }
             return image.withUnsafeBytes { pixels in
-                for y in 0..<image.height {
+                for y in 0..<min(image.height, rows) {
                     let row = UnsafeRawBufferPointer(rebasing: pixels[y * image.stride ..< y * image.stride + image.width * 4])
                     guard CarouselPlatform.writeAll(fd, row) else { return false }
                 }

@@ -179,21 +179,51 @@ struct DaemonTests {
         #expect(d.stop() == 0)
     }
 
-    /// A damaged HEIC on which Debian 12's libheif 1.15 itself aborts (the
-    /// heif fuzz target found it; Fuzz/libheif-crashes): decoded in the
-    /// daemon's helper process, it costs one skip line, not the daemon.
-    @Test func aHEICThatCrashesLibheifIsSkippedWithOneLine() throws {
+    /// A damaged HEIC on which Debian 12's libheif 1.15 itself aborted (the
+    /// heif fuzz target found it; Fuzz/libheif-crashes), and which its
+    /// security update 1.15.1-1+deb12u3 refuses with an error: decoded in the
+    /// daemon's helper process, it costs one skip line, not the daemon, in
+    /// whichever way libheif refuses it.
+    @Test func aHEICThatCrashedLibheifIsSkippedWithOneLine() throws {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.3\ntransition = 0.1\n")
         try d.addImage("1.jpg", from: "01-mountains.jpg")
-        let crash = demoImages.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fuzz/libheif-crashes/threads-per-tile.heic")
-        try FileManager.default.copyItem(at: crash, to: d.folder.appendingPathComponent("images/2.heic"))
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("Fuzz/libheif-crashes/threads-per-tile.heic"),
+                                         to: d.folder.appendingPathComponent("images/2.heic"))
         try d.addImage("3.webp", from: "05-glow.webp")
         try d.start()
-        d.waitFor("the skip line") { $0.contains("<4>skipping ") && $0.contains("2.heic: corrupt HEIF data: libheif crashed on it") }
+        let skip = "<4>skipping \(d.folder.appendingPathComponent("images/2.heic").path): "
+        d.waitFor("the skip line") { $0.contains(skip) }
         d.waitFor("two images left") { $0.contains("<6>images: 2 now") }
         let lines = d.log.split(separator: "\n").filter { $0.contains("2.heic") }
         #expect(lines.count == 1, "\(lines)")
+        #expect(d.process.isRunning)
+        #expect(d.stop() == 0)
+    }
+
+    /// The helper killed while it decodes (DecodingProcess.TestFault: a HEIC
+    /// carrying the marker, the variable set in the daemon's environment):
+    /// one skip line naming the crash, the daemon runs on, the other HEIC
+    /// and the other pictures show.
+    @Test func aHelperKilledMidDecodeIsOneSkipLine() throws {
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.3\ntransition = 0.1\n")
+        d.process.environment?["CAROUSELD_TEST_DECODE_FAULT"] = "SIGSEGV"
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let heic = try Data(contentsOf: repositoryRoot.appendingPathComponent("Tests/CarouselImagingTests/Fixtures/quadrants.heic"))
+        let marker = Data("carouseld test: the decoding helper dies on this picture".utf8)
+        var size = UInt32(8 + marker.count).bigEndian
+        try (heic + Data(bytes: &size, count: 4) + Data("free".utf8) + marker)
+            .write(to: d.folder.appendingPathComponent("images/2.heic"))
+        try heic.write(to: d.folder.appendingPathComponent("images/3.heic"))
+        try d.addImage("4.webp", from: "05-glow.webp")
+        try d.start()
+        d.waitFor("the skip line") {
+            $0.contains("<4>skipping \(d.folder.appendingPathComponent("images/2.heic").path): corrupt HEIF data: "
+                        + "libheif crashed on it (SIGSEGV in the process that decodes it; carouseld runs on)")
+        }
+        d.waitFor("three images left") { $0.contains("<6>images: 3 now") }
+        let lines = d.log.split(separator: "\n").filter { $0.contains("2.heic") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(!d.log.contains("3.heic:"), "the unmarked HEIC was skipped")
         #expect(d.process.isRunning)
         #expect(d.stop() == 0)
     }

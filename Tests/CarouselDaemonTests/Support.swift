@@ -31,9 +31,12 @@ func builtExecutable(_ name: String, variable: String) -> String? {
 /// The `carouseld` executable built next to this test bundle, or `$CAROUSELD_BIN`.
 let daemonBinary: String? = builtExecutable("carouseld", variable: "CAROUSELD_BIN")
 
-/// The source pictures of the repository's demo, found from this file.
-let demoImages: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("scripts/demo/images")
+/// The repository, found from this file.
+let repositoryRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// The source pictures of the repository's demo.
+let demoImages: URL = repositoryRoot.appendingPathComponent("scripts/demo/images")
 
 /// A daemon on an offscreen panel with a manual clock and its own image folder.
 final class OffscreenDaemon {

@@ -65,6 +65,23 @@ private func failure(_ result: Result<DecodedImage, ImageError>, sourceLocation:
     }
 }
 
+/// What the frame promises for a picture its decoder refuses, whatever the
+/// library's way to refuse: an error (not a picture), about `path`, on one line.
+private func expectOneErrorAbout(_ path: String, _ error: ImageError?, sourceLocation: SourceLocation = #_sourceLocation) {
+    guard let error else { return }  // failure() recorded the picture
+    #expect(error.path == path, "\(error)", sourceLocation: sourceLocation)
+    #expect(error.description.hasPrefix(path + ": "), "\(error)", sourceLocation: sourceLocation)
+    #expect(!error.message.isEmpty && !error.description.contains("\n"), "\(error)", sourceLocation: sourceLocation)
+}
+
+/// `heic` with a top-level `free` box holding DecodingProcess.TestFault's
+/// marker: libheif skips the box and decodes the picture as before.
+func markedForTheTestFault(_ heic: [UInt8]) -> [UInt8] {
+    let marker = Array(DecodingProcess.TestFault.marker.utf8)
+    let size = UInt32(8 + marker.count)
+    return heic + withUnsafeBytes(of: size.bigEndian, Array.init) + Array("free".utf8) + marker
+}
+
 @Suite("HEIF and AVIF decoded in a helper process: the same pictures and errors, and its crash costs one picture")
 struct DecodingProcessTests {
     @Test("every ImageError reason survives the helper's answer", arguments: [
@@ -142,48 +159,88 @@ struct DecodingProcessTests {
         }
     }
 
-    /// Inputs the heif fuzz target found on which libheif 1.15 itself fails
-    /// hard in this process: an uncaught std::system_error (it cannot start
-    /// a thread per tile of a grid that declares thousands), or SIGSEGV in
-    /// its grid decoding. Each would stop the daemon; here each is one error.
     /// Fuzz/regressions/avif/oom-declared-frame without the fuzz target's
     /// three leading bytes: the file as the daemon would meet it. Its AV1
     /// stream declares a frame far larger than its container does, past every
-    /// check before the decode; dav1d asks for 3 GB for it. Under the
+    /// check before the decode; dav1d asked for 3 GB for it. Under the
     /// helper's address-space cap that allocation fails and the picture is
     /// one error (without the cap the helper took 3 GB resident and 11 s).
+    /// How libheif and dav1d refuse it is theirs (a corrupt stream, an
+    /// unsupported variant, a failed allocation: security updates change
+    /// which); that it is one error about this picture, and no picture, is
+    /// the frame's. ReplayTests holds the helper's peak memory under its cap.
     @Test("an AVIF whose stream declares a 3 GB frame is one error from the helper, under its memory cap")
     func declaredFrameBeyondTheBudget() throws {
         let path = libheifCrashFolder.dropLast("libheif-crashes".count) + "regressions/avif/oom-declared-frame"
         let bytes = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: String(path)))).dropFirst(3))
         let error = failure(decode(bytes, name: "/photos/big.avif", process: try #require(helper())))
-        guard case .corrupt(.avif, _)? = error?.reason else {
-            Issue.record("unexpected \(String(describing: error))")
-            return
-        }
-        #expect(error?.description.hasPrefix("/photos/big.avif: corrupt AVIF data: ") == true, "\(String(describing: error))")
+        expectOneErrorAbout("/photos/big.avif", error)
     }
 
-    @Test("a HEIC that crashes libheif is an error about that picture, and this process runs on",
+    /// Inputs the heif fuzz target found on which libheif 1.15 itself failed
+    /// hard in this process: an uncaught std::system_error (it could not
+    /// start a thread per tile of a grid that declares thousands), or
+    /// SIGSEGV in its grid decoding. Debian's security update 1.15.1-1+deb12u3
+    /// refuses them with an error instead; another version may crash again.
+    /// Either way each is one error about that picture, through the helper.
+    @Test("a HEIC that crashed libheif 1.15 is one error about that picture, and this process runs on",
           .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
           arguments: libheifCrashes)
     func crashingHEIC(name: String) throws {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: libheifCrashFolder + "/" + name)))
         let error = failure(decode(bytes, name: "/photos/" + name, process: helper()))
-        guard case let .corrupt(.heif, detail)? = error?.reason else {
-            Issue.record("unexpected \(String(describing: error))")
-            return
-        }
-        // SIGABRT for the uncaught exception, SIGSEGV for the grid; how it
-        // ends may differ with the machine's limits, that it ends there may not.
-        #expect(detail.hasPrefix("libheif crashed on it ("), "\(detail)")
-        #expect(error?.description.hasPrefix("/photos/\(name): corrupt HEIF data: libheif crashed on it") == true)
-        #expect(error?.description.contains("\n") == false)
+        expectOneErrorAbout("/photos/\(name)", error)
     }
 
-    @Test("the folder of HEICs that crash libheif is there (the test above runs once per file)")
+    @Test("the folder of HEICs that crashed libheif is there (the test above runs once per file)")
     func crashFolder() {
         #expect(!libheifCrashes.isEmpty, "nothing in \(libheifCrashFolder)")
+    }
+
+    /// The crash path itself, with the real helper and libheif: the helper
+    /// decodes a HEIC carrying `DecodingProcess.TestFault.marker`, writes half
+    /// of its answer and dies by the signal the test asks for (SIGSEGV and
+    /// SIGABRT as libheif's own crashes ended, SIGKILL as the kernel's OOM
+    /// killer ends it). The parent reports the crash, names the signal, and
+    /// does not take the half-written picture.
+    @Test("a helper killed mid-decode, half of its answer written, is one error naming the signal, not a picture",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
+          arguments: ["SIGSEGV", "SIGABRT", "SIGKILL"])
+    func helperKilledMidDecode(signal: String) throws {
+        let bytes = markedForTheTestFault(try Fixtures.bytes("quadrants.heic"))
+        let carouseld = try #require(carouseldForDecoding)
+        // Through env(1), not this process's environment: other tests start
+        // helpers at the same time, and setenv is not safe beside them.
+        let dying = DecodingProcess(executable: "/usr/bin/env", arguments: [
+            "env", "\(DecodingProcess.TestFault.variable)=\(signal)", carouseld, "decode-picture"])
+        let error = failure(decode(bytes, name: "/photos/a.heic", process: dying))
+        #expect(error?.reason == .corrupt(.heif, detail:
+            "libheif crashed on it (\(signal) in the process that decodes it; carouseld runs on)"), "\(String(describing: error))")
+        #expect(error?.description.hasPrefix("/photos/a.heic: corrupt HEIF data: libheif crashed on it (\(signal)") == true)
+        // The marker alone changes nothing: the same bytes decode without the
+        // variable, and with it a picture without the marker does.
+        #expect(throws: Never.self) { try decode(bytes, name: "/photos/a.heic", process: helper()).get() }
+        #expect(throws: Never.self) {
+            try decode(try Fixtures.bytes("quadrants.heic"), name: "/photos/b.heic", process: dying).get()
+        }
+    }
+
+    /// The cap itself, now that no known file makes a codec ask past it
+    /// (libheif's security update refuses the 3 GB AVIF above first): the
+    /// helper, libheif loaded and the picture decoded, asks malloc for the
+    /// whole allowance, which its capped address space cannot hold (with the
+    /// cap gone the allocation succeeds and the picture comes back).
+    @Test("an allocation of the helper's whole allowance, made after libheif decoded, is refused by its cap",
+          .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"))
+    func helperAddressSpaceIsCapped() throws {
+        let carouseld = try #require(carouseldForDecoding)
+        let greedy = DecodingProcess(executable: "/usr/bin/env", arguments: [
+            "env", "\(DecodingProcess.TestFault.variable)=allocate", carouseld, "decode-picture"])
+        let maxPixels = 1 << 22
+        let error = failure(decode(markedForTheTestFault(try Fixtures.bytes("quadrants.heic")), name: "/photos/a.heic",
+                                   process: greedy, maxPixels: maxPixels))
+        #expect(error?.reason == .outOfMemory(bytes: DecodingProcess.addressSpaceAllowance(maxPixels: maxPixels)),
+                "\(String(describing: error))")
     }
 
     // The parent's side against programs that behave as a broken helper would.

@@ -99,3 +99,20 @@ func expectImageError(
         return error
     }
 }
+
+/// A picture a library refused: `.corrupt(format, detail)` with the
+/// library's own reason as the detail, one line, whatever its words (a
+/// security update of the library may change them). The detail, or nil
+/// (an issue recorded) when the error is of another kind.
+@discardableResult
+func expectLibraryReason(_ error: ImageError?, _ format: ImageFormat,
+                         sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    guard let error else { return nil }  // expectImageError recorded the picture
+    guard case let .corrupt(format2, detail) = error.reason, format2 == format else {
+        Issue.record("not corrupt \(format.name) data: \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+    #expect(!detail.isEmpty && !detail.contains("\n"), "\(error)", sourceLocation: sourceLocation)
+    #expect(error.message == "corrupt \(format.name) data: \(detail)", "\(error)", sourceLocation: sourceLocation)
+    return detail
+}
