@@ -359,7 +359,9 @@ def main():
         until("Home Assistant started (its start automation's line)",
               lambda: ha.alive() and "started" in ha.ours(), timeout=300)
         s.figures["Home Assistant start s"] = round(time.monotonic() - ha.started, 1)
-        until("Home Assistant connected to the broker", lambda: "Connected to MQTT server" in ha.log, timeout=60)
+        # Connected to the broker: its MQTT trigger answers a message sent through it. (Home
+        # Assistant's own log line for the connection is its wording, not this test's to pin.)
+        ha.snapshot(b, "connected")
         return f"{hass} ({'made' if made else 'reused'}), {len(e1) + len(e2)} entities announced"
 
     def discovered():
