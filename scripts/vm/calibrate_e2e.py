@@ -23,7 +23,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from vmlib import VM, VMError, Touchscreen  # noqa: E402
+from vmlib import STILL_MS, VM, VMError, Touchscreen  # noqa: E402
 from e2e import Suite, Failure, GUEST_REPO  # noqa: E402
 
 W, H = 1280, 800
@@ -148,7 +148,7 @@ def main():
             # and down on the device), held still before the lift: no
             # fling, so where it settles depends on where the finger went
             # only, and it pages forward only if the panel was calibrated.
-            touch.swipe(1000, 400, 250, 400, ms=900, hold_ms=200)
+            touch.swipe(1000, 400, 250, 400, ms=900, hold_ms=STILL_MS)
             s.wait_log(d, r"currentItemIndexDidChange 1")
             s.wait_log(d, r"event didEndDecelerating")
             s.screen_matches(1, "calibrated-after-swipe")

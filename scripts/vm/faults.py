@@ -251,7 +251,7 @@ def main():
             touch = vm.touchscreen()
             d.wait_output(r"(?s)removed.*(touchscreen[^\n]*added|added[^\n]*touch)", timeout=60, stream="stderr")
             before = d.err.count("didEndDecelerating")
-            touch.swipe(1000, 400, 300, 400, ms=250)
+            touch.drag_past_half(1100, 400, 200, 400)
             vm._wait(lambda: d.err.count("didEndDecelerating") > before, 90, "a settle after the new swipe")
             after = s.wait_rest()
             if after["index"] != (st["index"] + 1) % after["count"]:

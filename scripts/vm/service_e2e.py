@@ -471,7 +471,7 @@ def main():
                 s.ctl("pause")
                 s.wait("the carousel at rest", lambda: s.status()["state"] == "idle", 30)
                 before = s.status()["index"]
-                touch.swipe(1000, 400, 300, 400, ms=250)
+                touch.drag_past_half(1100, 400, 200, 400)
                 want = (before + 1) % s.status()["count"]
                 s.wait_index(f"index {want} after a swipe", want, 60)
                 s.ctl("resume")

@@ -18,7 +18,9 @@ more for libinput users to open it, plays, removes it):
 Server (one device for many gestures; a new device per gesture is slow to be
 picked up by udev and libinput): reads commands, one a line, from stdin or
 --fifo PATH; prints "ready DEVNODE" once the device is tagged, then
-"ok COMMAND" after each command (or "error MESSAGE").
+"ok COMMAND" after each command (or "error MESSAGE"); after a swipe,
+"ok COMMAND timing JSON": the kernel's time stamps of what was played
+(Touchscreen.timing), read back from the device's own event node.
   uinput_touch.py serve
   commands: swipe/tap/hold as above, down X Y [SLOT], move X Y [SLOT],
             up [SLOT], sleep MS, quit
@@ -44,6 +46,7 @@ costs about a second under TCG.
 import argparse
 import array
 import fcntl
+import json
 import os
 import struct
 import sys
@@ -57,6 +60,10 @@ ABS_X, ABS_Y = 0x00, 0x01
 ABS_MT_SLOT, ABS_MT_POSITION_X, ABS_MT_POSITION_Y, ABS_MT_TRACKING_ID = 0x2f, 0x35, 0x36, 0x39
 INPUT_PROP_DIRECT = 0x01
 BUS_VIRTUAL = 0x06
+# EVIOCSCLOCKID, _IOW('E', 0xa0, int): the reader's stamps on the monotonic
+# clock, as libinput sets it (the default is the wall clock, which tests set).
+EVIOCSCLOCKID = (1 << 30) | (4 << 16) | (ord("E") << 8) | 0xa0
+CLOCK_MONOTONIC = 1
 
 
 def _ioc(direction, nr, size):
@@ -110,9 +117,14 @@ class UInput:
             fcntl.ioctl(self.fd, UI_DEV_CREATE)
             sysname = fcntl.ioctl(self.fd, UI_GET_SYSNAME(64), bytes(64)).split(b"\0")[0].decode()
             self.devnode = self._find_event_node("/sys/devices/virtual/input/" + sysname)
+            # The device's own events as every reader gets them, for the
+            # kernel's time stamps (a reader does not take them from others).
+            self.reader = os.open(self.devnode, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            fcntl.ioctl(self.reader, EVIOCSCLOCKID, struct.pack("<i", CLOCK_MONOTONIC))
         except BaseException:
             os.close(self.fd)
             raise
+        self.frame_times = []  # µs, the kernel's stamp of each frame played
 
     @staticmethod
     def _find_event_node(sysdir, timeout=10.0):
@@ -133,12 +145,28 @@ class UInput:
         self.write(EV_SYN, SYN_REPORT, 0)
         os.write(self.fd, b"".join(self.queue))
         self.queue = []
+        self._read_back()
+
+    def _read_back(self):
+        """Notes the kernel's time stamp of every frame (SYN_REPORT) the
+        device has sent: the write above put it in the reader's buffer, and
+        draining it after each frame keeps that buffer from overflowing."""
+        while True:
+            try:
+                data = os.read(self.reader, 24 * 64)
+            except BlockingIOError:
+                return
+            for sec, usec, etype, code, _ in struct.iter_unpack("<qqHHi", data[:len(data) // 24 * 24]):
+                if etype == EV_SYN and code == SYN_REPORT:
+                    self.frame_times.append(sec * 1_000_000 + usec)
+            del self.frame_times[:-4096]  # a gesture's worth, however long the session
 
     def close(self):
         try:
             fcntl.ioctl(self.fd, UI_DEV_DESTROY)
         finally:
             os.close(self.fd)
+            os.close(self.reader)
 
 
 class Touchscreen:
@@ -255,8 +283,11 @@ class Touchscreen:
     def swipe(self, x0, y0, x1, y1, ms, hold_ms=0, slot=0):
         """Down at (x0, y0), straight to (x1, y1) at constant speed in ms
         milliseconds (one frame per 1/rate s, on absolute deadlines so the
-        speed does not drift when a frame is late), still for hold_ms, up."""
+        speed does not drift when a frame is late), still for hold_ms after
+        the last motion frame (however late that came), up. Returns the
+        kernel's timing of what was played (`timing`)."""
         steps = max(1, round(ms * self.rate / 1000.0))
+        self.ui.frame_times = []
         t0 = time.monotonic()
         self.down(x0, y0, slot)
         for i in range(1, steps + 1):
@@ -264,8 +295,30 @@ class Touchscreen:
             f = i / steps
             self.move(x0 + (x1 - x0) * f, y0 + (y1 - y0) * f, slot)
         if hold_ms:
-            self._sleep_until(t0 + (ms + hold_ms) / 1000.0)
+            self._sleep_until(time.monotonic() + hold_ms / 1000.0)
         self.up(slot)
+        return self.timing(ms / steps, hold_ms)
+
+    def timing(self, interval_ms, hold_ms=0):
+        """What the kernel stamped on the last gesture's frames (down, the
+        motion frames, up), against the `interval_ms` asked between motion
+        frames: the frames, the longest gap between two of them before the
+        lift, the time from the last frame to the lift (ms), and whether
+        the kernel saw the swipe asked for ("as_asked"): every gap before the
+        lift, and the lift's own when nothing was held, within half an
+        interval (and 4 ms) of the one asked; after a hold, the lift at least
+        hold_ms late. A starved injector (its sleep overran, or the guest's
+        vCPU was busy elsewhere) writes late: the swipe the kernel saw, and
+        so its speed, was then another."""
+        t = self.ui.frame_times
+        gaps = [(b - a) / 1000.0 for a, b in zip(t, t[1:])]
+        before_lift, lift = gaps[:-1], (gaps[-1] if gaps else None)
+        slack = interval_ms + max(interval_ms / 2, 4.0)
+        as_asked = (len(t) >= 2 and all(g <= slack for g in before_lift)
+                    and (lift >= hold_ms if hold_ms else lift <= slack))
+        return {"frames": len(t), "asked_gap_ms": round(interval_ms, 1),
+                "longest_gap_ms": round(max(before_lift, default=0.0), 1),
+                "lift_gap_ms": round(lift, 1) if lift is not None else None, "as_asked": as_asked}
 
     def tap(self, x, y, ms=50, slot=0):
         t0 = time.monotonic()
@@ -323,10 +376,11 @@ def display_size_mm(card="/dev/dri/card0"):
 
 
 def run_command(ts, words):
-    """Plays one command; returns False for quit."""
+    """Plays one command; returns False for quit, a swipe's timing (a dict)
+    for a swipe, True otherwise."""
     cmd, args = words[0], [float(w) for w in words[1:]]
     if cmd == "swipe" and len(args) in (5, 6):
-        ts.swipe(*args[:5], hold_ms=args[5] if len(args) == 6 else 0)
+        return ts.swipe(*args[:5], hold_ms=args[5] if len(args) == 6 else 0)
     elif cmd == "tap" and len(args) in (2, 3):
         ts.tap(*args)
     elif cmd == "hold" and len(args) == 3:
@@ -351,10 +405,12 @@ def serve(ts, source):
         if not words or words[0].startswith("#"):
             continue
         try:
-            if not run_command(ts, words):
+            result = run_command(ts, words)
+            if result is False:
                 print("ok quit", flush=True)
                 return
-            print("ok %s" % " ".join(words), flush=True)
+            timing = " timing %s" % json.dumps(result, separators=(",", ":")) if isinstance(result, dict) else ""
+            print("ok %s%s" % (" ".join(words), timing), flush=True)
         except (ValueError, OSError) as err:
             print("error %s" % err, flush=True)
 

@@ -236,6 +236,13 @@ class Job:
             return self.wait(30)
 
 
+# drag_past_half: how far along the screen (the half-way rule's margin,
+# whatever the touch slop and the drag's first frame take off), and how long
+# still before the lift (past the stop rule for panels down to 10 Hz).
+PAST_HALF = 0.65
+STILL_MS = 300
+
+
 class Touchscreen:
     """uinput_touch.py in server mode in the guest: one touchscreen device
     for the whole session. Coordinates are screen pixels; each call returns
@@ -244,6 +251,7 @@ class Touchscreen:
 
     def __init__(self, vm, width, height, size_mm="auto", rate=100, timeout=60):
         self.vm = vm
+        self.width, self.height = width, height
         self.job = vm.spawn(["python3", "/usr/local/bin/uinput_touch.py",
                              "--width", str(width), "--height", str(height),
                              "--size-mm", size_mm, "--rate", str(rate), "serve"], stdin=True)
@@ -258,9 +266,31 @@ class Touchscreen:
         reply = self.job.readline(timeout)
         if not reply.startswith("ok"):
             raise VMError("uinput_touch.py %r: %s" % (text, reply))
+        return reply
 
     def swipe(self, x0, y0, x1, y1, ms, hold_ms=0):
-        self.command("swipe", x0, y0, x1, y1, ms, hold_ms)
+        """Plays the swipe; returns the kernel's timing of it
+        (uinput_touch.Touchscreen.timing: "as_asked" is False when the
+        injector was starved and the kernel saw another swipe)."""
+        reply = self.command("swipe", x0, y0, x1, y1, ms, hold_ms)
+        _, _, timing = reply.partition(" timing ")
+        return json.loads(timing) if timing else None
+
+    def drag_past_half(self, x0, y0, x1, y1, ms=250):
+        """A drag that pages whatever the injector's timing: along one axis,
+        at least PAST_HALF of the screen's extent, then held still for
+        STILL_MS before the lift. However late its frames came, the lift then
+        follows a pause longer than the stop rule's (SPEC 7: 40 ms, or 2.5
+        sample intervals), so its velocity is zero and the half-way rule
+        alone decides: the next page along the drag. A fast swipe of the same
+        length leaves it to the release velocity, which a starved injector
+        makes anything (its events stretched, the lift with none, or a
+        least-squares fit over a stall that points backwards)."""
+        extent = self.width if abs(x1 - x0) >= abs(y1 - y0) else self.height
+        along = max(abs(x1 - x0), abs(y1 - y0))
+        if along < PAST_HALF * extent:
+            raise ValueError("drag_past_half: %d px of %d is not past %.0f %%" % (along, extent, PAST_HALF * 100))
+        return self.swipe(x0, y0, x1, y1, ms, hold_ms=STILL_MS)
 
     def tap(self, x, y, ms=50):
         self.command("tap", x, y, ms)
@@ -868,8 +898,9 @@ class VM:
     def pointer_button(self, down, button="left"):
         self.qmp("input-send-event", events=[{"type": "btn", "data": {"button": button, "down": bool(down)}}])
 
-    def pointer_drag(self, x0, y0, x1, y1, ms, rate=100):
-        """Button down at (x0, y0), move to (x1, y1) over ms milliseconds, button up."""
+    def pointer_drag(self, x0, y0, x1, y1, ms, rate=100, hold_ms=0):
+        """Button down at (x0, y0), move to (x1, y1) over ms milliseconds,
+        still for hold_ms after the last move (however late it came), button up."""
         steps = max(1, round(ms * rate / 1000.0))
         self.pointer_move(x0, y0)
         self.pointer_button(True)
@@ -879,4 +910,6 @@ class VM:
             if d > 0:
                 time.sleep(d)
             self.pointer_move(x0 + (x1 - x0) * i / steps, y0 + (y1 - y0) * i / steps)
+        if hold_ms:
+            time.sleep(hold_ms / 1000.0)
         self.pointer_button(False)
