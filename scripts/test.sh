@@ -165,6 +165,8 @@ stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per t
 
 echo "== end-to-end on a real kernel (QEMU: bochs DRM, uinput touchscreen, udev, libinput)"
 await vm-assets "the VM's kernel, image and initramfs (cached in .build-vm/)"
+# Once: what the VM stages run against (the image has no security updates).
+bash scripts/versions.sh --vm .build-vm
 vm_binary=.build-static/release/carouseld
 # The Debian package of the same release build (make deb: debhelper, then
 # lintian, which fails on any error or warning not overridden with a
