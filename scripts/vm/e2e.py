@@ -1016,15 +1016,32 @@ WALL = [("pictures on the wall: crossfade and cut change the picture without a s
 ZOOM_SOCKET = "/tmp/e2e-zoom.sock"
 
 
-def double_tap(touch, x, y, gap_ms=120):
-    """Two taps gap_ms apart, played by uinput_touch.py in one go: a command
-    each, waiting for its reply, would put the host's round trip between
-    them (more than the 300 ms window under TCG)."""
-    touch.job.write(f"tap {x} {y} 40\nsleep {gap_ms}\ntap {x} {y} 40\n")
-    for _ in range(3):
-        reply = touch.job.readline(60)
-        if not reply.startswith("ok"):
-            raise Failure(f"uinput_touch.py double tap: {reply}")
+# SPEC 7: the second tap of a double tap comes down within 300 ms of the
+# first one's lift.
+DOUBLE_TAP_WINDOW_MS = 300
+
+
+def double_tap(s, d, touch, x, y, gap_ms=120, tries=3):
+    """Two taps gap_ms apart, played by uinput_touch.py in one command (a
+    command each, waiting for its reply, would put the host's round trip
+    between them: more than the window under TCG). The kernel's stamps say
+    how far apart they came: past the window (the injector starved in its
+    sleep) the daemon rightly saw two taps, each selecting once its window
+    closed; those are waited out and the double tap played again, at most
+    `tries` times in all. Returns where in the daemon's log the double tap
+    the kernel saw as one begins."""
+    for attempt in range(1, tries + 1):
+        mark = len(d.err)
+        reply = touch.command("doubletap", x, y, 40, gap_ms)
+        timing = json.loads(reply.partition(" timing ")[2])
+        if timing["gap_ms"] < DOUBLE_TAP_WINDOW_MS:
+            if attempt > 1:
+                s.figures["double taps played again (the injector starved)"] = (
+                    s.figures.get("double taps played again (the injector starved)", 0) + attempt - 1)
+            return mark
+        s.vm._wait(lambda: len(re.findall(r"select \d", d.err[mark:])) >= 2, 60,
+                   f"the two single taps a starved double tap ({timing}) was")
+    raise Failure(f"{tries} double taps, each with the injector starved past the window: {timing}")
 
 
 def zoom_pinch_and_double_tap(s, touch):
@@ -1058,6 +1075,11 @@ def zoom_pinch_and_double_tap(s, touch):
 
     d = s.start(extra)
     s.wait_log(d, r"first picture on screen")
+    # Held by a pause until the pinch has zoomed (on a loaded machine the
+    # capture alone can take longer than the interval), and back on the
+    # first picture should autoplay have moved before the pause came.
+    ask("pause")
+    ask("goto 0 0")
     s.screen_matches(0, "27-before-zoom", extra)
     # A pinch about the centre: 200 px apart, then 600 (each finger a frame of its own).
     touch.down(540, 400, 0)
@@ -1076,12 +1098,16 @@ def zoom_pinch_and_double_tap(s, touch):
     scale = status["zoom"]
     # The centre stays where it was: t = c - s*c.
     zoomed_screen(scale, 640 * (1 - scale), 400 * (1 - scale), "28-pinched-to-3x")
-    # Autoplay waits while zoomed: nothing moves for longer than interval.
+    # Autoplay waits while zoomed: the pause lifted, the zoom alone holds
+    # it, and nothing moves for longer than interval.
+    ask("resume")
+    if ask("status")["autoplay"]["paused_by"] != ["zoom"]:
+        raise Failure(f"zoomed and resumed, autoplay is {ask('status')['autoplay']}")
     time.sleep(4)
     if ask("status")["index"] != 0:
         raise Failure("autoplay advanced a zoomed picture")
     # A double tap: back to 1.
-    double_tap(touch, 640, 400)
+    mark = double_tap(s, d, touch, 640, 400)
     s.wait_log(d, r"(?s)event didEndZooming.*event didEndZooming")
     # Back at 1, autoplay would resume resume_delay from now: held by a
     # pause for the rest of the checks.
@@ -1089,18 +1115,19 @@ def zoom_pinch_and_double_tap(s, touch):
     if abs(ask("status")["zoom"] - 1) > 1e-9 or ask("status")["index"] != 0:
         raise Failure(f"a double tap did not zoom back to 1: {ask('status')['zoom']}")
     s.screen_matches(0, "29-double-tap-back-to-1", extra)
-    if re.search(r"select \d", d.err):
+    if re.search(r"select \d", d.err[mark:]):
         raise Failure("the double tap selected")
     # Another, about (320, 200): 2.5x with that point kept.
-    double_tap(touch, 320, 200)
+    mark = double_tap(s, d, touch, 320, 200)
     s.wait_log(d, r"(?s)(event didEndZooming.*){3}")
     status = ask("status")
     if status["zoom"] != 2.5:
         raise Failure(f"a double tap zoomed to {status['zoom']}, not 2.5")
     zoomed_screen(2.5, 320 - 2.5 * 320, 200 - 2.5 * 200, "30-double-tap-to-2.5x")
     # A single tap: select once the double-tap window has closed.
+    mark = len(d.err)
     touch.tap(900, 600, ms=40)
-    s.wait_log(d, r"select 0")
+    vm._wait(lambda: re.search(r"select 0", d.err[mark:]), 60, "the single tap's select 0")
     if abs(ask("status")["zoom"] - 2.5) > 1e-9:
         raise Failure("a single tap changed the zoom")
     # zoom reset: back at 1, and autoplay resumes resume_delay later.

@@ -18,12 +18,14 @@ more for libinput users to open it, plays, removes it):
 Server (one device for many gestures; a new device per gesture is slow to be
 picked up by udev and libinput): reads commands, one a line, from stdin or
 --fifo PATH; prints "ready DEVNODE" once the device is tagged, then
-"ok COMMAND" after each command (or "error MESSAGE"); after a swipe,
-"ok COMMAND timing JSON": the kernel's time stamps of what was played
-(Touchscreen.timing), read back from the device's own event node.
+"ok COMMAND" after each command (or "error MESSAGE"); after a swipe or a
+double tap, "ok COMMAND timing JSON": the kernel's time stamps of what was
+played (Touchscreen.timing, double_tap), read back from the device's own
+event node.
   uinput_touch.py serve
   commands: swipe/tap/hold as above, down X Y [SLOT], move X Y [SLOT],
-            up [SLOT], sleep MS, quit
+            up [SLOT], sleep MS, doubletap X Y MS GAP_MS (replies with its
+            timing too), quit
 
 Coordinates are screen pixels of a --width x --height screen (default
 1280x800); the device reports --scale units per pixel (sub-pixel motion) and
@@ -326,6 +328,21 @@ class Touchscreen:
         self._sleep_until(t0 + ms / 1000.0)
         self.up(slot)
 
+    def double_tap(self, x, y, ms, gap_ms, slot=0):
+        """Two taps of ms each, the second gap_ms after the first's lift.
+        Returns what the kernel stamped: each tap's length and the time from
+        the first lift to the second touch ("gap_ms"), which a starved
+        injector stretches past whatever window a reader keeps."""
+        self.ui.frame_times = []
+        self.tap(x, y, ms, slot)
+        time.sleep(gap_ms / 1000.0)
+        self.tap(x, y, ms, slot)
+        t = self.ui.frame_times
+        if len(t) != 4:
+            raise ValueError("double tap: %d frames read back, not 4" % len(t))
+        return {"taps_ms": [round((t[1] - t[0]) / 1000.0, 1), round((t[3] - t[2]) / 1000.0, 1)],
+                "gap_ms": round((t[2] - t[1]) / 1000.0, 1)}
+
     def hold(self, x, y, ms, slot=0):
         self.tap(x, y, ms, slot)
 
@@ -376,13 +393,15 @@ def display_size_mm(card="/dev/dri/card0"):
 
 
 def run_command(ts, words):
-    """Plays one command; returns False for quit, a swipe's timing (a dict)
-    for a swipe, True otherwise."""
+    """Plays one command; returns False for quit, the timing (a dict) of a
+    swipe or a double tap, True otherwise."""
     cmd, args = words[0], [float(w) for w in words[1:]]
     if cmd == "swipe" and len(args) in (5, 6):
         return ts.swipe(*args[:5], hold_ms=args[5] if len(args) == 6 else 0)
     elif cmd == "tap" and len(args) in (2, 3):
         ts.tap(*args)
+    elif cmd == "doubletap" and len(args) == 4:
+        return ts.double_tap(*args)
     elif cmd == "hold" and len(args) == 3:
         ts.hold(*args)
     elif cmd in ("down", "move") and len(args) in (2, 3):
