@@ -239,6 +239,13 @@ public struct DecodingProcess: Sendable {
         public static let variable = "CAROUSELD_TEST_DECODE_FAULT"
         public static let marker = "carouseld test: the decoding helper dies on this picture"
 
+        /// `heif` with a top-level `free` box holding `marker` after its
+        /// boxes: libheif skips the box and decodes the picture as before.
+        public static func marked(_ heif: [UInt8]) -> [UInt8] {
+            let bytes = Array(marker.utf8)
+            return heif + withUnsafeBytes(of: UInt32(8 + bytes.count).bigEndian, Array.init) + Array("free".utf8) + bytes
+        }
+
         static func requested(for contents: FileContents) -> TestFault? {
             guard let value = getenv(variable).map({ String(cString: $0) }) else { return nil }
             let fault: TestFault

@@ -1,6 +1,7 @@
 // Tier 3: the real daemon (`carouseld run`) on the offscreen display, with a
 // real configuration file, a real image folder and real signals.
 
+import CarouselImaging
 import Foundation
 import Testing
 
@@ -206,13 +207,10 @@ struct DaemonTests {
     /// and the other pictures show.
     @Test func aHelperKilledMidDecodeIsOneSkipLine() throws {
         let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\ninterval = 0.3\ntransition = 0.1\n")
-        d.process.environment?["CAROUSELD_TEST_DECODE_FAULT"] = "SIGSEGV"
+        d.process.environment?[DecodingProcess.TestFault.variable] = "SIGSEGV"
         try d.addImage("1.jpg", from: "01-mountains.jpg")
         let heic = try Data(contentsOf: repositoryRoot.appendingPathComponent("Tests/CarouselImagingTests/Fixtures/quadrants.heic"))
-        let marker = Data("carouseld test: the decoding helper dies on this picture".utf8)
-        var size = UInt32(8 + marker.count).bigEndian
-        try (heic + Data(bytes: &size, count: 4) + Data("free".utf8) + marker)
-            .write(to: d.folder.appendingPathComponent("images/2.heic"))
+        try Data(DecodingProcess.TestFault.marked([UInt8](heic))).write(to: d.folder.appendingPathComponent("images/2.heic"))
         try heic.write(to: d.folder.appendingPathComponent("images/3.heic"))
         try d.addImage("4.webp", from: "05-glow.webp")
         try d.start()

@@ -43,8 +43,9 @@ struct BrokenFileTests {
         let bytes = try Fixtures.bytes("quadrants.jpg")
         let scratch = try ScratchDirectory()
         let path = try scratch.write("half.jpg", Array(bytes.prefix(bytes.count - 40)))
-        let detail = expectLibraryReason(expectImageError(path: path), .jpeg)
-        #expect(expectImageError(path: path)?.description == "\(path): corrupt JPEG data: \(detail ?? "")")
+        let error = expectImageError(path: path)
+        let detail = expectLibraryReason(error, .jpeg)
+        #expect(error?.description == "\(path): corrupt JPEG data: \(detail ?? "")")
     }
 
     @Test("a truncated PNG and WebP say so")

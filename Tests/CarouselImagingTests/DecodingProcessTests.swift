@@ -74,14 +74,6 @@ private func expectOneErrorAbout(_ path: String, _ error: ImageError?, sourceLoc
     #expect(!error.message.isEmpty && !error.description.contains("\n"), "\(error)", sourceLocation: sourceLocation)
 }
 
-/// `heic` with a top-level `free` box holding DecodingProcess.TestFault's
-/// marker: libheif skips the box and decodes the picture as before.
-func markedForTheTestFault(_ heic: [UInt8]) -> [UInt8] {
-    let marker = Array(DecodingProcess.TestFault.marker.utf8)
-    let size = UInt32(8 + marker.count)
-    return heic + withUnsafeBytes(of: size.bigEndian, Array.init) + Array("free".utf8) + marker
-}
-
 @Suite("HEIF and AVIF decoded in a helper process: the same pictures and errors, and its crash costs one picture")
 struct DecodingProcessTests {
     @Test("every ImageError reason survives the helper's answer", arguments: [
@@ -207,7 +199,7 @@ struct DecodingProcessTests {
           .enabled(if: carouseldForDecoding != nil, "carouseld not built; set CAROUSELD_BIN"),
           arguments: ["SIGSEGV", "SIGABRT", "SIGKILL"])
     func helperKilledMidDecode(signal: String) throws {
-        let bytes = markedForTheTestFault(try Fixtures.bytes("quadrants.heic"))
+        let bytes = DecodingProcess.TestFault.marked(try Fixtures.bytes("quadrants.heic"))
         let carouseld = try #require(carouseldForDecoding)
         // Through env(1), not this process's environment: other tests start
         // helpers at the same time, and setenv is not safe beside them.
@@ -237,7 +229,7 @@ struct DecodingProcessTests {
         let greedy = DecodingProcess(executable: "/usr/bin/env", arguments: [
             "env", "\(DecodingProcess.TestFault.variable)=allocate", carouseld, "decode-picture"])
         let maxPixels = 1 << 22
-        let error = failure(decode(markedForTheTestFault(try Fixtures.bytes("quadrants.heic")), name: "/photos/a.heic",
+        let error = failure(decode(DecodingProcess.TestFault.marked(try Fixtures.bytes("quadrants.heic")), name: "/photos/a.heic",
                                    process: greedy, maxPixels: maxPixels))
         #expect(error?.reason == .outOfMemory(bytes: DecodingProcess.addressSpaceAllowance(maxPixels: maxPixels)),
                 "\(String(describing: error))")
