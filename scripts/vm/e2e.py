@@ -17,7 +17,6 @@ import math
 import os
 import re
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from vmlib import STILL_MS, VM, VMError, write_png  # noqa: E402
+from vmlib import STILL_MS, VM, VMError, marked_for_test_fault, write_png  # noqa: E402
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"
@@ -591,9 +590,6 @@ def backlight(s, touch):
 
 WALL_SOCKET = "/tmp/e2e-wall.sock"
 FIXTURES = os.path.join(REPO, "Tests/CarouselImagingTests/Fixtures")
-# DecodingProcess.TestFault.marker: with CAROUSELD_TEST_DECODE_FAULT set in
-# the daemon's environment, its decoding helper dies on a picture holding it.
-TEST_FAULT_MARKER = b"carouseld test: the decoding helper dies on this picture"
 
 
 def loop_switches(vm, pid):
@@ -937,7 +933,7 @@ def wall_formats(s, touch):
         elif damage == "helper-dies":
             # A whole picture, with the test fault's marker in a free box
             # that libheif skips: only the helper's fault breaks it.
-            data += struct.pack(">I", 8 + len(TEST_FAULT_MARKER)) + b"free" + TEST_FAULT_MARKER
+            data = bytearray(marked_for_test_fault(data))
         with open(os.path.join(host, name), "wb") as f:
             f.write(data)
         vm.put(f"{guest}/{name}", bytes(data))

@@ -31,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from vmlib import VM, write_png  # noqa: E402
+from vmlib import VM, marked_for_test_fault, write_png  # noqa: E402
 from e2e import psnr, read_png_rgb  # noqa: E402
 
 W, H = 1280, 800
@@ -39,8 +39,6 @@ GUEST_REPO = "/mnt/host"
 UNIT = "carouseld.service"
 INI = "/etc/carouseld/carouseld.ini"
 IMAGES = "/var/lib/carouseld/images"
-# DecodingProcess.TestFault.marker (printable ASCII: it goes into a shell line).
-TEST_FAULT_MARKER = "carouseld test: the decoding helper dies on this picture"
 # The most exposure `systemd-analyze security` may report before this test
 # calls the hardening weakened (1.2 when this was written).
 MAX_EXPOSURE = 2.0
@@ -498,10 +496,9 @@ def main():
             count = s.status()["count"]
             fixture = f"{GUEST_REPO}/Tests/CarouselImagingTests/Fixtures/quadrants.heic"
             s.ok(f"cp {fixture} {IMAGES}/20-phone.heic && "
-                 f"cp {GUEST_REPO}/Fuzz/libheif-crashes/threads-per-tile.heic {IMAGES}/21-damaged.heic && "
-                 f"python3 -c \"import struct, sys; m = b'{TEST_FAULT_MARKER}'; "
-                 f"sys.stdout.buffer.write(open('{fixture}', 'rb').read() + struct.pack('>I', 8 + len(m)) + b'free' + m)\" "
-                 f">{IMAGES}/22-helper-dies.heic")
+                 f"cp {GUEST_REPO}/Fuzz/libheif-crashes/threads-per-tile.heic {IMAGES}/21-damaged.heic")
+            with open(os.path.join(REPO, "Tests/CarouselImagingTests/Fixtures/quadrants.heic"), "rb") as f:
+                vm.put(f"{IMAGES}/22-helper-dies.heic", marked_for_test_fault(f.read()))
             try:
                 names = s.wait("the HEICs in the album", lambda: (lambda n: n if any(x.endswith("22-helper-dies.heic") for x in n)
                                                                   else None)(s.ctl("list")["images"]), 60)

@@ -236,6 +236,17 @@ class Job:
             return self.wait(30)
 
 
+# DecodingProcess.TestFault.marker: with CAROUSELD_TEST_DECODE_FAULT set in
+# the daemon's environment, its decoding helper dies on a picture holding it.
+TEST_FAULT_MARKER = b"carouseld test: the decoding helper dies on this picture"
+
+
+def marked_for_test_fault(heif):
+    """`heif` (bytes) with a top-level free box holding TEST_FAULT_MARKER, as
+    DecodingProcess.TestFault.marked makes it: libheif skips the box."""
+    return bytes(heif) + struct.pack(">I", 8 + len(TEST_FAULT_MARKER)) + b"free" + TEST_FAULT_MARKER
+
+
 # drag_past_half: how far along the screen (the half-way rule's margin,
 # whatever the touch slop and the drag's first frame take off), and how long
 # still before the lift (past the stop rule for panels down to 10 Hz).
