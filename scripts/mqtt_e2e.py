@@ -12,7 +12,10 @@ reply with nothing changed, the shared command topic, the screenshot as a
 PNG, the will on kill -9, a broker restart survived with the carousel
 moving throughout, TLS with a test CA, a wrong password refused with one
 line while the carousel runs on, a broker that never answers and a name
-that does not resolve never stalling it, discovery removed by a reload.
+that does not resolve never stalling it, discovery removed by a reload, a
+hostile publisher held to MQTT's grant (no file of the board, no other
+broker or folder, no reload) and its 20 MB messages dropped before they are
+copied.
 Figures: commands per second and command-to-reply latency through the
 broker, beside the same requests on the control socket.
 
@@ -363,6 +366,95 @@ def main():
             s.figures[f"{broker}: slowest status reply s"] = round(worst, 2)
         return "silent broker and unresolvable name"
 
+    def hostile_publisher():
+        # Anyone who can publish to the broker, playing the attacker: the
+        # board's files, the frame's broker and its folder are out of reach,
+        # a huge message costs no more than it takes to drop it, and the
+        # carousel answers throughout.
+        b = s.broker()
+        w = s.watcher(b)
+        secret = os.path.join(s.folder, "secret.txt")
+        with open(secret, "w") as f:
+            f.write("the board's secret 7f3a\n")
+        os.chmod(secret, 0o644)
+        d = s.daemon(plain(b), "[autoplay]\nenabled = false")
+        w.wait("availability online", f"{T}/availability", lambda p: p == b"online")
+        pictures = d.ask("list")["count"]
+
+        def refused(topic, line, *words):
+            n = len(w.on(f"{T}/reply"))
+            pub(b, topic, line)
+            _, p = w.wait(f"the reply to {line!r}", f"{T}/reply", after=n)
+            reply = json.loads(p)
+            text = reply.get("error", "")
+            if reply.get("ok") is not False or "not granted to MQTT" not in text or any(x not in text for x in words):
+                raise Failure(f"{line!r} on {topic}: expected a refusal naming MQTT's grant, got {reply}")
+            if "7f3a" in text:
+                raise Failure(f"the refusal of {line!r} carries the secret: {text}")
+            return text
+        refused(f"{T}/command", f"set overlay.text_file {secret}", "administer")
+        for line in (f"set mqtt.password_file {secret}", "set mqtt.username x", "set mqtt.broker mqtt://127.0.0.1:1",
+                     "set mqtt.topic elsewhere/frame", "set control.socket /tmp/x.sock"):
+            refused("carouseld/all/command", line, "administer")
+        refused(f"{T}/command", "set images.path /etc", "administer")
+        refused(f"{T}/command", "set images.cache_mb 4096", "configure")
+        refused(f"{T}/command", "reload", "configure")
+        # What MQTT is granted still works: looking, driving, tuning.
+        n = len(w.on(f"{T}/reply"))
+        pub(b, f"{T}/command", "set autoplay.interval 9")
+        _, p = w.wait("the reply to set autoplay.interval", f"{T}/reply", after=n)
+        if json.loads(p).get("ok") is not True or d.ask("status")["autoplay"]["interval"] != 9:
+            raise Failure(f"set autoplay.interval 9 over MQTT: {p!r}")
+        status = d.ask("status")
+        if "7f3a" in json.dumps(status) or any(b"7f3a" in p for _, p in w.on(f"{T}/state")):
+            raise Failure("the secret reached the status or the retained state")
+        if d.ask("list")["count"] != pictures:
+            raise Failure(f"the album changed: {d.ask('list')}")
+        # Still on its own broker, subscribed: a command moves the carousel.
+        n = len(w.on(f"{T}/reply"))
+        pub(b, f"{T}/command", "goto 2 0")
+        _, p = w.wait("the reply to goto 2", f"{T}/reply", after=n)
+        if json.loads(p).get("index") != 2 or re.search(r"mqtt: (not started|off)", d.log):
+            raise Failure(f"the frame left its broker: {p!r} {d.log[-1500:]}")
+
+        # A 20 MB command, three times: dropped before it is copied, one line.
+        big = os.path.join(s.folder, "big.bin")
+        with open(big, "wb") as f:
+            f.write(b"next " + b"x" * (20 * 1024 * 1024 - 5))
+
+        def peak():
+            with open(f"/proc/{d.proc.pid}/status") as f:
+                return int(re.search(r"VmHWM:\s+(\d+) kB", f.read()).group(1)) * 1024
+        before = peak()
+        pubs = [subprocess.Popen(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(b.port), "-t", f"{T}/command",
+                                  "-f", big, "-q", "1"]) for _ in range(3)]
+        answered = 0
+        while any(p.poll() is None for p in pubs):
+            d.ask("status")
+            answered += 1
+            time.sleep(0.05)
+        for p in pubs:
+            if p.returncode != 0:
+                raise Failure(f"mosquitto_pub -f big.bin failed ({p.returncode})")
+        until("the dropped message's line", lambda: "mqtt: dropped a message of 20971520 bytes" in d.log)
+        n = len(w.on(f"{T}/reply"))
+        pub(b, f"{T}/command", "goto 1 0")
+        _, p = w.wait("the reply after the big messages", f"{T}/reply", after=n)
+        if json.loads(p).get("index") != 1:
+            raise Failure(f"goto 1 after the big messages: {p!r}")
+        if len(w.on(f"{T}/reply")) != n + 1:
+            raise Failure("a big message got a reply: it was read as a command")
+        grew = peak() - before
+        s.figures["mqtt: peak memory growth for three 20 MB messages MiB"] = round(grew / 2**20, 1)
+        if grew >= 64 * 2**20:
+            raise Failure(f"three 20 MB messages raised the daemon's peak by {grew / 2**20:.0f} MiB (at most 64)")
+        lines = re.findall(r"mqtt: dropped a message.*", d.log)
+        if len(lines) != 1:
+            raise Failure(f"expected one line for the dropped messages (rate-limited), got {lines}")
+        if d.proc.poll() is not None or answered < 1:
+            raise Failure("the daemon stopped answering")
+        return f"refused, still on its broker; 3 x 20 MB cost {grew / 2**20:.0f} MiB of peak, one line"
+
     def discovery_removed_by_reload():
         b = s.broker()
         w = s.watcher(b, "homeassistant/#")
@@ -443,6 +535,7 @@ def main():
         ("a broker restart: the carousel moves throughout, the client comes back", broker_restart),
         ("TLS with a test CA, a password file, a wrong password refused once", tls_and_passwords),
         ("a silent broker and an unresolvable name never stall the carousel", never_stalls),
+        ("a hostile publisher: no board file, no other broker, no other folder; 20 MB messages dropped", hostile_publisher),
         ("a reload emptying discovery_prefix removes the entities", discovery_removed_by_reload),
         ("commands per second and latency through the broker", throughput),
     ]:

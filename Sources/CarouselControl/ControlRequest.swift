@@ -85,6 +85,34 @@ public enum ControlRequest: Equatable, Sendable {
         }
     }
 
+    /// What the request touches, which a way in must grant (`Grant`): the
+    /// one place each word is given its capability. `set` needs what its
+    /// key needs, which `keyCapability` says (the configuration's schema:
+    /// `Schema.capability`); a key it does not know needs `tune`, so that the
+    /// schema's own "unknown key" answer is the reply.
+    public func capability(keyCapability: (String) -> Capability?) -> Capability {
+        switch self {
+        case .status, .list, .version, .help, .subscribe, .screenshot(path: nil): .look
+        case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness, .overlayText, .overlayClear: .drive
+        case let .set(key, _): keyCapability(key) ?? .tune
+        case .reload: .configure
+        // It writes a file wherever the peer says, with the daemon's rights.
+        case .screenshot(path: .some): .administer
+        }
+    }
+
+    /// The request as a refusal names it: its command, and `set`'s key, never
+    /// a value (which may be a path or a secret).
+    public var refusalName: String {
+        switch self {
+        case let .set(key, _): "set \(key)"
+        case let .screenshot(path): path == nil ? "screenshot" : "screenshot PATH"
+        case .overlayText: "overlay text"
+        case .overlayClear: "overlay clear"
+        default: line.split(separator: " ").first.map(String.init) ?? line
+        }
+    }
+
     /// The request as the line a client sends (without the newline).
     public var line: String {
         switch self {

@@ -12,7 +12,14 @@ extension Daemon {
     /// Milliseconds since the daemon started: the clock of `uptime_ms`, `next_ms` and event `t`.
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
-    public func answer(_ request: ControlRequest) -> ControlReply {
+    /// Answers `request` from a way in holding `grant`: what the grant does
+    /// not allow is one error reply naming the grant, and changes nothing.
+    public func answer(_ request: ControlRequest, grant: Grant) -> ControlReply {
+        let needed = request.capability(keyCapability: Schema.capability(ofKey:))
+        if let refusal = grant.refusal(of: request.refusalName, needing: needed) {
+            log(.debug, "refused \(request.refusalName) from \(grant.name): not granted (\(needed.rawValue))")
+            return .error(refusal)
+        }
         noteRequest(request)
         tell(.stateChanged)
         switch request {

@@ -75,7 +75,7 @@ final class ControlService: LoopService {
     /// the path or the file the client sent, and answered when done; the
     /// rest the daemon answers.
     private func answer(_ request: ControlRequest) -> ControlReply {
-        guard case let .screenshot(path) = request else { return daemon.answer(request) }
+        guard case let .screenshot(path) = request else { return daemon.answer(request, grant: .controlSocket) }
         let target: ScreenshotDestination
         if let path {
             guard path.hasPrefix("/") else {

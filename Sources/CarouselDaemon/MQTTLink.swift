@@ -32,6 +32,9 @@ final class MQTTLink {
         /// The connection ended (0: we asked for it).
         case disconnected(Int32)
         case message(topic: String, payload: [UInt8])
+        /// A message longer than a command may be (`FrameProtocol.maximumPayload`):
+        /// dropped in the callback, before its payload was copied.
+        case oversized(topic: String, bytes: Int)
         /// A connection attempt failed before reaching the broker (the reason).
         case attemptFailed(String)
     }
@@ -105,6 +108,12 @@ final class MQTTLink {
         }
         lib.mosquitto_message_callback_set(mosq) { _, user, message in
             guard let link = MQTTLink.from(user), let m = message?.pointee, let topic = m.topic else { return }
+            // Whoever can publish decides the length: nothing past the cap is
+            // copied, split or decoded (libmosquitto frees its packet when we return).
+            guard Int(m.payloadlen) <= FrameProtocol.maximumPayload else {
+                link.happenings.append(.oversized(topic: String(cString: topic), bytes: Int(m.payloadlen)))
+                return
+            }
             let bytes = m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(m.payloadlen))) } ?? []
             link.happenings.append(.message(topic: String(cString: topic), payload: bytes))
         }

@@ -27,6 +27,11 @@ final class MQTTService: LoopService {
     /// Bumped whenever libmosquitto's socket may have been closed, so that a
     /// new socket with the old number is registered anew.
     private var socketSerial: UInt64 = 0
+    /// When the last line about a dropped message was logged (µs), and how
+    /// many were dropped since.
+    private var lastDropLine: Int64?
+    private var droppedSinceLine = 0
+    static let dropLineInterval: Int64 = 60_000_000
 
     init(daemon: Daemon) {
         self.daemon = daemon
@@ -169,8 +174,24 @@ final class MQTTService: LoopService {
             case let .message(topic, payload):
                 guard link.frame.isCommandTopic(topic) else { continue }
                 command(payload, link)
+            case let .oversized(topic, bytes):
+                dropped(topic: topic, bytes: bytes)
             }
         }
+    }
+
+    /// A message too long to be a command: one warning line, then at most
+    /// one a minute saying how many more were dropped, so that a publisher
+    /// sending them in a loop cannot fill the journal either.
+    private func dropped(topic: String, bytes: Int) {
+        let now = daemon.clock()
+        droppedSinceLine += 1
+        if let last = lastDropLine, now - last < Self.dropLineInterval { return }
+        let more = droppedSinceLine > 1 ? " (and \(droppedSinceLine - 1) more since the last such line)" : ""
+        log(.warning, "mqtt: dropped a message of \(bytes) bytes on \(topic): a command is at most"
+            + " \(FrameProtocol.maximumPayload) bytes\(more)")
+        lastDropLine = now
+        droppedSinceLine = 0
     }
 
     /// One line per new reason, with the retry; the same reason again only at debug level.
@@ -195,7 +216,7 @@ final class MQTTService: LoopService {
             screenshot()
             return  // the reply follows the picture
         case let .success(request):
-            reply = daemon.answer(request)
+            reply = daemon.answer(request, grant: .mqtt)
         }
         // `reload` may have replaced the client: the reply goes out on the one there is.
         self.link?.publish((self.link ?? link).frame.reply(reply))

@@ -99,6 +99,10 @@ public struct FrameProtocol: Equatable, Sendable {
     /// Said on a clean stop (the will only covers an unclean one).
     public var offline: MQTTMessage { will }
 
+    /// The longest command message taken, in bytes: the control socket's
+    /// longest request line. A longer one is dropped before it is copied.
+    public static let maximumPayload = ControlServer.maximumRequestBytes
+
     public func isCommandTopic(_ topic: String) -> Bool { topic == commandTopic || topic == sharedCommandTopic }
 
     /// What a message on a command topic asks for: a request of the

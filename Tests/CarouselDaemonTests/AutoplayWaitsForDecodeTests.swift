@@ -32,8 +32,8 @@ struct AutoplayWaitsForDecodeTests {
         d.advance(ms: 10)
         #expect(d.daemon.cache.image(for: first) != nil)
         #expect(d.daemon.cache.missing.contains(second))
-        _ = d.daemon.answer(.set(key: "autoplay.interval", value: "2"))
-        _ = d.daemon.answer(.resume)
+        _ = d.daemon.answer(.set(key: "autoplay.interval", value: "2"), grant: .controlSocket)
+        _ = d.daemon.answer(.resume, grant: .controlSocket)
         func index() -> Int { d.daemon.model.currentItemIndex(at: Timestamp(microseconds: d.now)) }
         let moment = try #require(d.daemon.model.autoplayStatus.next)
         // Past the moment: still the first picture, at rest, and the latest

@@ -170,7 +170,7 @@ import Testing
         #expect(box.y1 <= 200 - 8 && box.y0 >= 200 - 40, "\(box)")
         #expect(box.x1 > 80 && box.x1 < 200, "\(box)")
         // Taken away at run time: the pictures are prepared again, without it.
-        #expect(isOK(d.daemon.answer(.set(key: "overlay.caption", value: "none"))))
+        #expect(isOK(d.daemon.answer(.set(key: "overlay.caption", value: "none"), grant: .controlSocket)))
         d.daemon.settleDecodes()
         for _ in 0..<3 { d.advance(ms: 4000) }
         #expect(changed(screen(plain), screen(d), width: 320) == nil)

@@ -80,13 +80,13 @@ struct DecodeBudgetTests {
         }
         run(100, "start")
         for n in 0..<32 {
-            _ = d.daemon.answer(.next)
+            _ = d.daemon.answer(.next, grant: .controlSocket)
             run(600, "next \(n)")
         }
         // Far away and back, then swipes both ways (a fling without paging).
-        _ = d.daemon.answer(.goto(index: 17, milliseconds: 400))
+        _ = d.daemon.answer(.goto(index: 17, milliseconds: 400), grant: .controlSocket)
         run(800, "goto 17")
-        _ = d.daemon.answer(.goto(index: 3, milliseconds: 400))
+        _ = d.daemon.answer(.goto(index: 3, milliseconds: 400), grant: .controlSocket)
         run(800, "goto 3")
         for dx in [-40.0, 40, 40, -40] {
             var t = d.now

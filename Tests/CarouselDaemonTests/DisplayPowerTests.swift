@@ -64,7 +64,7 @@ private func pausedBy(_ d: OffscreenDaemon) -> [JSONValue] {
     @Test func autoplayDoesNotAdvanceWhileOffAndResumesAfter() throws {
         let d = try OffscreenDaemon()
         for (key, value) in [("autoplay.interval", "1"), ("autoplay.resume_delay", "1"), ("autoplay.enabled", "true")] {
-            #expect(isOK(d.daemon.answer(.set(key: key, value: value))), "\(key)")
+            #expect(isOK(d.daemon.answer(.set(key: key, value: value), grant: .controlSocket)), "\(key)")
         }
         d.showFirstPicture()
         #expect(d.daemon.nextWake(now: d.now) != nil, "autoplay has a deadline")
@@ -269,7 +269,7 @@ private func pausedBy(_ d: OffscreenDaemon) -> [JSONValue] {
         #expect(isOK(d.answer("display auto")))
         #expect(!d.backend.isPoweredOn)
         // set changes the rule while running.
-        #expect(isOK(d.daemon.answer(.set(key: "power.idle_off", value: "0.5"))))
+        #expect(isOK(d.daemon.answer(.set(key: "power.idle_off", value: "0.5"), grant: .controlSocket)))
         #expect(isOK(d.answer("display on")))
         #expect(isOK(d.answer("display auto")))
         idle(d, seconds: 31)

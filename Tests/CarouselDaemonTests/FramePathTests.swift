@@ -29,7 +29,7 @@ struct FramePathTests {
 
     /// `next`, then the slide frame by frame: the screen, the window, what was written.
     static func slide(_ d: OffscreenDaemon, display: OffscreenBackend) -> (windows: Set<PixelPoint>, written: [Int], wrong: Int) {
-        _ = d.daemon.answer(.next)
+        _ = d.daemon.answer(.next, grant: .controlSocket)
         var windows = Set<PixelPoint>(), written: [Int] = [], wrong = 0
         var last = d.daemon.frames.pacer.framesPresented
         for _ in 0..<120 {
@@ -78,7 +78,7 @@ struct FramePathTests {
         #expect(d.backend.frontIndex == 1, "the first frame was presented from the buffer that showed black")
         #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)
         // The next frames take turns as before.
-        _ = d.daemon.answer(.next)
+        _ = d.daemon.answer(.next, grant: .controlSocket)
         for _ in 0..<100 { d.advance(ms: 10) }
         #expect(d.daemon.status()["index"] == .int(1))
         #expect(Self.differences(d.backend, Self.expected(d.daemon)) == 0)

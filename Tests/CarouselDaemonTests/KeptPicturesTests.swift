@@ -41,7 +41,7 @@ struct KeptPicturesTests {
     /// `n` pages forward, each let come to rest and its decodes finish.
     static func page(_ d: OffscreenDaemon, _ n: Int) {
         for _ in 0..<n {
-            _ = d.daemon.answer(.next)
+            _ = d.daemon.answer(.next, grant: .controlSocket)
             for _ in 0..<60 {
                 d.advance(ms: 10)
                 d.daemon.settleDecodes()

@@ -158,7 +158,7 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
     func daemon(wake: String) throws -> OffscreenDaemon {
         let d = try OffscreenDaemon(ini: "[power]\nwake = \(wake)\n")
         for (key, value) in [("autoplay.interval", "2"), ("autoplay.resume_delay", "2"), ("autoplay.enabled", "true")] {
-            _ = d.daemon.answer(.set(key: key, value: value))
+            _ = d.daemon.answer(.set(key: key, value: value), grant: .controlSocket)
         }
         d.showFirstPicture()
         return d
@@ -191,7 +191,7 @@ private func field(_ d: OffscreenDaemon, _ key: String) -> JSONValue? {
     /// frame left on would have.
     @Test func nextFollowsAutoplayAsResumeTurnedItOn() throws {
         let d = try OffscreenDaemon(ini: "[power]\nwake = next\n")
-        _ = d.daemon.answer(.set(key: "autoplay.interval", value: "2"))
+        _ = d.daemon.answer(.set(key: "autoplay.interval", value: "2"), grant: .controlSocket)
         d.showFirstPicture()
         func night() {
             _ = d.answer("display off")

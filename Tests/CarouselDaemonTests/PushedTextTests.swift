@@ -81,12 +81,12 @@ final class TextFolder {
         // (once each buffer of the pair has had a frame with the text: the first may be written whole).
         let before = screen(d)
         for word in ["Hail", "Rain"] {
-            #expect(isOK(d.daemon.answer(.overlayText(word))))
+            #expect(isOK(d.daemon.answer(.overlayText(word), grant: .controlSocket)))
             try settle(d) { text.drawn?.lines == [word] }
         }
         let old = try #require(text.stamp)
         let rain = screen(d)
-        #expect(isOK(d.daemon.answer(.overlayText("Snow"))))
+        #expect(isOK(d.daemon.answer(.overlayText("Snow"), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["Snow"] }
         let new = try #require(text.stamp)
         let written = d.daemon.frames.writer.pixelsWritten
@@ -96,7 +96,7 @@ final class TextFolder {
         #expect(changed.x0 >= min(old.x, new.x) - 40 && changed.y0 >= min(old.y, new.y) - 4, "\(changed) outside the text")
         #expect(d.daemon.nextWake(now: d.now) == nil)
         // Cleared: the file's text again.
-        #expect(isOK(d.daemon.answer(.overlayClear)))
+        #expect(isOK(d.daemon.answer(.overlayClear, grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["Sunny 21 °C", "Rain from 16:00"] }
         #expect(screen(d) == before, "the file's text as it was")
     }
@@ -122,14 +122,14 @@ final class TextFolder {
         d.showFirstPicture()
         let text = try service(d)
         // More than 4 lines: the first 4; a line far too wide: cut to half the screen.
-        #expect(isOK(d.daemon.answer(.overlayText(String(repeating: "Rain later today ", count: 20) + #"\n2\n3\n4\n5"#))))
+        #expect(isOK(d.daemon.answer(.overlayText(String(repeating: "Rain later today ", count: 20) + #"\n2\n3\n4\n5"#), grant: .controlSocket)))
         try settle(d) { text.stamp != nil }
         #expect(text.shown?.lines.lines.count == 4)
         let wide = try #require(text.stamp)
         #expect(wide.image.width <= 160 + 14, "cut to its share: \(wide.image.width) px of 320")
         #expect(wide.x + wide.image.width > 300, "right-aligned in the top-right corner")
         // Arabic and Japanese draw (the fallback fonts are the captions').
-        #expect(isOK(d.daemon.answer(.overlayText(#"مطر بعد الظهر\n雨のち晴れ"#))))
+        #expect(isOK(d.daemon.answer(.overlayText(#"مطر بعد الظهر\n雨のち晴れ"#), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["مطر بعد الظهر", "雨のち晴れ"] }
         let rtl = try #require(text.stamp)
         #expect(rtl.image.height > 2 * 14, "two lines drawn: \(rtl.image.height) px high")

@@ -297,14 +297,14 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
         // at rest: that fold is no motion backwards.
         let d = try OffscreenDaemon(images: ["01-mountains.jpg", "02-sunset.jpg", "04-panels.png", "05-glow.webp"])
         d.advance(ms: 0)
-        _ = d.daemon.answer(.goto(index: 3, milliseconds: 0))
+        _ = d.daemon.answer(.goto(index: 3, milliseconds: 0), grant: .controlSocket)
         d.advance(ms: 20)
-        _ = d.daemon.answer(.next)
+        _ = d.daemon.answer(.next, grant: .controlSocket)
         for _ in 0..<100 { d.advance(ms: 10) }
         #expect(d.daemon.status()["index"] == .int(0))
         #expect(!d.daemon.model.isMoving)
         #expect(d.daemon.frames.travel == 1)
-        _ = d.daemon.answer(.prev)
+        _ = d.daemon.answer(.prev, grant: .controlSocket)
         for _ in 0..<100 { d.advance(ms: 10) }
         #expect(d.daemon.status()["index"] == .int(3))
         #expect(d.daemon.frames.travel == -1)
@@ -313,13 +313,13 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
     @Test func requestsAreAnsweredFromTheRunningModel() throws {
         let d = try OffscreenDaemon()
         d.advance(ms: 0)
-        guard case .ok = d.daemon.answer(.goto(index: 2, milliseconds: 0)) else {
+        guard case .ok = d.daemon.answer(.goto(index: 2, milliseconds: 0), grant: .controlSocket) else {
             Issue.record("goto 2 was refused")
             return
         }
         #expect(d.daemon.status()["index"] == .int(2))
         #expect(d.daemon.status()["image"]?.stringValue?.hasSuffix("04-panels.png") == true)
-        guard case .error(let message) = d.daemon.answer(.goto(index: 7, milliseconds: nil)) else {
+        guard case .error(let message) = d.daemon.answer(.goto(index: 7, milliseconds: nil), grant: .controlSocket) else {
             Issue.record("goto 7 of 3 was accepted")
             return
         }
@@ -329,7 +329,7 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
     @Test func aNewPictureInTheFolderKeepsThePictureOnScreen() throws {
         let d = try OffscreenDaemon()
         d.advance(ms: 0)
-        _ = d.daemon.answer(.goto(index: 1, milliseconds: 0))
+        _ = d.daemon.answer(.goto(index: 1, milliseconds: 0), grant: .controlSocket)
         try FileManager.default.copyItem(at: demoImages.appendingPathComponent("05-glow.webp"),
                                          to: d.folder.appendingPathComponent("images/00-first.webp"))
         d.daemon.rescanAlbum()

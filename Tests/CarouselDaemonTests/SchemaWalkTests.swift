@@ -41,7 +41,7 @@ import Testing
             }
             d.daemon.feed(.up(id: 0), at: t)
             d.now = t
-            _ = d.daemon.answer(.next)
+            _ = d.daemon.answer(.next, grant: .controlSocket)
             for _ in 0..<10 { d.advance(ms: 50) }
             _ = d.daemon.status()
         }

@@ -147,7 +147,7 @@ extension OffscreenDaemon {
 
     func answer(_ line: String) -> ControlReply {
         guard case let .success(request) = ControlRequest.parse(line: line) else { return .error("unparsed: \(line)") }
-        return daemon.answer(request)
+        return daemon.answer(request, grant: .controlSocket)
     }
 
     var index: JSONValue? { daemon.status()["index"] }
@@ -168,7 +168,7 @@ extension OffscreenDaemon {
         }
         daemon.feed(.up(id: 0), at: t)
         now = t
-        _ = daemon.answer(.next)
+        _ = daemon.answer(.next, grant: .controlSocket)
         for _ in 0..<10 { advance(ms: 50) }
         _ = daemon.status()
     }
