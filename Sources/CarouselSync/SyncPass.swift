@@ -184,6 +184,9 @@ public struct SyncPass {
                     try manifest.save(manifestPath)
                     return outcome
                 case .missing, .server:
+                    // This file alone (a server's answer to it): one line
+                    // each, the pass goes on with the next.
+                    log(.warning, "sync: \(item.name) not fetched: \(error)")
                     outcome.failed.append("\(item.name): \(error)")
                 }
             }
