@@ -53,8 +53,9 @@ public struct SyncOutcome: Equatable, Sendable {
 
 /// One pass: list the source, bring the folder to the selection (within
 /// the caps), remove what the sync wrote that left it, and keep the
-/// manifest in step after every file, so that a pass killed at any point
-/// leaves a folder of whole pictures and a manifest that lists them all.
+/// manifest in step after every file (a line in its journal), so that a
+/// pass killed at any point leaves a folder of whole pictures and a
+/// manifest that lists them all.
 public struct SyncPass {
     public let source: SyncSourceClient
     public let folder: SyncFolder
@@ -105,7 +106,6 @@ public struct SyncPass {
             manifest.entries[entry.key] = nil
             outcome.removed += 1
         }
-        try manifest.save(manifestPath)
 
         var kept: [RemoteItem] = []
         // A size the source does not say (Immich's previews) is taken as the
@@ -128,6 +128,8 @@ public struct SyncPass {
             manifest.entries[entry.key] = nil
             outcome.removed += 1
         }
+        // Whole, with what left: the journal starts empty for this pass.
+        try manifest.save(manifestPath)
 
         for (position, item) in kept.enumerated() {
             if shouldStop() { break }
@@ -150,8 +152,8 @@ public struct SyncPass {
                     // sync put there is never one it does not know (a power
                     // cut in between leaves an entry whose file is missing,
                     // fetched again next time).
-                    manifest.entries[item.key] = SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes)
-                    try manifest.save(manifestPath)
+                    try manifest.record(SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes),
+                                        manifestPath)
                 })
                 if let old = ours, old.name != item.name { folder.remove(old.name) }
                 outcome.downloaded += 1
