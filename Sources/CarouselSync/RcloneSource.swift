@@ -137,17 +137,9 @@ public struct RcloneSource: SyncSourceClient {
                 if bytes > 180 { break }
                 tail.insert(scalar, at: tail.startIndex)
             }
-            name = Self.hash(path) + "_" + String(tail)
+            name = SyncFolder.hash(path) + "_" + String(tail)
         }
         return name.isEmpty ? "_" : name
-    }
-
-    /// FNV-1a of the path, 16 hex digits: stable across runs and machines.
-    static func hash(_ text: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let hex = String(h, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
 

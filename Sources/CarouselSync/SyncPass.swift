@@ -87,8 +87,22 @@ public struct SyncPass {
         // Names are unique in the folder: the first item of a name wins.
         var seenNames = Set<String>()
         var wanted: [RemoteItem] = []
-        for item in listed where SyncFolder.isPlainName(item.name) && seenNames.insert(item.name).inserted {
-            wanted.append(item)
+        for var item in listed {
+            // A name the file system cannot hold (over 255 bytes with the
+            // temporary name's dot and .part, or a path over PATH_MAX) is
+            // shortened, said once (when it is new), never dropped unsaid.
+            let fitted = folder.fittedName(item.name)
+            if fitted != item.name {
+                if manifest.entries[item.key]?.name != fitted {
+                    log(.info, "sync: \(item.key): its name is too long for \(folder.path) (\(item.name.utf8.count) bytes); saved as \(fitted)")
+                }
+                item.name = fitted
+            }
+            guard SyncFolder.isPlainName(item.name), folder.fits(item.name) else {
+                log(.warning, "sync: \(item.key): '\(item.name)' cannot be a file's name in \(folder.path); not fetched")
+                continue
+            }
+            if seenNames.insert(item.name).inserted { wanted.append(item) }
         }
         // A killed pass's temporary files: only those of names the sync writes.
         folder.removeLeftovers(of: seenNames.union(manifest.entries.values.map(\.name)))
