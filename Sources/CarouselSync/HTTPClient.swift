@@ -236,12 +236,12 @@ public final class HTTPClient {
             return sink.take(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }, context)
         let abort = AbortCheck(shouldAbort)
-        _ = ccurl_setopt_progress(&table, handle, { context, _, _, _, _ in
-            Unmanaged<AbortCheck>.fromOpaque(context!).takeUnretainedValue().check() ? 1 : 0
+        _ = ccurl_setopt_progress(&table, handle, { context, _, downloaded, _, _ in
+            let abort = Unmanaged<AbortCheck>.fromOpaque(context!).takeUnretainedValue()
+            abort.saw(Int(downloaded))
+            return abort.check() ? 1 : 0
         }, Unmanaged.passUnretained(abort).toOpaque())
-        let started = MonotonicClock.now()
         let rc = library.curl_easy_perform(handle)
-        let seconds = Int((MonotonicClock.now() - started) / 1_000_000)
         withExtendedLifetime(abort) {}
         withExtendedLifetime(sink) {}
         if let failure = sink.failure { throw failure }
@@ -249,7 +249,9 @@ public final class HTTPClient {
             let why = library.curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error \(rc.rawValue)"
             switch rc {
             case CURLE_ABORTED_BY_CALLBACK: throw FetchError(.stopped, "\(Self.hostOf(url)): stopped")
-            case CURLE_OPERATION_TIMEDOUT where seconds >= deadline:
+            // Which rule fired: the stall rule only when no byte came for its time (within
+            // the progress callback's second), else the deadline.
+            case CURLE_OPERATION_TIMEDOUT where MonotonicClock.now() - abort.lastByte < Int64(stallTimeout - 2) * 1_000_000:
                 throw FetchError(.deadline, "\(Self.hostOf(url)): not done within \(limits.explainDeadline(forBytes: expectedBytes)); given up")
             case CURLE_OPERATION_TIMEDOUT: throw FetchError(.timeout, "\(Self.hostOf(url)): \(why)")
             case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR: throw FetchError(.truncated, "\(Self.hostOf(url)): \(why)")
@@ -264,7 +266,16 @@ public final class HTTPClient {
     /// `shouldAbort` held by a class, so that libcurl's callback gets a pointer to it.
     private final class AbortCheck {
         let check: () -> Bool
+        /// When the body last grew (or the transfer started), on `MonotonicClock`'s scale.
+        var lastByte = MonotonicClock.now()
+        var downloaded = 0
         init(_ check: @escaping () -> Bool) { self.check = check }
+        func saw(_ now: Int) {
+            if now != downloaded {
+                downloaded = now
+                lastByte = MonotonicClock.now()
+            }
+        }
     }
 
     /// The scheme and host of `url`, for messages (never its query: it may hold a key).
