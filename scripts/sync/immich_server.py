@@ -737,6 +737,10 @@ class Server(ThreadingHTTPServer):
         return fault["released"].wait(seconds)
 
     def set_fault(self, fault):
+        if fault.get("mode") == "gzip-bomb":
+            # Made now, not when the request comes: making 60 MB takes seconds, which would eat
+            # into the deadline of the request it answers.
+            self.bomb(fault.get("bytes", 60_000_000))
         with self.lock:
             self.fault = dict(fault)
             self.unstall.set()  # release requests stalled by the previous fault
