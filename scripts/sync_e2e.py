@@ -668,14 +668,14 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
                 results["first"] = first
                 until("the daemon to count 200", lambda: daemon.count() == 200, timeout=60)
         expect(server.violations() == [], f"requests outside the reference: {server.violations()}")
-        suite.figures = {
+        suite.figures.update({
             "first picture on screen after the sync started (200 assets, empty folder)": f"{results['first']:.2f} s",
             "200 previews fetched in": f"{results['preview'][2]:.1f} s",
             "bytes per picture, preview": f"{results['preview'][0] / 1024:.0f} KB",
             "bytes per picture, original": f"{results['original'][0] / 1024:.0f} KB",
             "sync peak RSS, previews": f"{results['preview'][1] / 1024:.1f} MB",
             "sync peak RSS, originals": f"{results['original'][1] / 1024:.1f} MB",
-        }
+        })
 
     checks = [
         ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
