@@ -12,9 +12,13 @@ the server, a user's own picture in the folder surviving every pass, a
 download cut short never shown, a key revoked and a server gone (one line,
 exit 1, nothing removed, the carousel running), a pass killed halfway, the
 long-running mode (SIGHUP syncs at once, SIGTERM stops), and the same
-guarantees through rclone. Figures: 200 remote assets from an empty folder
+guarantees through rclone. Hostile servers: a gzip bomb, a drip, endless
+bodies (the stand-in's faults), a WebDAV server whose sizes lie
+(scripts/sync/hostile_webdav.py), a name over 255 bytes; 2,000 files whose
+pass must write under 40 MiB, and a kill -9 in its middle. Figures: 200 remote assets from an empty folder
 to the first picture on screen, bytes per picture at preview and original
-size, the sync process's peak RSS.
+size, the sync process's peak RSS (and under a gzip bomb), the bytes a
+2,000-file pass writes.
 
 Usage: scripts/sync_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld)
 """
@@ -36,6 +40,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IMAGES = os.path.join(REPO, "scripts/demo/images")
 SERVER = os.path.join(REPO, "scripts/sync/immich_server.py")
 KEY = "test-key-0123456789"
+# Deadlines the tests can wait for: every transfer gets 4 s (room for a loaded machine to start
+# rclone) plus its size at 4 MiB/s (a JSON answer: 4 + 1 s; a preview, whose size Immich does not
+# say: 4 + 4 s). The defaults (30 s plus 32 KiB/s) are TransferLimits'.
+SHORT_DEADLINES = {"CAROUSELD_SYNC_MIN_RATE": str(4 << 20), "CAROUSELD_SYNC_DEADLINE_FLOOR": "4"}
 
 
 def expect(condition, what):
@@ -140,16 +148,38 @@ class Frame:
         self.suite.cleanup.append(self.daemon.stop)
         return self.daemon
 
-    def sync(self, *extra, timeout=120):
+    def sync(self, *extra, timeout=120, env=None):
         """`carouseld sync --once`: its exit status and its log."""
         p = subprocess.Popen([self.suite.binary, "sync", "--once", "--config", self.ini, *extra],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "STATE_DIRECTORY": self.state})
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, "STATE_DIRECTORY": self.state, **(env or {})})
         try:
             err = p.communicate(timeout=timeout)[1]
         except subprocess.TimeoutExpired:
             p.kill()
             raise Failure(f"sync --once did not end within {timeout} s")
         return p.returncode, err.decode(errors="replace")
+
+    def measured_sync(self, timeout=120, env=None):
+        """`carouseld sync --once` measured: its exit status, its log, its peak RSS (KiB)
+        and its /proc/PID/io (read while it is a zombie: every byte it wrote is counted)."""
+        log_path = os.path.join(self.folder, "measured.log")
+        with open(log_path, "wb") as err:
+            p = subprocess.Popen([self.suite.binary, "sync", "--once", "--config", self.ini], stdout=subprocess.DEVNULL,
+                                 stderr=err, env={**os.environ, "STATE_DIRECTORY": self.state, **(env or {})})
+        end = time.monotonic() + timeout
+        while os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+            if time.monotonic() > end:
+                p.kill()
+                p.wait()
+                raise Failure(f"sync --once did not end within {timeout} s")
+            time.sleep(0.05)
+        with open(f"/proc/{p.pid}/io") as f:
+            io = {k: int(v) for k, v in (line.split(": ") for line in f.read().splitlines())}
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        with open(log_path, "rb") as f:
+            return p.returncode, f.read().decode(errors="replace"), usage.ru_maxrss, io
 
     def files(self, hidden=False):
         """The pictures in the album (with hidden=True, also what the frame ignores but the sync's status)."""
@@ -412,6 +442,135 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
         said = [l for l in log.splitlines() if l.startswith(("<3>", "<4>"))]
         expect("sync: stopping (SIGTERM)" in log and not said, f"its log: {log}")
 
+    def hostile_immich():
+        # A server that answers to harm: each answer is bounded before it is decoded or kept.
+        server = suite.immich(family(), [family_album()])
+        frame = make_frame(server, albums="Family")
+        status, log = frame.sync()
+        expect(status == 0 and len(frame.files()) == 2, f"the first pass: {log}")
+        before = frame.files()
+        # 60 MB of JSON in 255 KB of gzip: refused at the 4 MiB cap, counted as it inflates.
+        server.fault("gzip-bomb", path_prefix="/api/search", count=1)
+        status, log, peak, _ = frame.measured_sync(env=SHORT_DEADLINES)
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and names_server(lines[0], server.url) and "over 4 MiB once decoded" in lines[0],
+               f"a gzip bomb: one line naming the server and the cap: {status} {log}")
+        expect(peak < 256 << 10, f"a gzip bomb: the sync's peak RSS {peak >> 10} MiB, under 256 MiB")
+        expect(frame.files(hidden=True) == before, "nothing removed or added by a bomb")
+        suite.figures["sync peak RSS, a 60 MB gzip bomb (255 KB on the wire)"] = f"{peak / 1024:.1f} MB"
+        # A body that never ends: the same cap.
+        server.fault("endless", path_prefix="/api/search", count=1)
+        status, log = frame.sync(env=SHORT_DEADLINES, timeout=60)
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and names_server(lines[0], server.url) and "over 4 MiB once decoded" in lines[0],
+               f"an endless JSON body: {status} {log}")
+        # A byte every 0.9 s passes the stall rule: the deadline (4 s + 4 MiB at 4 MiB/s) ends it.
+        server.fault("drip", path_prefix="/api/search", count=1)
+        status, log = frame.sync(env=SHORT_DEADLINES, timeout=60)
+        lines = [l for l in log.splitlines() if l.strip()]
+        expect(status == 1 and len(lines) == 1 and names_server(lines[0], server.url) and "not done within 5 s" in lines[0],
+               f"a dripping server: {status} {log}")
+        expect(frame.files(hidden=True) == before, "nothing removed or half-written by a drip")
+        # A picture whose body never ends (64 KiB every 50 ms): that picture fails alone at its
+        # deadline (a preview's size is not said: 4 s + 16 MiB at 4 MiB/s), nothing half-written.
+        server.library["assets"].append(asset(3, "03-portrait.jpg", "2022-05-05T09:00:00.000Z"))
+        server.library["albums"][0]["assetIds"].append(uid(3))
+        server.reload()
+        server.fault("endless", path_prefix="/api/assets/" + uid(3), interval=0.05)
+        status, log = frame.sync(env=SHORT_DEADLINES, timeout=60)
+        expect(status == 0 and uid(3) in log and "not done within 8 s" in log and "1 failed" in log,
+               f"an endless picture fails alone: {status} {log}")
+        expect(frame.files(hidden=True) == before, f"nothing half-written: {frame.files(hidden=True)}")
+        server.fault("none")
+        status, log = frame.sync()
+        expect(status == 0 and len(frame.files()) == 3, f"fetched once the server behaves: {log}")
+        expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+
+    def overlong_names():
+        # 60 letters of 4 bytes each (CJK Extension B) make a name over 255 bytes: shortened, said, kept.
+        long = asset(5, "01-mountains.jpg", "2024-02-02T10:00:00.000Z")
+        long["originalFileName"] = "\U00020000" * 60 + ".JPG"
+        server = suite.immich([long], [{"id": uid(5, "a"), "albumName": "Long", "assetIds": [uid(5)]}])
+        frame = make_frame(server, albums="Long")
+        status, log = frame.sync()
+        names = frame.files()
+        expect(status == 0 and len(names) == 1 and len(names[0].encode()) <= 249 and names[0].endswith(".jpg")
+               and names[0].startswith("2024-02-02_100000_\U00020000"), f"a long name shortened: {names} {log}")
+        expect(f"sync: {uid(5)}: its name is too long" in log and names[0] in log, f"and said: {log}")
+        status, log = frame.sync()
+        expect(status == 0 and frame.files() == names and "too long" not in log, f"said once, kept after: {frame.files()} {log}")
+
+    def many_files_and_kill():
+        # 2,000 small pictures: what a pass writes (pictures and manifest) is O(N), under 40 MiB.
+        server = suite.immich([], [])
+        small = os.path.join(server.folder, "small.jpg")
+        subprocess.run(["convert", os.path.join(IMAGES, "01-mountains.jpg"), "-resize", "16x16", "-strip", small], check=True)
+        assets = [asset(1000 + i, "small.jpg", f"2018-{i % 12 + 1:02d}-{i % 28 + 1:02d}T{i % 24:02d}:{i % 60:02d}:00.000Z")
+                  for i in range(2000)]
+        server.library = {"assets": assets, "people": [], "memories": [],
+                          "albums": [{"id": uid(4, "a"), "albumName": "Many", "assetIds": [a["id"] for a in assets]},
+                                     {"id": uid(5, "a"), "albumName": "Some", "assetIds": [a["id"] for a in assets[:400]]}]}
+        server.reload()
+        # Counted twice: what reached the disk's page cache (write_bytes, 4 KiB a page dirtied:
+        # what an SD card is written), and every byte handed to write(2) (wchar). Rewriting the
+        # manifest after each file made both about 305 MiB.
+        frame = make_frame(server, albums="Many")
+        status, log, _, io = frame.measured_sync(timeout=300)
+        expect(status == 0 and len(frame.files()) == 2000, f"2,000 files: {len(frame.files())} {log}")
+        pictures = sum(os.path.getsize(os.path.join(frame.album, n)) for n in frame.files())
+        expect(io["write_bytes"] < 40 << 20 and io["wchar"] < 40 << 20,
+               f"a 2,000-file pass writes under 40 MiB: {io['write_bytes']} bytes to storage, {io['wchar']} written")
+        suite.figures["2,000-file pass: bytes to storage (write_bytes), bytes written (wchar), pictures"] = \
+            f"{io['write_bytes'] / 1048576:.1f} MiB, {io['wchar'] / 1048576:.2f} MiB, {pictures / 1048576:.2f} MiB"
+        # kill -9 in the middle of a pass (400 of them, for time): only whole pictures, and the
+        # next pass completes.
+        whole = {n: open(os.path.join(frame.album, n), "rb").read() for n in frame.files()}
+        second = make_frame(server, albums="Some")
+        p = subprocess.Popen([suite.binary, "sync", "--once", "--config", second.ini], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env={**os.environ, "STATE_DIRECTORY": second.state})
+        suite.cleanup.append(lambda: p.kill())
+        until("100 pictures fetched", lambda: len(second.files()) >= 100, timeout=120, interval=0.01)
+        p.kill()
+        p.wait()
+        visible = second.files()
+        expect(100 <= len(visible) < 400 and all(open(os.path.join(second.album, n), "rb").read() == whole[n] for n in visible),
+               f"after kill -9, every visible picture is whole: {len(visible)}")
+        status, log = second.sync(timeout=300)
+        some = sorted(n for n in whole if int(n.rsplit("_", 1)[1][:7], 16) < 1400)  # uid(1000 + i), i < 400
+        expect(status == 0 and len(some) == 400 and second.files() == some
+               and second.files(hidden=True) == second.files()
+               and all(open(os.path.join(second.album, n), "rb").read() == whole[n] for n in second.files()),
+               f"the next pass completes, every picture whole, no leftover: {len(second.files(hidden=True))} {log}")
+        manifest = json.load(open(os.path.join(second.state, "manifest.json")))
+        expect(len(manifest["files"]) == 400 and not os.path.exists(os.path.join(second.state, "manifest.json.journal")),
+               "the manifest lists them all, its journal folded in")
+
+    def rclone_hostile():
+        # A WebDAV server that lies about sizes: a stream longer than listed is cut at listed+1
+        # by rclone and refused; a file that drips is stopped at its deadline; the rest is fetched.
+        folder = tempfile.mkdtemp(dir=suite.folder)
+        port_file = os.path.join(folder, "port")
+        good = os.path.join(IMAGES, "01-mountains.jpg")
+        files = {"good.jpg": {"listed": os.path.getsize(good), "serve": good},
+                 "liar.jpg": {"listed": 1000, "serve": "endless"}, "drip.jpg": {"listed": 1000, "serve": "drip"}}
+        server = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts/sync/hostile_webdav.py"), "--port-file", port_file,
+                                   "--files", json.dumps(files)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        suite.cleanup.append(lambda: (server.kill(), server.wait()))
+        port = int(until("the hostile WebDAV server", lambda: os.path.exists(port_file) and open(port_file).read().strip()))
+        frame = Frame(suite, {})
+        config = os.path.join(frame.folder, "rclone.conf")
+        with open(config, "w") as f:
+            f.write(f"[liar]\ntype = webdav\nurl = http://127.0.0.1:{port}/\nvendor = other\n")
+        frame.write_ini({"source": "rclone:liar:photos", "rclone_config": config})
+        status, log = frame.sync(env=SHORT_DEADLINES, timeout=60)
+        expect(status == 0 and frame.files(hidden=True) == ["good.jpg"], f"only the honest file: {frame.files(hidden=True)} {log}")
+        expect("rclone liar:photos/liar.jpg: longer than the 1000 bytes listed" in log, f"the liar is said: {log}")
+        expect("rclone liar:photos/drip.jpg: not done within 5 s" in log, f"the drip is said: {log}")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_test/sent", timeout=10) as r:
+            sent = json.loads(r.read())
+        # What the socket took before rclone hung up: its buffers, not the stream.
+        expect(sent.get("liar.jpg", 0) < 64 << 20, f"the endless stream was cut early: {sent}")
+
     def check_config():
         frame = Frame(suite, {"source": "immich", "server": "photos.example.com"})
         p = subprocess.run([suite.binary, "check-config", frame.ini], capture_output=True, text=True)
@@ -509,14 +668,14 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
                 results["first"] = first
                 until("the daemon to count 200", lambda: daemon.count() == 200, timeout=60)
         expect(server.violations() == [], f"requests outside the reference: {server.violations()}")
-        suite.figures = {
+        suite.figures.update({
             "first picture on screen after the sync started (200 assets, empty folder)": f"{results['first']:.2f} s",
             "200 previews fetched in": f"{results['preview'][2]:.1f} s",
             "bytes per picture, preview": f"{results['preview'][0] / 1024:.0f} KB",
             "bytes per picture, original": f"{results['original'][0] / 1024:.0f} KB",
             "sync peak RSS, previews": f"{results['preview'][1] / 1024:.1f} MB",
             "sync peak RSS, originals": f"{results['original'][1] / 1024:.1f} MB",
-        }
+        })
 
     checks = [
         ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
@@ -525,6 +684,10 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
         ("failures lose nothing: a cut download, a revoked key, malformed JSON, a stalled server, the server gone", failures_lose_nothing),
         ("a pass killed halfway shows only whole pictures, the next completes", killed_midway),
         ("the long-running mode: SIGHUP syncs at once, SIGTERM stops, also in a stalled download", long_running),
+        ("a hostile Immich: a gzip bomb, an endless body, a drip, an endless picture; bounded, one line each", hostile_immich),
+        ("a name over 255 bytes is shortened, said once, never dropped", overlong_names),
+        ("2,000 files write under 40 MiB; kill -9 midway leaves whole pictures, the next pass completes", many_files_and_kill),
+        ("rclone from a lying WebDAV server: longer than listed refused, a drip stopped, the rest fetched", rclone_hostile),
         ("check-config refuses a bad [sync] with its line", check_config),
         ("rclone: a WebDAV remote served by rclone, the same guarantees", rclone_webdav),
         ("figures: 200 remote assets at preview and original size", figures_200),

@@ -13,8 +13,10 @@ public struct FetchError: Error, CustomStringConvertible, Sendable {
         case library
         /// No connection: DNS, refused, TLS, a reset.
         case network
-        /// The server stopped sending (no byte for the stall limit) or took too long in all.
+        /// The server stopped sending (no byte for the stall limit).
         case timeout
+        /// The transfer took longer than its size allows (a server that drips, a body that never ends).
+        case deadline
         /// The body ended before its Content-Length: a cut download.
         case truncated
         /// The body is larger than the caller allows.
@@ -49,8 +51,10 @@ public final class HTTPClient {
     public var connectTimeout = 15
     /// A transfer that moves no byte for this many seconds is given up (a stalled server).
     public var stallTimeout = 30
-    /// A JSON request's whole time limit (a download has none: a big original on a slow link is fine while it moves).
-    public var requestTimeout = 120
+    /// The JSON cap and every transfer's overall deadline (its size at a
+    /// minimum rate): on top of the stall rule, which a server dripping a
+    /// byte a second passes.
+    public var limits = TransferLimits.fromEnvironment()
     /// CA certificates (PEM) to trust instead of the system's store.
     public var caFile: String?
     /// Asked while a transfer runs (about once a second, and as data comes):
@@ -75,18 +79,20 @@ public final class HTTPClient {
 
     deinit { library.curl_easy_cleanup(curl) }
 
-    /// The body of `url` (at most `maxBytes`).
-    public func get(_ url: String, headers: [String] = [], maxBytes: Int = 64 << 20) throws(FetchError) -> HTTPResponse {
-        let sink = Sink(limit: maxBytes)
-        let status = try perform(url, headers: headers, body: nil, sink: sink, wholeTimeout: requestTimeout)
+    /// The body of `url` (at most `maxBytes` decoded, else the JSON cap).
+    public func get(_ url: String, headers: [String] = [], maxBytes: Int? = nil) throws(FetchError) -> HTTPResponse {
+        let limit = maxBytes ?? limits.jsonBytes
+        let sink = Sink(limit: limit, host: Self.hostOf(url))
+        let status = try perform(url, headers: headers, body: nil, sink: sink, expectedBytes: limit)
         return HTTPResponse(status: status, body: sink.bytes)
     }
 
-    /// POSTs `json` and returns the answer.
-    public func post(_ url: String, json: String, headers: [String] = [], maxBytes: Int = 64 << 20) throws(FetchError) -> HTTPResponse {
-        let sink = Sink(limit: maxBytes)
+    /// POSTs `json` and returns the answer (at most `maxBytes` decoded, else the JSON cap).
+    public func post(_ url: String, json: String, headers: [String] = [], maxBytes: Int? = nil) throws(FetchError) -> HTTPResponse {
+        let limit = maxBytes ?? limits.jsonBytes
+        let sink = Sink(limit: limit, host: Self.hostOf(url))
         let status = try perform(url, headers: headers + ["Content-Type: application/json"], body: json, sink: sink,
-                                 wholeTimeout: requestTimeout)
+                                 expectedBytes: limit)
         return HTTPResponse(status: status, body: sink.bytes)
     }
 
@@ -94,12 +100,13 @@ public final class HTTPClient {
     /// status is 200; returns the status and the bytes written. Another
     /// status leaves `fd` untouched, its body read into `errorBody`. A body
     /// that starts as a JPEG (its SOI marker) gets `afterJPEGStart` right
-    /// after that marker (caption segments).
-    public func download(_ url: String, headers: [String] = [], to fd: Int32, maxBytes: Int, afterJPEGStart: [UInt8] = [],
-                         errorBody: inout [UInt8]) throws(FetchError) -> (status: Int, bytes: Int) {
-        let sink = Sink(limit: maxBytes, file: fd)
+    /// after that marker (caption segments). `expectedBytes`, the size the
+    /// server listed (nil: not said), sets the transfer's deadline.
+    public func download(_ url: String, headers: [String] = [], to fd: Int32, maxBytes: Int, expectedBytes: Int?,
+                         afterJPEGStart: [UInt8] = [], errorBody: inout [UInt8]) throws(FetchError) -> (status: Int, bytes: Int) {
+        let sink = Sink(limit: maxBytes, host: Self.hostOf(url), file: fd)
         sink.insert = afterJPEGStart
-        let status = try perform(url, headers: headers, body: nil, sink: sink, wholeTimeout: nil)
+        let status = try perform(url, headers: headers, body: nil, sink: sink, expectedBytes: expectedBytes)
         if status == 200, !sink.head.isEmpty, !sink.writeOut(sink.head) { throw sink.failure! }
         errorBody = sink.bytes
         return (status, sink.written)
@@ -108,6 +115,8 @@ public final class HTTPClient {
     /// Where a body goes: memory, or (once the status is 200) a file.
     private final class Sink {
         let limit: Int
+        /// The server, for the line that refuses its answer.
+        let host: String
         let file: Int32?
         var bytes: [UInt8] = []
         var written = 0
@@ -116,8 +125,9 @@ public final class HTTPClient {
         /// Bytes to put after a JPEG's first two, and those two while they are awaited.
         var insert: [UInt8] = []
         var head: [UInt8] = []
-        init(limit: Int, file: Int32? = nil) {
+        init(limit: Int, host: String, file: Int32? = nil) {
             self.limit = limit
+            self.host = host
             self.file = file
         }
 
@@ -138,14 +148,16 @@ public final class HTTPClient {
                 }
                 return writeOut(UnsafeRawBufferPointer(rebasing: data))
             }
-            // JSON: kept in memory, up to the caller's limit.
+            // JSON: kept in memory, up to the caller's limit. libcurl hands
+            // over the body decoded (gzip, deflate), piece by piece: the cap
+            // counts what would be parsed, before more than the cap is held.
             guard file == nil else {
                 // An error's body (a proxy's HTML page for a 401): its start is enough to say why.
                 bytes.append(contentsOf: data.prefix(max(0, (64 << 10) - bytes.count)))
                 return true
             }
             guard bytes.count + data.count <= limit else {
-                failure = FetchError(.tooLarge, "an answer larger than \(limit / 1024) KB")
+                failure = FetchError(.tooLarge, "\(host): an answer over \(TransferLimits.size(limit)) once decoded (the cap for JSON); refused")
                 return false
             }
             bytes.append(contentsOf: data)
@@ -157,7 +169,7 @@ public final class HTTPClient {
         func writeOut(_ data: UnsafeRawBufferPointer) -> Bool {
             guard let file else { return false }
             guard written + data.count <= limit else {
-                failure = FetchError(.tooLarge, "larger than \(limit / 1_048_576) MB")
+                failure = FetchError(.tooLarge, "\(host): larger than \(TransferLimits.size(limit)); refused")
                 return false
             }
             var offset = 0
@@ -176,7 +188,7 @@ public final class HTTPClient {
         }
     }
 
-    private func perform(_ url: String, headers: [String], body: String?, sink: Sink, wholeTimeout: Int?) throws(FetchError) -> Int {
+    private func perform(_ url: String, headers: [String], body: String?, sink: Sink, expectedBytes: Int?) throws(FetchError) -> Int {
         library.curl_easy_reset(curl)
         var list: UnsafeMutablePointer<curl_slist>? = nil
         for header in headers { list = library.curl_slist_append(list, header) }
@@ -197,7 +209,10 @@ public final class HTTPClient {
         long(CURLOPT_CONNECTTIMEOUT, connectTimeout)
         long(CURLOPT_LOW_SPEED_LIMIT, 1)
         long(CURLOPT_LOW_SPEED_TIME, stallTimeout)
-        if let wholeTimeout { long(CURLOPT_TIMEOUT, wholeTimeout) }
+        // The overall deadline: the stall rule above lets through a server
+        // that sends a byte every few seconds, or a body that never ends.
+        let deadline = limits.deadline(forBytes: expectedBytes)
+        long(CURLOPT_TIMEOUT, deadline)
         string(CURLOPT_USERAGENT, "carouseld-sync/\(CarouselVersion.string)")
         // gzip and friends for JSON; libcurl decodes (pictures are sent as they are).
         string(CURLOPT_ACCEPT_ENCODING, "")
@@ -221,8 +236,10 @@ public final class HTTPClient {
             return sink.take(UnsafeRawBufferPointer(start: data, count: n)) ? n : 0
         }, context)
         let abort = AbortCheck(shouldAbort)
-        _ = ccurl_setopt_progress(&table, handle, { context, _, _, _, _ in
-            Unmanaged<AbortCheck>.fromOpaque(context!).takeUnretainedValue().check() ? 1 : 0
+        _ = ccurl_setopt_progress(&table, handle, { context, _, downloaded, _, _ in
+            let abort = Unmanaged<AbortCheck>.fromOpaque(context!).takeUnretainedValue()
+            abort.saw(Int(downloaded))
+            return abort.check() ? 1 : 0
         }, Unmanaged.passUnretained(abort).toOpaque())
         let rc = library.curl_easy_perform(handle)
         withExtendedLifetime(abort) {}
@@ -232,6 +249,10 @@ public final class HTTPClient {
             let why = library.curl_easy_strerror(rc).map { String(cString: $0) } ?? "libcurl error \(rc.rawValue)"
             switch rc {
             case CURLE_ABORTED_BY_CALLBACK: throw FetchError(.stopped, "\(Self.hostOf(url)): stopped")
+            // Which rule fired: the stall rule only when no byte came for its time (within
+            // the progress callback's second), else the deadline.
+            case CURLE_OPERATION_TIMEDOUT where MonotonicClock.now() - abort.lastByte < Int64(stallTimeout - 2) * 1_000_000:
+                throw FetchError(.deadline, "\(Self.hostOf(url)): not done within \(limits.explainDeadline(forBytes: expectedBytes)); given up")
             case CURLE_OPERATION_TIMEDOUT: throw FetchError(.timeout, "\(Self.hostOf(url)): \(why)")
             case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR: throw FetchError(.truncated, "\(Self.hostOf(url)): \(why)")
             default: throw FetchError(.network, "\(Self.hostOf(url)): \(why)")
@@ -245,7 +266,16 @@ public final class HTTPClient {
     /// `shouldAbort` held by a class, so that libcurl's callback gets a pointer to it.
     private final class AbortCheck {
         let check: () -> Bool
+        /// When the body last grew (or the transfer started), on `MonotonicClock`'s scale.
+        var lastByte = MonotonicClock.now()
+        var downloaded = 0
         init(_ check: @escaping () -> Bool) { self.check = check }
+        func saw(_ now: Int) {
+            if now != downloaded {
+                downloaded = now
+                lastByte = MonotonicClock.now()
+            }
+        }
     }
 
     /// The scheme and host of `url`, for messages (never its query: it may hold a key).

@@ -75,7 +75,8 @@ public final class ImmichSource: SyncSourceClient {
     static func syncError(_ error: FetchError, _ what: String) -> SyncError {
         switch error.kind {
         case .network, .timeout: SyncError(.offline, "\(what): \(error.message)")
-        case .truncated, .tooLarge: SyncError(.server, "\(what): \(error.message)")
+        // A deadline is this server's answer, not the network: a download past it fails alone.
+        case .truncated, .tooLarge, .deadline: SyncError(.server, "\(what): \(error.message)")
         case .stopped: SyncError(.stopped, "\(what): stopped")
         case .write(errno: ENOSPC): SyncError(.diskFull, "\(what): the disk is full")
         case .write, .library: SyncError(.local, "\(what): \(error.message)")
@@ -235,7 +236,7 @@ public final class ImmichSource: SyncSourceClient {
         var errorBody: [UInt8] = []
         let (status, bytes): (Int, Int)
         do {
-            (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes,
+            (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes, expectedBytes: item.bytes,
                                                 afterJPEGStart: item.caption?.jpegSegments(withDate: !original) ?? [],
                                                 errorBody: &errorBody)
         } catch {

@@ -15,6 +15,8 @@ public struct RcloneSource: SyncSourceClient {
     public let configFile: String?
     public let videos: Bool
     public var executable = "rclone"
+    /// Each file's deadline (its listed size at a minimum rate).
+    public var limits = TransferLimits.fromEnvironment()
 
     public init(remote: String, configFile: String?, videos: Bool) {
         self.remote = remote
@@ -54,11 +56,23 @@ public struct RcloneSource: SyncSourceClient {
             throw SyncError(.server, "\(item.key) is \(size / 1_048_576) MB, over the \(maxBytes / 1_048_576) MB a file may be")
         }
         let source = remote.hasSuffix(":") || remote.hasSuffix("/") ? remote + item.key : remote + "/" + item.key
-        let run = try ToolRun(executable: executable, arguments: ["cat"] + common + [source]).run(output: fd)
+        // Read by the listed size: one byte more than listed is enough to
+        // refuse it, and a stream that does not end is not written whole
+        // first. Unlisted, the file's cap bounds it.
+        let count = ["--count", String((item.bytes ?? maxBytes) + 1)]
+        let seconds = limits.deadline(forBytes: item.bytes)
+        let run = try ToolRun(executable: executable, arguments: ["cat"] + count + common + [source]).run(output: fd, deadline: seconds)
+        if run.timedOut {
+            // This file alone: the pass goes on with the next.
+            throw SyncError(.server, "rclone \(source): not done within \(limits.explainDeadline(forBytes: item.bytes)); stopped")
+        }
         guard run.status == 0 else { throw Self.error(run, listing: source, path: source) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SyncError(.local, "fstat: \(errnoDescription(errno))") }
         let written = Int(info.st_size)
+        if written > (item.bytes ?? maxBytes) {
+            throw SyncError(.server, "rclone \(source): longer than the \(item.bytes.map { "\($0) bytes listed" } ?? "\(maxBytes >> 20) MB a file may be"); refused")
+        }
         if let size = item.bytes, written != size {
             // A cut transfer rclone did not notice: never shown as a whole picture.
             throw SyncError(.server, "\(item.key): \(written) of \(size) bytes arrived")
@@ -123,17 +137,9 @@ public struct RcloneSource: SyncSourceClient {
                 if bytes > 180 { break }
                 tail.insert(scalar, at: tail.startIndex)
             }
-            name = Self.hash(path) + "_" + String(tail)
+            name = SyncFolder.hash(path) + "_" + String(tail)
         }
         return name.isEmpty ? "_" : name
-    }
-
-    /// FNV-1a of the path, 16 hex digits: stable across runs and machines.
-    static func hash(_ text: String) -> String {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        let hex = String(h, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
 

@@ -24,6 +24,46 @@ public struct SyncFolder: Sendable {
             && !name.unicodeScalars.contains { $0.value < 0x20 }
     }
 
+    /// The longest name a file of the folder may have: its temporary name
+    /// (`.NAME.part`) within NAME_MAX (255 bytes on ext4, vfat, exfat) and
+    /// its path within PATH_MAX (4096 with the final NUL).
+    public var longestName: Int { min(255, 4095 - path.utf8.count - 1) - 6 }
+
+    /// Whether `name` (its temporary name too) fits the file system here.
+    public func fits(_ name: String) -> Bool { name.utf8.count <= longestName }
+
+    /// `name`, or a shorter name when it does not fit: the start of its
+    /// stem (cut between characters, so still UTF-8), a hash of the whole
+    /// name (two long names sharing a start stay two files), and its
+    /// extension (the album and the decoders go by it).
+    public func fittedName(_ name: String) -> String {
+        guard !fits(name), longestName >= 40 else { return name }
+        var stem = name[...]
+        var ext = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex, name.utf8.distance(from: dot, to: name.endIndex) <= 11 {
+            ext = String(name[dot...])
+            stem = name[..<dot]
+        }
+        let budget = longestName - 1 - 16 - ext.utf8.count
+        var kept = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in stem.unicodeScalars {
+            let n = String(scalar).utf8.count
+            if bytes + n > budget { break }
+            kept.append(scalar)
+            bytes += n
+        }
+        return String(kept) + "_" + Self.hash(name) + ext
+    }
+
+    /// FNV-1a of `text`, 16 hex digits: stable across runs and machines.
+    public static func hash(_ text: String) -> String {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
     public func exists(_ name: String) -> Bool { access(path + "/" + name, F_OK) == 0 }
 
     /// Creates the folder (and its parents) when missing.

@@ -53,8 +53,9 @@ public struct SyncOutcome: Equatable, Sendable {
 
 /// One pass: list the source, bring the folder to the selection (within
 /// the caps), remove what the sync wrote that left it, and keep the
-/// manifest in step after every file, so that a pass killed at any point
-/// leaves a folder of whole pictures and a manifest that lists them all.
+/// manifest in step after every file (a line in its journal), so that a
+/// pass killed at any point leaves a folder of whole pictures and a
+/// manifest that lists them all.
 public struct SyncPass {
     public let source: SyncSourceClient
     public let folder: SyncFolder
@@ -86,8 +87,22 @@ public struct SyncPass {
         // Names are unique in the folder: the first item of a name wins.
         var seenNames = Set<String>()
         var wanted: [RemoteItem] = []
-        for item in listed where SyncFolder.isPlainName(item.name) && seenNames.insert(item.name).inserted {
-            wanted.append(item)
+        for var item in listed {
+            // A name the file system cannot hold (over 255 bytes with the
+            // temporary name's dot and .part, or a path over PATH_MAX) is
+            // shortened, said once (when it is new), never dropped unsaid.
+            let fitted = folder.fittedName(item.name)
+            if fitted != item.name {
+                if manifest.entries[item.key]?.name != fitted {
+                    log(.info, "sync: \(item.key): its name is too long for \(folder.path) (\(item.name.utf8.count) bytes); saved as \(fitted)")
+                }
+                item.name = fitted
+            }
+            guard SyncFolder.isPlainName(item.name), folder.fits(item.name) else {
+                log(.warning, "sync: \(item.key): '\(item.name)' cannot be a file's name in \(folder.path); not fetched")
+                continue
+            }
+            if seenNames.insert(item.name).inserted { wanted.append(item) }
         }
         // A killed pass's temporary files: only those of names the sync writes.
         folder.removeLeftovers(of: seenNames.union(manifest.entries.values.map(\.name)))
@@ -105,7 +120,6 @@ public struct SyncPass {
             manifest.entries[entry.key] = nil
             outcome.removed += 1
         }
-        try manifest.save(manifestPath)
 
         var kept: [RemoteItem] = []
         // A size the source does not say (Immich's previews) is taken as the
@@ -128,6 +142,8 @@ public struct SyncPass {
             manifest.entries[entry.key] = nil
             outcome.removed += 1
         }
+        // Whole, with what left: the journal starts empty for this pass.
+        try manifest.save(manifestPath)
 
         for (position, item) in kept.enumerated() {
             if shouldStop() { break }
@@ -150,8 +166,8 @@ public struct SyncPass {
                     // sync put there is never one it does not know (a power
                     // cut in between leaves an entry whose file is missing,
                     // fetched again next time).
-                    manifest.entries[item.key] = SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes)
-                    try manifest.save(manifestPath)
+                    try manifest.record(SyncManifest.Entry(key: item.key, name: item.name, version: item.version, bytes: bytes),
+                                        manifestPath)
                 })
                 if let old = ours, old.name != item.name { folder.remove(old.name) }
                 outcome.downloaded += 1
@@ -184,6 +200,9 @@ public struct SyncPass {
                     try manifest.save(manifestPath)
                     return outcome
                 case .missing, .server:
+                    // This file alone (a server's answer to it): one line
+                    // each, the pass goes on with the next.
+                    log(.warning, "sync: \(item.name) not fetched: \(error)")
                     outcome.failed.append("\(item.name): \(error)")
                 }
             }

@@ -13,6 +13,8 @@ struct ToolRun {
 
     struct Outcome {
         var status: Int32
+        /// Killed at the run's deadline.
+        var timedOut = false
         var output: [UInt8]
         var errors: String
         /// The last non-empty line of standard error: what went wrong, as the tool says it.
@@ -21,8 +23,11 @@ struct ToolRun {
         }
     }
 
-    /// Runs the tool to its end. `output`: where its standard output goes (nil: kept and returned).
-    func run(output: Int32? = nil) throws(SyncError) -> Outcome {
+    /// Runs the tool to its end. `output`: where its standard output goes
+    /// (nil: kept and returned). `deadline`: seconds after which the tool is
+    /// killed and the run refused (rclone's own timeouts are for a stall;
+    /// a server that drips a byte a second passes them).
+    func run(output: Int32? = nil, deadline: Int? = nil) throws(SyncError) -> Outcome {
         let errorsFile = cplatform_memory_file("tool-stderr")
         guard errorsFile >= 0 else { throw SyncError(.local, "memfd_create: \(errnoDescription(errno))") }
         defer { close(errorsFile) }
@@ -44,8 +49,22 @@ struct ToolRun {
                                                   : "cannot start \(executable): \(errnoDescription(rc))")
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw SyncError(.local, "waitpid: \(errnoDescription(errno))") }
+        let end = deadline.map { MonotonicClock.now() + Int64($0) * 1_000_000 }
+        while true {
+            let rc = waitpid(pid, &status, end == nil ? 0 : WNOHANG)
+            if rc == pid { break }
+            if rc < 0 {
+                guard errno == EINTR else { throw SyncError(.local, "waitpid: \(errnoDescription(errno))") }
+                continue
+            }
+            // Still running: looked at 20 times a second (no pidfd in this
+            // Swift's Glibc), killed once past the deadline.
+            if let end, MonotonicClock.now() >= end {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                return Outcome(status: 128 + SIGKILL, timedOut: true, output: [], errors: "")
+            }
+            usleep(50_000)
         }
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         let output = keptOutput >= 0 ? Self.readAll(keptOutput, limit: Self.outputLimit) : []

@@ -23,9 +23,19 @@ API for tests lives outside /api and needs no key:
     POST /_test/reset        clear both lists
     POST /_test/library      reload DIR/library.json
     POST /_test/fault        {"mode": "none"|"unauthorized"|"server-error"|"stall"|
-                              "truncate"|"malformed-json", "path_prefix": "/api/assets",
+                              "truncate"|"malformed-json"|"gzip-bomb"|"drip"|"endless",
+                              "path_prefix": "/api/assets",
                               "count": N (optional: only the next N matching requests),
                               "seconds": S (stall length, default 600)}
+                             The hostile modes, for the sync's bounds:
+                               gzip-bomb: a JSON answer sent gzip-encoded (to a client that
+                                 accepts gzip) that inflates to "bytes" (default 60 MB) of valid
+                                 JSON, a page of assets repeated; about 60 KB on the wire.
+                               drip: the answer's headers, then its body a byte every
+                                 "interval" seconds (default 0.9: under any stall rule).
+                               endless: a chunked body that never ends ("interval" seconds
+                                 between 64 KiB chunks, default 0: as fast as the client reads).
+                             GET /_test/sent: bytes of the hostile bodies sent so far.
 --portable additionally rejects query parameters and body fields that Immich
 3.x dropped, and leaves out of responses the fields 3.x no longer sends
 (both listed as "absentInNewer" in the subset), so a client that passes in
@@ -57,9 +67,12 @@ import json
 import mimetypes
 import os
 import re
+import socket
 import threading
 import urllib.parse
+import time
 import uuid
+import zlib
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -71,7 +84,26 @@ MIME = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp
         ".gif": "image/gif", ".avif": "image/avif", ".heic": "image/heic", ".heif": "image/heif",
         ".mp4": "video/mp4", ".mov": "video/quicktime"}
 REASONS = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
-FAULTS = {"none", "unauthorized", "server-error", "stall", "truncate", "malformed-json"}
+FAULTS = {"none", "unauthorized", "server-error", "stall", "truncate", "malformed-json", "gzip-bomb", "drip", "endless"}
+
+
+def gzip_bomb(size):
+    """gzip of `size` bytes of valid JSON (a search answer whose items repeat one asset):
+    what a hostile server sends a client that accepts gzip."""
+    item = json.dumps({"id": "00000000-0000-4000-8000-000000000000", "type": "IMAGE", "originalFileName": "x" * 64,
+                       "fileCreatedAt": "2020-01-01T00:00:00.000Z", "exifInfo": {"description": "y" * 64}}).encode() + b","
+    head, tail = b'{"assets":{"total":0,"count":0,"nextPage":null,"facets":[],"items":[', b'{}]},"albums":{"items":[]}}'
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: a gzip stream
+    out = [z.compress(head)]
+    block = item * ((1 << 20) // len(item))
+    written = len(head)
+    while written + len(block) + len(tail) < size:
+        out.append(z.compress(block))
+        written += len(block)
+    out.append(z.compress(item * ((size - written - len(tail)) // len(item))))
+    out.append(z.compress(tail))
+    out.append(z.flush())
+    return b"".join(out)
 
 
 class Violation(Exception):
@@ -289,6 +321,12 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as Immich behind Express does
     server_version = "immich-test-server"
 
+    def setup(self):
+        super().setup()
+        # Headers and body leave in separate writes: without TCP_NODELAY, Nagle holds the body
+        # until the client's delayed ACK (40 ms a request on loopback).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, fmt, *args):
         if self.server.verbose:
             super().log_message(fmt, *args)
@@ -396,6 +434,8 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "malformed-json" and ctype.startswith("application/json") and status == 200:
             body = body[: len(body) // 2]  # cut mid-document: a valid-looking 200 that will not parse
         self.entry["status"] = status
+        if mode in ("gzip-bomb", "drip", "endless"):
+            return self.send_hostile(mode, status, body, ctype, headers)
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -409,6 +449,52 @@ class Handler(BaseHTTPRequestHandler):
             return
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def send_hostile(self, mode, status, body, ctype, headers):
+        """The hostile modes (see the module's help): the client must bound each."""
+        srv = self.server
+        self.close_connection = True
+        try:
+            if mode == "gzip-bomb" and ctype.startswith("application/json") and "gzip" in self.headers.get("Accept-Encoding", ""):
+                bomb = srv.bomb(self.fault.get("bytes", 60_000_000))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Content-Length", str(len(bomb)))
+                self.end_headers()
+                self.wfile.write(bomb)
+                srv.count_sent(len(bomb))
+            elif mode == "drip":
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    srv.count_sent(1)
+                    if srv.unstall_wait(self.fault, self.fault.get("interval", 0.9)):
+                        return
+            elif mode == "endless":
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                chunk = (b"[" if ctype.startswith("application/json") else body[:2]) + b"0," * (32 << 10)
+                frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+                while True:
+                    self.wfile.write(frame)
+                    srv.count_sent(len(chunk))
+                    if self.fault.get("interval") and srv.unstall_wait(self.fault, self.fault["interval"]):
+                        return
+                    chunk = b"0," * (32 << 10)
+                    frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
+            else:  # gzip refused by the client: the plain answer
+                self.fault = None
+                self.close_connection = False
+                return self.send(status, body, ctype, headers)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client hung up: what a bounded client does
 
     def send_json(self, status, obj, schema=None):
         if schema is not None and self.server.portable:
@@ -595,6 +681,9 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(self.raw_body or b"{}")
         except ValueError:
             return self.send_json(400, {"message": "control body is not JSON"})
+        if self.command == "GET" and name == "sent":
+            with srv.lock:
+                return self.send_json(200, srv.sent)
         if self.command == "GET" and name in ("violations", "requests"):
             with srv.lock:
                 return self.send_json(200, list(getattr(srv, name)))
@@ -630,8 +719,28 @@ class Server(ThreadingHTTPServer):
         self.violations, self.requests = [], []
         self.fault = {"mode": "none"}
         self.unstall = threading.Event()
+        self.sent = 0
+        self.bombs = {}
+
+    def bomb(self, size):
+        with self.lock:
+            if size not in self.bombs:
+                self.bombs[size] = gzip_bomb(size)
+            return self.bombs[size]
+
+    def count_sent(self, n):
+        with self.lock:
+            self.sent += n
+
+    def unstall_wait(self, fault, seconds):
+        """Waits `seconds`; true when the fault was changed meanwhile (the hostile answer ends)."""
+        return fault["released"].wait(seconds)
 
     def set_fault(self, fault):
+        if fault.get("mode") == "gzip-bomb":
+            # Made now, not when the request comes: making 60 MB takes seconds, which would eat
+            # into the deadline of the request it answers.
+            self.bomb(fault.get("bytes", 60_000_000))
         with self.lock:
             self.fault = dict(fault)
             self.unstall.set()  # release requests stalled by the previous fault

@@ -7,6 +7,7 @@ the server cannot drift from the reference it enforces on clients.
 Exits non-zero on any failure.
 """
 import base64
+import gzip
 import hashlib
 import http.client
 import json
@@ -264,6 +265,34 @@ def run(c, tmp, library):
     except ValueError:
         malformed = s == 200
     expect(malformed, "fault malformed-json: 200 with a body that does not parse")
+    # The hostile modes the sync's bounds are tested with.
+    c.control("POST", "fault", {"mode": "gzip-bomb", "bytes": 3_000_000, "count": 1})
+    s, h, raw = c.call("GET", "/api/albums", headers={"Accept-Encoding": "gzip"})
+    inflated = gzip.decompress(raw) if h.get("Content-Encoding") == "gzip" else b""
+    expect(s == 200 and len(raw) < 100_000 and len(inflated) > 2_900_000 and isinstance(json.loads(inflated), dict),
+           f"fault gzip-bomb: {len(raw)} bytes of gzip, {len(inflated)} of valid JSON")
+    c.control("POST", "fault", {"mode": "gzip-bomb", "count": 1})
+    s, h, raw = c.call("GET", "/api/albums")
+    expect(s == 200 and "Content-Encoding" not in h and isinstance(json.loads(raw), list),
+           "fault gzip-bomb: a client that does not accept gzip gets the plain answer")
+    c.control("POST", "fault", {"mode": "drip", "interval": 0.2, "count": 1})
+    conn = http.client.HTTPConnection("127.0.0.1", int(c.base.rsplit(":", 1)[1]), timeout=5)
+    conn.request("GET", "/api/albums", headers={"x-api-key": KEY})
+    r = conn.getresponse()
+    t0 = time.monotonic()
+    first = r.read(3)
+    expect(r.status == 200 and len(first) == 3 and time.monotonic() - t0 >= 0.3, "fault drip: the body a byte at a time")
+    conn.close()
+    c.control("POST", "fault", {"mode": "endless", "count": 1})
+    conn = http.client.HTTPConnection("127.0.0.1", int(c.base.rsplit(":", 1)[1]), timeout=5)
+    conn.request("GET", "/api/albums", headers={"x-api-key": KEY})
+    r = conn.getresponse()
+    got = sum(len(r.read(1 << 20)) for _ in range(8))
+    expect(r.status == 200 and r.getheader("Transfer-Encoding") == "chunked" and got == 8 << 20,
+           "fault endless: a chunked body past any size")
+    conn.close()
+    sent = c.control("GET", "sent")[1]
+    expect(sent >= 8 << 20, f"the hostile bytes sent are counted: {sent}")
     c.control("POST", "fault", {"mode": "none"})
     s, body = c.json("GET", "/api/albums")
     expect(s == 200, "fault none: back to normal")
