@@ -126,6 +126,7 @@ class Frame:
         self.key_file = os.path.join(self.folder, "immich.key")
         with open(self.key_file, "w") as f:
             f.write(KEY + "\n")
+        os.chmod(self.key_file, 0o600)  # a secret others may read is refused (issue 44)
         self.ini = os.path.join(self.folder, "carouseld.ini")
         self.write_ini(sync_lines)
         self.daemon = None
@@ -439,6 +440,7 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
         config = os.path.join(frame.folder, "rclone.conf")
         with open(config, "w") as f:
             f.write(f"[nas]\ntype = webdav\nurl = http://127.0.0.1:{port}/\nvendor = other\n")
+        os.chmod(config, 0o600)
         frame.write_ini({"source": "rclone:nas:photos", "rclone_config": config})
         shutil.copy(os.path.join(IMAGES, "03-portrait.jpg"), os.path.join(frame.album, "mine.jpg"))
         daemon = frame.start_daemon()
