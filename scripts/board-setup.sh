@@ -94,10 +94,40 @@ elif [ -e "$dropin" ]; then
   say "backlight: none now; removed $dropin"
 fi
 
-# ini_value SECTION KEY: the value in the installed configuration (empty if unset).
+# ini_value SECTION KEY: the value in the installed configuration (empty if
+# unset), without a trailing comment (whitespace, then # or ; then whitespace
+# or the end, as carouseld reads it).
 ini_value() {
-  awk -v section="[$1]" -v key="$2" '/^\[/ { s = $0 } s == section && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$confdir/carouseld.ini"
+  [ -f "$confdir/carouseld.ini" ] || return 0
+  awk -v section="[$1]" -v key="$2" '/^\[/ { s = $0 } s == section && $0 ~ "^[ \t]*" key "[ \t]*=" { sub(/^[^=]*=[ \t]*/, ""); sub(/[ \t]+[#;]([ \t].*)?$/, ""); sub(/[ \t]+$/, ""); print; exit }' "$confdir/carouseld.ini"
 }
+
+# The secrets the configuration names, readable by the one user that reads
+# them and nobody else (carouseld and carouseld-sync refuse them otherwise,
+# with the chmod that fixes them): [mqtt] password_file is the daemon's,
+# [sync] api_key_file and rclone_config the sync's. Earlier versions had
+# them made root:carouseld 0640 (one user for both services): an upgrade
+# hands each to its reader, 0600 at most. Regular files only: a link is the
+# administrator's own arrangement, and stays as it is (and is checked).
+restart_sync=0
+own_secret() { # own_secret KEY PATH USER
+  local key=$1 path=$2 user=$3 mode
+  [ -n "$path" ] && [ -f "$path" ] && [ ! -L "$path" ] || return 0
+  getent passwd "$user" >/dev/null || return 0
+  if [ "$(stat -c %U:%G "$path")" != "$user:$user" ] || (( 8#$(stat -c %a "$path") & 8#077 )); then
+    chown "$user:$user" "$path"
+    chmod go-rwx "$path"
+    mode=$(stat -c %a "$path")
+    say "secrets: $key $path now $user:$user $mode (readable by $user alone)"
+    [ "$user" = carouseld-sync ] && restart_sync=1
+  fi
+  return 0
+}
+[ -n "$(ini_value mqtt broker)" ] && own_secret "[mqtt] password_file" "$(ini_value mqtt password_file)" carouseld
+case "$(ini_value sync source)" in
+  immich) own_secret "[sync] api_key_file" "$(ini_value sync api_key_file)" carouseld-sync ;;
+  rclone:*) own_secret "[sync] rclone_config" "$(ini_value sync rclone_config)" carouseld-sync ;;
+esac
 
 # allow_for WHAT HOST [exact]: fills `allow` with HOST's addresses as they
 # resolve now and, for a name, the loopback and the name servers (the
@@ -154,7 +184,7 @@ if [ "$sync" -eq 1 ]; then
       remote=${source#rclone:}
       remote=${remote%%:*}
       rconf=$(ini_value sync rclone_config)
-      [ -n "$rconf" ] || die "--sync: set [sync] rclone_config (e.g. /etc/carouseld/rclone.conf, readable by the carouseld group): the service cannot read a home folder"
+      [ -n "$rconf" ] || die "--sync: set [sync] rclone_config (e.g. /etc/carouseld/rclone.conf, carouseld-sync's, mode 0600): the service cannot read a home folder"
       [ -r "$rconf" ] || die "--sync: $rconf cannot be read"
       # The remote's server, as rclone's configuration names it (url, host or endpoint).
       address=$(awk -v section="[$remote]" '/^\[/ { s = $0 } s == section && /^[ \t]*(url|host|endpoint)[ \t]*=/ { sub(/^[^=]*=[ \t]*/, ""); print; exit }' "$rconf")
@@ -174,8 +204,8 @@ if [ "$sync" -eq 1 ]; then
   # A folder that is there already is the administrator's: made only when missing.
   if [ ! -d "$folder" ]; then
     install -d -o carouseld -g carouseld -m 2775 "$folder"
-  elif ! runuser -u carouseld -- test -w "$folder" 2>/dev/null; then
-    say "warning: $folder is not writable by the carouseld user; the sync will say so (chgrp carouseld, chmod g+w)"
+  elif ! runuser -u carouseld-sync -g carouseld-sync -G carouseld -- test -w "$folder" 2>/dev/null; then
+    say "warning: $folder is not writable by the sync (carouseld-sync with the carouseld group); the sync will say so (chgrp carouseld, chmod g+w)"
   fi
   dropin_sync=/etc/systemd/system/carouseld-sync.service.d/sync.conf
   # Bash's own replacement, quoted: no sed, so no character of a value is a command.
@@ -188,4 +218,6 @@ fi
 
 if [ -d /run/systemd/system ]; then
   systemctl daemon-reload
+  # A sync running as the previous user could no longer read its key.
+  if ((restart_sync)); then systemctl try-restart carouseld-sync.service || true; fi
 fi

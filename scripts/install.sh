@@ -29,13 +29,15 @@
 #   PREFIX/lib/carouseld/board-setup      (board-setup.sh: the steps below that
 #                                          depend on the board, to run again later)
 #   PREFIX/share/carouseld/systemd/       (its drop-in templates)
-# and, without DESTDIR (as root): creates the carouseld user and group
-# (systemd-sysusers), /var/lib/carouseld/images (systemd-tmpfiles), copies the
+# and, without DESTDIR (as root): creates the carouseld user and group, and
+# carouseld-sync's (systemd-sysusers), /var/lib/carouseld/images and
+# /var/lib/carouseld-sync (systemd-tmpfiles), copies the
 # demo pictures into that folder if it did not exist before (so the screen
 # shows something at once; replace them with yours), and runs
 # `systemctl daemon-reload`, then board-setup.sh: where the board has a
 # backlight, it applies the udev rule to it and opens its folder in the
-# service's read-only /sys (run it again after adding a panel:
+# service's read-only /sys; the secret files the INI names are given to the
+# user that reads them, readable by it alone (run it again after adding a panel:
 # sudo PREFIX/lib/carouseld/board-setup). It does not enable or start the
 # service.
 #
@@ -60,7 +62,7 @@ while (($#)); do
     --no-demo-images) demo_images=0; shift ;;
     --mqtt) mqtt=1; shift ;;
     --sync) sync=1; shift ;;
-    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -190,7 +192,7 @@ fi
 # The live system from here on.
 command -v systemd-sysusers >/dev/null || die "systemd-sysusers not found: carouseld's service needs systemd"
 systemd-sysusers "$sysusersdir/carouseld.conf"
-say "user and group 'carouseld' ($(id carouseld))"
+say "user and group 'carouseld' ($(id carouseld)); the sync's, 'carouseld-sync' ($(id carouseld-sync))"
 had_images=0
 [ -e "$images" ] && had_images=1
 systemd-tmpfiles --create "$tmpfilesdir/carouseld.conf"

@@ -300,6 +300,7 @@ def main():
         secret = os.path.join(folder, "secret")
         with open(secret, "w") as f:
             f.write("right horse battery\n")
+        os.chmod(secret, 0o600)  # a secret others may read is refused (issue 44)
         # "localhost" is a name: connected from the worker, checked against the certificate.
         d = s.daemon({"broker": f"mqtts://localhost:{b.port}", "client_id": "frame1", "username": "frame",
                       "password_file": secret, "ca_file": f"{folder}/ca.crt", "keepalive": "5"})

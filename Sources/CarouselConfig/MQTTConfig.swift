@@ -131,10 +131,12 @@ public struct MQTTConfig: Equatable, Sendable {
     }
 
     /// What must hold beyond each key's own value: the files named exist and
-    /// are readable. Checked where the file is read (`check-config`, start,
-    /// reload, `set`); one error naming the file.
+    /// are readable, and the password file by its owner alone (`SecretFile`).
+    /// Checked where the file is read (`check-config`, start, reload, `set`);
+    /// one error naming the file.
     public func checkFiles() throws(ValueError) {
         guard broker != nil else { return }
+        if let passwordFile { try SecretFile.check(passwordFile, key: "[mqtt] password_file", reader: "carouseld runs as") }
         _ = try readPassword()
         if let ca = caFile, access(ca, R_OK) != 0 {
             throw ValueError("[mqtt] ca_file \(ca) cannot be read: \(errnoDescription(errno))")

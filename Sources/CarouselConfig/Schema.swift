@@ -686,8 +686,9 @@ public enum Schema {
             """) { c, v throws(ValueError) in c.mqtt.username = v.isEmpty ? nil : v },
         key("mqtt", "password_file", "an absolute path or empty", default: "", help: """
             The absolute path of a file whose first line is the password (the password never goes in the INI); it must
-            be readable by the service. Empty: no password. A missing, unreadable or empty file is one error at
-            `check-config`, start and reload.
+            be the service's user's and readable by it alone (`carouseld`, mode 0600): a file others may read is refused
+            with the `chmod` that fixes it. Empty: no password. A missing, unreadable or empty file is one error at
+            `check-config`, start and reload. A password going to an `mqtt://` broker on another machine is one warning.
             """) { c, v throws(ValueError) in
             guard !v.isEmpty else { c.mqtt.passwordFile = nil; return }
             guard v.hasPrefix("/") else { throw ValueError("expected an absolute path to a file holding the password") }

@@ -133,7 +133,9 @@ extension Schema {
             c.sync.server = url
         },
         key("sync", "api_key_file", "an absolute path (the file holding the API key)", default: "", help: """
-            An absolute path: the file holding Immich's API key, never the key itself in the INI.
+            An absolute path: the file holding Immich's API key, never the key itself in the INI. It must be the sync's
+            user's and readable by it alone (`carouseld-sync`, mode 0600): a file others may read is refused with the
+            `chmod` that fixes it. A key going to an `http://` server on another machine is one warning.
             """) { c, v throws(ValueError) in
             c.sync.apiKeyFile = try absolutePath(v, "a file holding the API key")
         },
@@ -179,7 +181,9 @@ extension Schema {
             The most files kept; 0: no cap. What comes last in the selection goes first.
             """) { $0.sync.maxFiles = $1 },
         key("sync", "rclone_config", "an absolute path, or empty (rclone's own)", default: "", help: """
-            rclone's configuration file (absolute); empty: rclone's own (`~/.config/rclone/rclone.conf`).
+            rclone's configuration file (absolute); empty: rclone's own (`~/.config/rclone/rclone.conf`). It holds the
+            remotes' passwords and tokens: the sync's user's and readable by it alone (`carouseld-sync`, mode 0600),
+            else refused with the `chmod` that fixes it.
             """) { c, v throws(ValueError) in
             c.sync.rcloneConfig = try absolutePath(v, "rclone's configuration file")
         },

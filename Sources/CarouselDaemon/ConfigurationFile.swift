@@ -29,14 +29,16 @@ public func readTextFile(_ path: String) throws(FileReadError) -> String {
 }
 
 /// Reads and validates a configuration file: the one way `run`, reload,
-/// SIGHUP, `check-config` and the tools read one. Throws the reason (a
-/// `ConfigError` names FILE:LINE).
-public func readConfiguration(_ path: String) throws -> Configuration {
+/// SIGHUP, `check-config`, `sync` and the tools read one. Throws the reason
+/// (a `ConfigError` names FILE:LINE). `reader` says whose secret files are
+/// checked: each service can read its own only.
+public func readConfiguration(_ path: String, for reader: ConfigurationReader = .daemon) throws -> Configuration {
     let config = try Configuration.parse(try readTextFile(path), file: path)
-    // The files [mqtt] names are read when connecting; a missing one is
-    // refused here, with the rest of a bad configuration.
+    // The files [mqtt] and [sync] name are read when connecting; a missing
+    // one, or a secret others may read, is refused here, with the rest of a
+    // bad configuration.
     do {
-        try config.mqtt.checkFiles()
+        try config.checkSecrets(for: reader)
     } catch {
         throw FileReadError(message: "\(path): \(error.message)")
     }

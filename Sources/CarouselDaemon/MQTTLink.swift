@@ -132,7 +132,9 @@ final class MQTTLink {
             rc = lib.mosquitto_tls_set(mosq, settings.caFile, settings.caFile == nil ? "/etc/ssl/certs" : nil, nil, nil, nil)
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            lib.mosquitto_destroy(mosq)
+            // Not destroyed here: self is whole, so deinit runs on this throw
+            // and destroys the handle (twice was a double free that closed
+            // descriptors the daemon still used).
             throw MQTTLinkError(Self.describe(rc, errno))
         }
         retryAt = 0

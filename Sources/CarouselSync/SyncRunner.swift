@@ -137,6 +137,7 @@ public enum SyncCommand {
     /// The exit status: 0, or 1 when a `once` pass failed (2: no [sync] to run).
     public static func run(configuration: Configuration, stateDirectory: String, once: Bool) -> Int32 {
         Log.threshold = configuration.logLevel
+        for line in configuration.cleartextWarnings(for: .sync) { log(.warning, "sync: \(line)") }
         let runner: SyncRunner
         do {
             runner = try SyncRunner(configuration: configuration, stateDirectory: stateDirectory)

@@ -84,7 +84,9 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         do {
-            _ = try readConfiguration(file)
+            // As root it checks every secret the file names, the daemon's and the sync's.
+            let configuration = try readConfiguration(file, for: .everyone)
+            for line in configuration.cleartextWarnings(for: .everyone) { printError("carouseld: warning: \(line)") }
             print("\(file): OK")
         } catch {
             printError("\(error)")

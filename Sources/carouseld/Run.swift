@@ -50,6 +50,7 @@ struct Run: ParsableCommand {
             throw ExitCode(2)
         }
         Log.threshold = configuration.logLevel
+        for line in configuration.cleartextWarnings(for: .daemon) { log(.warning, line) }
         if display == "drm", configuration.display.backend == .drm {
             // A card that went away (driver unbound, module unloaded) is opened again when udev says one came.
             options.reopenDisplay = { try openDRMBackend($0) }

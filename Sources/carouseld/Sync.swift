@@ -1,4 +1,7 @@
 import ArgumentParser
+import CarouselConfig
+import CarouselDaemon
+import CarouselPlatform
 import CarouselSync
 
 struct Sync: ParsableCommand {
@@ -16,7 +19,20 @@ struct Sync: ParsableCommand {
     @Option(help: "The state directory when $STATE_DIRECTORY is not set.") var state = "/var/lib/carouseld-sync"
 
     func run() throws {
-        let status = SyncCommand.run(configuration: try loadConfiguration(config), stateDirectory: SyncCommand.stateDirectory(or: state),
+        // The sync's own secrets are checked (a key others may read is refused
+        // with its chmod), not the daemon's: it runs as another user and
+        // cannot read the MQTT password, nor needs to.
+        let configuration: Configuration
+        do {
+            configuration = try readConfiguration(config, for: .sync)
+        } catch let error as ConfigError {
+            printError("carouseld: \(error)")
+            throw ExitCode(2)
+        } catch {
+            log(.error, "sync: cannot start: \(error)")
+            throw ExitCode(2)
+        }
+        let status = SyncCommand.run(configuration: configuration, stateDirectory: SyncCommand.stateDirectory(or: state),
                                      once: once)
         if status != 0 { throw ExitCode(status) }
     }

@@ -63,6 +63,8 @@ import Testing
         #expect(throws: ValueError("[mqtt] password_file \(path) cannot be read: No such file or directory"
                                    + " (it must be readable by the user carouseld runs as)")) { try c.mqtt.checkFiles() }
         try Data("s3cret\n".utf8).write(to: URL(fileURLWithPath: path))
+        // Readable by its owner alone, as a secret must be (CredentialsTests).
+        #expect(chmod(path, 0o600) == 0)
         #expect(try c.mqtt.readPassword() == "s3cret")
         try c.mqtt.checkFiles()
         try Data("\n".utf8).write(to: URL(fileURLWithPath: path))

@@ -213,3 +213,41 @@ struct MQTTLinkTests {
         #expect(handedBack == 1, "the worker's connect came back through the executor once")
     }
 }
+
+@Suite struct MQTTLinkRefusedTests {
+    /// A link libmosquitto refuses to make (a password without a user name:
+    /// MOSQ_ERR_INVAL) is destroyed once. It used to be destroyed by the
+    /// failed init and again by deinit: the second mosquitto_destroy read the
+    /// freed handle and closed descriptors that were no longer its own (on a
+    /// board, the daemon's epoll set: "epoll_wait: Bad file descriptor",
+    /// exit 1, restarted for ever).
+    @Test func aLinkThatCannotBeMadeClosesNothingButItsOwn() throws {
+        // Descriptors of the process before and after, each still open and still the same file.
+        var pipes: [[Int32]] = []
+        for _ in 0..<16 {
+            var p: [Int32] = [0, 0]
+            #expect(pipe(&p) == 0)
+            pipes.append(p)
+        }
+        defer { for p in pipes { close(p[0]); close(p[1]) } }
+        var settings = MQTTConfig()
+        settings.broker = MQTTBroker(host: "127.0.0.1", port: 1, tls: false)
+        let identity = FrameIdentity(clientID: "refused-link", topic: "carouseld/refused", discoveryPrefix: "", version: "test")
+        let executor = try LoopExecutor()
+        for _ in 0..<8 {
+            #expect(throws: MQTTLinkError.self) {
+                _ = try MQTTLink(settings: settings, frame: FrameProtocol(identity: identity), password: "pw", executor: executor)
+            }
+            var later: [Int32] = [0, 0]
+            #expect(pipe(&later) == 0)
+            pipes.append(later)
+        }
+        for p in pipes {
+            var buffer: UInt8 = 7
+            #expect(write(p[1], &buffer, 1) == 1, "descriptor \(p[1]) was closed under us")
+            buffer = 0
+            #expect(read(p[0], &buffer, 1) == 1 && buffer == 7, "descriptor \(p[0]) was closed under us")
+        }
+        #expect(fcntl(executor.interests[0].fd, F_GETFD) != -1, "the executor's descriptor was closed under it")
+    }
+}

@@ -183,6 +183,10 @@ def main():
             user = s.ok("getent passwd carouseld").strip()
             if not user.startswith("carouseld:") or ":/usr/sbin/nologin" not in user:
                 raise Failure(f"user: {user!r}")
+            # The sync's own user, not in the carouseld group (its unit adds that group alone).
+            sync_user = s.ok("getent passwd carouseld-sync").strip()
+            if ":/usr/sbin/nologin" not in sync_user or "carouseld" in s.ok("id -nG carouseld-sync").split():
+                raise Failure(f"the sync's user: {sync_user!r}, groups {s.ok('id -nG carouseld-sync')!r}")
             pics = s.ok(f"stat -c '%U:%G %a %n' {IMAGES}/*").splitlines()
             if [p.rsplit("/", 1)[1] for p in pics] != DEMO or any(not p.startswith("carouseld:carouseld 664 ") for p in pics):
                 raise Failure(f"pictures folder: {pics}")
@@ -220,17 +224,23 @@ def main():
             return f"{st['count']} pictures, index {st['index']}"
 
         def security():
-            r = s.sh("systemd-analyze security carouseld.service --no-pager")
-            m = re.search(r"Overall exposure level for carouseld\.service: ([\d.]+) (\S+)", r.out)
-            if not m:
-                raise Failure(f"no exposure level in: {r.out[-500:]} {r.err}")
-            s.figures["systemd-analyze security exposure"] = f"{m.group(1)} {m.group(2)}"
-            if float(m.group(1)) > MAX_EXPOSURE:
-                raise Failure(f"exposure {m.group(1)} > {MAX_EXPOSURE}: hardening was weakened")
+            said = []
+            for unit in ("carouseld.service", "carouseld-sync.service"):
+                r = s.sh(f"systemd-analyze security {unit} --no-pager")
+                m = re.search(r"Overall exposure level for " + re.escape(unit) + r": ([\d.]+) (\S+)", r.out)
+                if not m:
+                    raise Failure(f"no exposure level for {unit} in: {r.out[-500:]} {r.err}")
+                s.figures[f"systemd-analyze security exposure of {unit}"] = f"{m.group(1)} {m.group(2)}"
+                if float(m.group(1)) > MAX_EXPOSURE:
+                    raise Failure(f"{unit}: exposure {m.group(1)} > {MAX_EXPOSURE}: hardening was weakened")
+                props = s.ok(f"systemctl show {unit} -p MemoryMax -p TasksMax -p UMask --value").split()
+                if props[0] == "infinity" or props[2] != "0027":
+                    raise Failure(f"{unit}: MemoryMax, TasksMax, UMask = {props}")
+                said.append(f"{unit} {m.group(1)}")
             v = s.sh("systemd-analyze verify carouseld.service carouseld-sync.service")
             if v.rc != 0 or (v.out + v.err).strip():
                 raise Failure(f"systemd-analyze verify: {(v.out + v.err).strip()}")
-            return f"exposure {m.group(1)} {m.group(2)} (service test's bound {MAX_EXPOSURE}), verify clean"
+            return f"exposure {', '.join(said)} (bound {MAX_EXPOSURE}), limits set, verify clean"
 
         # -- upgrade -------------------------------------------------------------
 
@@ -239,6 +249,18 @@ def main():
             s.ok(f"sed -i '/^\\[autoplay\\]/,/^\\[/ s/^interval = .*/interval = 7/' {INI}")
             if s.ok(f"grep -c '^interval = 7$' {INI}").strip() != "1":
                 raise Failure("the test's edit of [autoplay] interval did not take")
+            # The layout of versions where both services ran as carouseld: secrets
+            # root:carouseld 0640 (as their README said), the sync's state the daemon's user's.
+            # Each must go to the user that reads it, or the restarted daemon would refuse
+            # its password (exit 2) and the sync its key.
+            s.ok(f"sed -i 's|^broker =$|broker = mqtt://127.0.0.1:1883|; s|^username =$|username = frame|; s|^password_file =$|password_file = /etc/carouseld/mqtt-password|;"
+                 f" s|^source =$|source = immich|; s|^server =$|server = https://photos.example.com|;"
+                 f" s|^api_key_file =$|api_key_file = /etc/carouseld/immich.key|; s|^albums =$|albums = Frame|' {INI}"
+                 " && echo pw > /etc/carouseld/mqtt-password && echo key > /etc/carouseld/immich.key"
+                 " && chown root:carouseld /etc/carouseld/mqtt-password /etc/carouseld/immich.key"
+                 " && chmod 0640 /etc/carouseld/mqtt-password /etc/carouseld/immich.key"
+                 " && mkdir -p /var/lib/carouseld-sync && echo '{}' > /var/lib/carouseld-sync/manifest.json"
+                 " && chown -R carouseld:carouseld /var/lib/carouseld-sync && chmod 0755 /var/lib/carouseld-sync")
             edited = s.ok(f"sha256sum {INI}")
             pid = s.show()["MainPID"]
             out, took = apt(f"cd /root/board && apt-get install -y ./{os.path.basename(newer_deb)}")
@@ -252,7 +274,17 @@ def main():
                 raise Failure("the service was not restarted into the new version")
             if s.status()["autoplay"]["interval"] != 7:
                 raise Failure(f"the restarted service does not run the edited INI: {s.status()}")
-            return f"{version} -> {newer} in {took} s, restarted (PID {pid} -> {st['MainPID']}), interval = 7 kept"
+            owners = s.ok("stat -c '%n %U:%G %a' /etc/carouseld/mqtt-password /etc/carouseld/immich.key"
+                          " /var/lib/carouseld-sync /var/lib/carouseld-sync/manifest.json").splitlines()
+            want = ["/etc/carouseld/mqtt-password carouseld:carouseld 600", "/etc/carouseld/immich.key carouseld-sync:carouseld-sync 600",
+                    "/var/lib/carouseld-sync carouseld-sync:carouseld-sync 750"]
+            if owners[:3] != want or not owners[3].startswith("/var/lib/carouseld-sync/manifest.json carouseld-sync:carouseld-sync "):
+                raise Failure(f"after the upgrade: {owners}, expected {want} and the manifest carouseld-sync's")
+            if "secrets: [sync] api_key_file /etc/carouseld/immich.key now carouseld-sync:carouseld-sync 600" not in out:
+                raise Failure(f"the upgrade did not say it gave the key to carouseld-sync: {out[-800:]}")
+            s.ok(f"carouseld check-config {INI}")
+            return (f"{version} -> {newer} in {took} s, restarted (PID {pid} -> {st['MainPID']}), interval = 7 kept; "
+                    f"secrets and the sync's state handed to their users: {'; '.join(owners)}")
 
         # -- remove and purge ------------------------------------------------------
 
@@ -289,8 +321,9 @@ def main():
             if left:
                 raise Failure(f"still there after purge: {left}")
             for db in ("passwd", "group"):
-                if s.sh(f"getent {db} carouseld").rc == 0:
-                    raise Failure(f"the {db} entry carouseld survived the purge")
+                for name in ("carouseld", "carouseld-sync"):
+                    if s.sh(f"getent {db} {name}").rc == 0:
+                        raise Failure(f"the {db} entry {name} survived the purge")
             rest = s.ok(f"find {STATE} | sort").split()
             if rest != [STATE, IMAGES, f"{IMAGES}/mine.jpg"]:
                 raise Failure(f"after purge {STATE} holds {rest}; expected only your picture")
