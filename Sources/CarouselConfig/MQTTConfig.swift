@@ -136,6 +136,11 @@ public struct MQTTConfig: Equatable, Sendable {
     /// one error naming the file.
     public func checkFiles() throws(ValueError) {
         guard broker != nil else { return }
+        // libmosquitto refuses a password without a user name only when it
+        // connects, which took the frame off its broker until a restart.
+        if passwordFile != nil, username == nil {
+            throw ValueError("[mqtt] password_file needs [mqtt] username: MQTT sends a password only with a user name")
+        }
         if let passwordFile { try SecretFile.check(passwordFile, key: "[mqtt] password_file", reader: "carouseld runs as") }
         _ = try readPassword()
         if let ca = caFile, access(ca, R_OK) != 0 {

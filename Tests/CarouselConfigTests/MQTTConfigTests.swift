@@ -59,7 +59,13 @@ import Testing
     @Test func thePasswordComesFromItsFileAndAMissingFileIsOneError() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("pw-\(UUID().uuidString.prefix(8))").path
         defer { unlink(path) }
+        // A password without a user name is refused first: libmosquitto
+        // refused it only at the connect, taking the frame off its broker.
         var c = try parse("broker = mqtt://127.0.0.1:1883\npassword_file = \(path)\n")
+        #expect(throws: ValueError("[mqtt] password_file needs [mqtt] username: MQTT sends a password only with a user name")) {
+            try c.mqtt.checkFiles()
+        }
+        c.mqtt.username = "frame"
         #expect(throws: ValueError("[mqtt] password_file \(path) cannot be read: No such file or directory"
                                    + " (it must be readable by the user carouseld runs as)")) { try c.mqtt.checkFiles() }
         try Data("s3cret\n".utf8).write(to: URL(fileURLWithPath: path))
