@@ -125,7 +125,8 @@ public struct SyncManifest: Equatable, Sendable {
         entries[entry.key] = entry
         let journal = Self.journalPath(path)
         let line = Array((Self.json(entry).encoded + "\n").utf8)
-        let fd = open(journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        // The sync's own record (which server file became which picture): its user's alone.
+        let fd = open(journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
             let e = errno
             throw SyncError(e == ENOSPC ? .diskFull : .local, "cannot write the manifest's journal \(journal): \(errnoDescription(e))")
@@ -155,7 +156,7 @@ public struct SyncManifest: Equatable, Sendable {
         let text = JSONValue.fields([JSONField("manifest", 1), JSONField("folder", .string(folder)),
                                      JSONField("files", .array(files))]).encoded + "\n"
         do {
-            try IniRewriter.writeAtomically(path: path, text: text, mode: 0o644)
+            try IniRewriter.writeAtomically(path: path, text: text, mode: 0o600)
         } catch {
             throw SyncError(.local, "cannot write the manifest: \(error)")
         }

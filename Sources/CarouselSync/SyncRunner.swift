@@ -106,7 +106,8 @@ public final class SyncRunner {
         fields.append(JSONField("error", error.map { .string(String($0.message.prefix(1000))) } ?? .null))
         do {
             try SyncFolder(path: folder).create()
-            try IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o644)
+            // The daemon reads it through the album's group; nobody else needs it.
+            try IniRewriter.writeAtomically(path: statusPath, text: JSONValue.fields(fields).encoded + "\n", mode: 0o640)
         } catch {
             log(.warning, "sync: cannot write \(statusPath): \(error)")
         }

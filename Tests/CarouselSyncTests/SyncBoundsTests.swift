@@ -70,6 +70,22 @@ private func bytesWrittenByThisThread() -> Int {
         #expect(try SyncManifest.load(path, folder: box.folder) == expected)
     }
 
+    /// The manifest says which server file became which picture: the sync's
+    /// user's alone (an umask of 022 would have left it 0644).
+    @Test func theManifestAndItsJournalAreTheSyncsAlone() throws {
+        let box = try SyncSandbox()
+        let path = box.state + "/manifest.json"
+        var manifest = SyncManifest(folder: box.folder)
+        try manifest.record(.init(key: "a", name: "a.jpg", version: "1", bytes: 5), path)
+        func mode(_ p: String) -> mode_t {
+            var st = stat()
+            return stat(p, &st) == 0 ? st.st_mode & 0o777 : 0o7777
+        }
+        #expect(mode(SyncManifest.journalPath(path)) == 0o600)
+        try manifest.save(path)
+        #expect(mode(path) == 0o600)
+    }
+
     @Test func aJournalLineThatNamesNoFileOfTheFolderStopsThePass() throws {
         let box = try SyncSandbox()
         let source = MemorySource()
