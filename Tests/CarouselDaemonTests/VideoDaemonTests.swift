@@ -270,6 +270,33 @@ import Testing
         #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "02-clip.mp4", "04-panels.png"])
     }
 
+    /// A Cinepak clip with ms-adpcm audio (it played, `"decoder":
+    /// "cinepak"`) on the real binary: one `skipping PATH: why` line naming
+    /// its codec, and the H.264 clip beside it plays.
+    @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+    func aClipOfACodecNoPhoneRecordsIsSkippedWithOneLine() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vc-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let cinepak = d.folder.appendingPathComponent("images/2.mov").path
+        try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                                                           "color=c=red:s=160x100:r=10:d=1", "-f", "lavfi", "-i",
+                                                           "sine=duration=1", "-c:v", "cinepak", "-c:a", "adpcm_ms", cinepak])
+        try Self.makeClip(d.folder.appendingPathComponent("images/3.mp4").path)
+        try d.start()
+        defer { _ = d.stop() }
+        #expect(d.waitFor("the skip line") {
+            $0.contains("<4>skipping \(cinepak): cinepak is not a codec phones or cameras record (only H.264, HEVC, VP8, VP9 and AV1 clips play)")
+        })
+        #expect(d.waitFor("two left") { $0.contains("<6>images: 2 now") })
+        let client = try ControlClient(path: socket)
+        _ = try client.request(.goto(index: 1, milliseconds: 0))
+        #expect(d.waitFor("the H.264 clip playing") { $0.contains("video: playing 1 (") && $0.contains("/3.mp4), 160x100 h264") })
+        let lines = d.log.split(separator: "\n").filter { $0.contains("2.mov") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(d.process.isRunning)
+    }
+
     @Test func frameOvertakenOnTheLoopAreDroppedAndTheClipKeepsItsTime() throws {
         // The loop draws every 200 ms (a board that cannot keep up): two
         // frames are due each time; the newer shows, the older is dropped

@@ -61,6 +61,9 @@ int cvideo_load(char *_Nonnull error, size_t error_size);
 /// Opens `path` (the `file` protocol only; the mov/mp4 and Matroska/WebM
 /// demuxers only), finds its best video stream and a decoder, and decodes
 /// the first frame (so that a clip that opens has at least one frame).
+/// Only H.264, HEVC, VP8, VP9 and AV1 decoders are ever opened (FFmpeg's
+/// `codec_whitelist`, probing included), no audio decoder: a clip of any
+/// other codec is refused, naming it.
 /// `hardware`: the codec's V4L2 memory-to-memory decoder first, when a
 /// /dev/video* node exists and it opens. Clips of more than `max_pixels`
 /// coded pixels are refused before a decoder is opened. NULL with why in
