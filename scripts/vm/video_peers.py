@@ -225,8 +225,19 @@ def readline(f):
     return f.readline()
 
 
+def own_cpu(pid):
+    """CPU seconds of pid itself (utime + stime): carouseld's display
+    process without the helpers that decode its clips."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
 def mark(name, pid):
-    res[name] = {"t": round(time.monotonic() - t0, 3), "cpu": cpu(pid)}
+    res[name] = {"t": round(time.monotonic() - t0, 3), "cpu": cpu(pid), "own": own_cpu(pid)}
 
 
 def capture():
@@ -419,6 +430,9 @@ class VideoBench(peers.Bench):
             run["cpu_exec_per_s"] = round(w["end"]["cpu"] / d, 3)
             run["playback_wall_s"] = round(w["end"]["t"] - w["start"]["t"], 2)
             run["start_s"] = w["start"]["t"]
+            if w["end"].get("own") is not None and w["start"].get("own") is not None:
+                run["cpu_own_s"] = round(w["end"]["own"] - w["start"]["own"], 3)
+                run["cpu_children_s"] = round(w["end"]["cpu"] - w["start"]["cpu"] - run["cpu_own_s"], 3)
         run["hwm_kib"] = w.get("hwm_kib")
         run["threads"] = w.get("threads")
         if program == "mpv" and w.get("mpv"):
@@ -626,8 +640,10 @@ def main():
             runs.append(r)
             with open(os.path.join(args.out, "runs-partial.json"), "w") as f:
                 json.dump(runs, f, indent=1)
-            log("%s: dropped %s, CPU %s s/s (from exec %s), VmHWM %s, playback %s s, host other %.2f cores%s%s" % (
-                label, r["dropped"], r["cpu_per_s"], r["cpu_exec_per_s"],
+            log("%s: dropped %s of %s shown, CPU %s s/s (from exec %s; playback: the process %s s, its helpers %s s), "
+                "VmHWM %s, playback %s s, host other %.2f cores%s%s" % (
+                label, r["dropped"], r["frames_shown"], r["cpu_per_s"], r["cpu_exec_per_s"], r.get("cpu_own_s"),
+                r.get("cpu_children_s"),
                 peers.fmt(r["hwm_kib"] and r["hwm_kib"] / 1024, "MiB", 1), r["playback_wall_s"],
                 r["host_other_cores"], " DISTURBED" if r["disturbed"] else "", "".join("; " + n for n in r["notes"])))
             if r.get("threads"):
