@@ -68,9 +68,10 @@ static int send_message(int socket, const message *m, int fd) {
 #define CVIDEO_AUDIT_ARCH AUDIT_ARCH_X86_64
 #elif defined(__aarch64__)
 #define CVIDEO_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__arm__)
-#define CVIDEO_AUDIT_ARCH AUDIT_ARCH_ARM
 #endif
+// FIXME: 32-bit ARM (mmap2, fstatat64, _llseek...) has no filter yet: there
+// the helper refuses every clip ("no system call filter for this
+// architecture") rather than decode one unconfined.
 
 #define ALLOW(name) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_##name, 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
@@ -182,7 +183,12 @@ int cvideo_serve(int clip_fd, int channel, int hardware, int64_t max_pixels) {
         reply.op = op_ok;
         switch (request.op) {
         case op_map:
-            if (nfds != 1 || request.region >= CVIDEO_REGIONS || request.offset == 0 || request.offset > SIZE_MAX) {
+            if (nfds == 0 && request.offset == 0 && request.region < CVIDEO_REGIONS) {
+                // No file: the region goes (the parent's scratch after a copy).
+                if (regions[request.region].base) munmap(regions[request.region].base, regions[request.region].size);
+                regions[request.region].base = NULL;
+                regions[request.region].size = 0;
+            } else if (nfds != 1 || request.region >= CVIDEO_REGIONS || request.offset == 0 || request.offset > SIZE_MAX) {
                 reply.op = op_error;
                 snprintf(reply.text, sizeof reply.text, "a memory file it could not map");
             } else {
@@ -627,7 +633,24 @@ int cvideo_remote_draw(cvideo_remote *remote, void *dest, int width, int height,
         snprintf(error, error_size, "%s", remote->broken_reason);
         return -1;
     }
-    if (copy) memcpy(dest, remote->regions[region].base, bytes);
+    if (copy) {
+        memcpy(dest, remote->regions[region].base, bytes);
+        // Copies are rare (a clip's first frame at its own size, a poster):
+        // its memory, as large as the clip's frames, is not kept in either
+        // process for the clip's length.
+        message drop, answer;
+        memset(&drop, 0, sizeof drop);
+        drop.op = op_map;
+        drop.region = (uint32_t)region;
+        munmap(remote->regions[region].base, remote->regions[region].size);
+        remote->regions[region].base = NULL;
+        remote->regions[region].size = 0;
+        remote->regions[region].owned = 0;
+        remote->scratch = -1;
+        char ignored[8];
+        // A helper that fails here fails its next request the same way.
+        (void)exchange(remote, &drop, -1, &answer, ignored, sizeof ignored);
+    }
     return 0;
 }
 
