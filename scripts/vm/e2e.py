@@ -1696,8 +1696,8 @@ def video_plays(s, touch, clips, colours):
     mapped = [lib for lib in ("libavcodec", "libavformat", "libavutil", "libswscale") if lib in maps]
     if "libc.so" not in maps or mapped:
         raise Failure(f"the display process maps {', '.join(mapped) or 'no libc'} while a clip plays")
-    helpers = vm.run("for p in $(pgrep -f 'carouseld decode-clip'); do grep -q libavcodec /proc/$p/maps && echo $p; done",
-                     timeout=30).out.split()
+    helpers = vm.run("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q ' decode-clip ' "
+                     "&& grep -q libavcodec $p/maps && echo ${p#/proc/}; done", timeout=30).out.split()
     if not helpers:
         raise Failure("no `carouseld decode-clip` helper with libavcodec mapped while the clip plays")
     s.figures["video: FFmpeg in the display process, helpers with it"] = [mapped, len(helpers)]
