@@ -132,8 +132,9 @@ static void die_by(int signal_number) {
 }
 
 /// A test's fault, from CVIDEO_TEST_FAULT_VARIABLE: what the helper does
-/// on its tenth frame (die, hang), on every draw (lie), or on its first
-/// frame (escape: tries what the sandbox forbids and says what it got).
+/// on its tenth frame (die, hang, spin), on every draw (lie), on its first frame
+/// (escape: tries what the sandbox forbids and says what it got), or in
+/// what it says of the clip (oversize: a width of 2^20).
 static int test_fault(const char *name) {
     const char *value = getenv(CVIDEO_TEST_FAULT_VARIABLE);
     return value != NULL && strcmp(value, name) == 0;
@@ -154,7 +155,7 @@ int cvideo_serve(int clip_fd, int channel, int hardware, int64_t max_pixels) {
     // held now are reachable.
     close(clip_fd);  // FFmpeg reads through its own descriptor of the file
     int fault_die = test_fault("SIGSEGV"), fault_hang = test_fault("hang"), fault_lie = test_fault("lie");
-    int fault_escape = test_fault("escape");
+    int fault_escape = test_fault("escape"), fault_spin = test_fault("spin");
     // ioctl only for a V4L2 decoder actually in use, not merely allowed.
     int device = hardware && strstr(m.info.decoder, "v4l2m2m") != NULL;
     if (cvideo_sandbox(device, m.text, sizeof m.text) != 0) {
@@ -163,6 +164,7 @@ int cvideo_serve(int clip_fd, int channel, int hardware, int64_t max_pixels) {
         return 1;
     }
     m.op = op_info;
+    if (test_fault("oversize")) m.info.coded_width = 1 << 20;  // a clip far past max_pixels
     if (send_message(channel, &m, -1) != 0) return 1;
     struct { uint8_t *base; size_t size; } regions[CVIDEO_REGIONS] = {{0}};
     long frames = 0;
@@ -205,7 +207,9 @@ int cvideo_serve(int clip_fd, int channel, int hardware, int64_t max_pixels) {
         case op_next: {
             frames++;
             if (fault_die && frames == 10) die_by(SIGSEGV);
-            if (fault_hang && frames == 10) for (;;) pause();
+            // nanosleep, not pause: the filter refuses pause (EPERM at once).
+            if (fault_hang && frames == 10) for (;;) nanosleep(&(struct timespec){3600, 0}, NULL);
+            if (fault_spin && frames == 10) for (volatile unsigned long spin = 0;; spin++) {}
             if (fault_escape) {
                 int file = openat(AT_FDCWD, "/etc/hostname", O_RDONLY);
                 int file_errno = errno;
@@ -324,40 +328,51 @@ static void give_up(cvideo_remote *remote, const char *why, int ended) {
     remote->broken = 1;
 }
 
-/// Sends `request` (with `fd`, if any) and waits for the answer, at most
-/// the remote's timeout: 0, or -1 with why in `error` (the helper is then
-/// given up).
-static int exchange(cvideo_remote *remote, const message *request, int fd, message *reply, char *error, size_t error_size) {
-    if (remote->broken) {
-        snprintf(error, error_size, "%s", remote->broken_reason);
-        return -1;
-    }
-    if (send_message(remote->socket, request, fd) != 0) {
-        give_up(remote, "its decoding process is gone", 1);
-        snprintf(error, error_size, "%s", remote->broken_reason);
-        return -1;
-    }
-    struct timespec start;
+static long long elapsed_ms(const struct timespec *from, const struct timespec *to) {
+    return (to->tv_sec - from->tv_sec) * 1000LL + (to->tv_nsec - from->tv_nsec) / 1000000;
+}
+
+/// Waits for the helper's next message into `reply`: 0, or -1 with why in
+/// `error` (the helper is then given up). A helper is stopped once it has
+/// spent the remote's timeout of CPU time on one request (a decoder in an
+/// endless loop), or twelve times that on the clock (one that waits for
+/// nothing). CPU time, not the clock, for the first: on a board whose CPU
+/// the playing clip already fills, a poster's helper (at the decode
+/// threads' lower priority) waits its turn for seconds without being hung.
+static int await_answer(cvideo_remote *remote, message *reply, const char *what, char *error, size_t error_size) {
+    clockid_t cpu_clock;
+    int has_cpu_clock = clock_getcpuclockid(remote->pid, &cpu_clock) == 0;
+    struct timespec start, cpu_start = {0, 0};
     clock_gettime(CLOCK_MONOTONIC, &start);
+    if (has_cpu_clock && clock_gettime(cpu_clock, &cpu_start) != 0) has_cpu_clock = 0;
+    long long wall_limit = 12LL * remote->timeout_ms;
     for (;;) {
-        struct timespec now;
+        struct timespec now, cpu_now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        long long waited = (now.tv_sec - start.tv_sec) * 1000LL + (now.tv_nsec - start.tv_nsec) / 1000000;
-        if (waited >= remote->timeout_ms) {
-            char why[120];
-            snprintf(why, sizeof why, "its decoding process did not answer within %d s; it was stopped",
-                     remote->timeout_ms / 1000);
+        long long waited = elapsed_ms(&start, &now);
+        long long worked = has_cpu_clock && clock_gettime(cpu_clock, &cpu_now) == 0 ? elapsed_ms(&cpu_start, &cpu_now) : 0;
+        if (worked >= remote->timeout_ms || waited >= wall_limit || (!has_cpu_clock && waited >= remote->timeout_ms)) {
+            char why[160];
+            if (worked >= remote->timeout_ms || !has_cpu_clock) {
+                snprintf(why, sizeof why, "its decoding process did not %s within %d s of work; it was stopped", what,
+                         remote->timeout_ms / 1000);
+            } else {
+                snprintf(why, sizeof why, "its decoding process did not %s within %lld s; it was stopped", what,
+                         wall_limit / 1000);
+            }
             give_up(remote, why, 0);
             snprintf(error, error_size, "%s", remote->broken_reason);
             return -1;
         }
+        // Looks again at least every second: the CPU budget is not a wake-up.
+        long long slice = wall_limit - waited;
+        if (slice > 1000) slice = 1000;
         struct pollfd entry = {remote->socket, POLLIN, 0};
-        int ready = poll(&entry, 1, (int)(remote->timeout_ms - waited));
-        if (ready < 0 && errno == EINTR) continue;
+        int ready = poll(&entry, 1, (int)slice);
         if (ready <= 0) continue;
         ssize_t got = recv(remote->socket, reply, sizeof *reply, MSG_DONTWAIT | MSG_TRUNC);
         if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (got == 0 || got < 0) {
+        if (got <= 0) {
             give_up(remote, "its decoding process ended without answering", 1);
         } else if (got != (ssize_t)sizeof *reply) {
             give_up(remote, "its decoding process gave a malformed answer", 0);
@@ -372,6 +387,21 @@ static int exchange(cvideo_remote *remote, const message *request, int fd, messa
         snprintf(error, error_size, "%s", remote->broken_reason);
         return -1;
     }
+}
+
+/// Sends `request` (with `fd`, if any) and waits for the answer
+/// (`await_answer`): 0, or -1 with why in `error` (the helper is then given up).
+static int exchange(cvideo_remote *remote, const message *request, int fd, message *reply, char *error, size_t error_size) {
+    if (remote->broken) {
+        snprintf(error, error_size, "%s", remote->broken_reason);
+        return -1;
+    }
+    if (send_message(remote->socket, request, fd) != 0) {
+        give_up(remote, "its decoding process is gone", 1);
+        snprintf(error, error_size, "%s", remote->broken_reason);
+        return -1;
+    }
+    return await_answer(remote, reply, "answer", error, error_size);
 }
 
 cvideo_remote *cvideo_remote_open(const char *executable, char *const argv[], char *const envp[], const char *path,
@@ -411,23 +441,12 @@ cvideo_remote *cvideo_remote_open(const char *executable, char *const argv[], ch
         return NULL;
     }
     // The first answer comes unasked: the clip opened, or why not.
-    message request, reply;
-    memset(&request, 0, sizeof request);
-    request.op = 0;
-    struct pollfd entry = {remote->socket, POLLIN, 0};
-    int ready;
-    do ready = poll(&entry, 1, remote->timeout_ms);
-    while (ready < 0 && errno == EINTR);
-    ssize_t got = ready > 0 ? recv(remote->socket, &reply, sizeof reply, MSG_DONTWAIT | MSG_TRUNC) : -1;
-    if (ready == 0) {
-        char why[120];
-        snprintf(why, sizeof why, "its decoding process did not open it within %d s; it was stopped", remote->timeout_ms / 1000);
-        give_up(remote, why, 0);
-    } else if (got <= 0) {
-        give_up(remote, "its decoding process ended without answering", 1);
-    } else if (got != (ssize_t)sizeof reply || (reply.op != op_info && reply.op != op_error)) {
-        give_up(remote, "its decoding process gave a malformed answer", 0);
+    message reply;
+    if (await_answer(remote, &reply, "open it", error, error_size) != 0) {
+        cvideo_remote_close(remote);
+        return NULL;
     }
+    if (reply.op != op_info && reply.op != op_error) give_up(remote, "its decoding process gave a malformed answer", 0);
     if (remote->broken) {
         snprintf(error, error_size, "%s", remote->broken_reason);
         cvideo_remote_close(remote);

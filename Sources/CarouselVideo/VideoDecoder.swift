@@ -75,8 +75,11 @@ public struct ClipProcess: Sendable {
     public var executable: String
     /// Its argv, program name first; `--max-pixels N` and `--hardware` are appended.
     public var arguments: [String]
-    /// How long the helper may take to answer one request (open the clip,
-    /// decode one frame, draw one) before it is killed and the clip skipped.
+    /// The CPU time the helper may spend on one request (open the clip,
+    /// decode one frame, draw one) before it is killed and the clip skipped;
+    /// 12 times that on the clock (a helper that waits for nothing). CPU
+    /// time: a poster's helper may wait its turn for long on a board whose
+    /// CPU a playing clip fills (the VM's video benchmark met 10 s).
     public var timeoutMilliseconds: Int
 
     public init(executable: String, arguments: [String], timeoutMilliseconds: Int = 10_000) {

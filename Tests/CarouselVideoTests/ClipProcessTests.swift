@@ -120,16 +120,31 @@ final class ClipProcessTests: XCTestCase {
         XCTAssertThrowsError(try decoder.rewind()) { XCTAssertEqual(($0 as? VideoError)?.reason, crash) }
     }
 
-    /// The deadline the decoder enforces ended the wait (no claim on how fast).
-    func testAHelperThatHangsIsStopped() throws {
-        let decoder = try withFault("hang") {
-            try VideoDecoder(path: try Clips.landscape(), hardware: false, maxPixels: maxPixels, process: try process(timeout: 1000))
+    /// The deadlines the decoder enforces ended the wait (no claim on how
+    /// fast): 12 times the budget on the clock for a helper that waits for
+    /// nothing, the budget of CPU time for one that loops.
+    func testAHelperThatHangsOrLoopsIsStopped() throws {
+        for (fault, reason) in [("hang", "its decoding process did not answer within 12 s; it was stopped"),
+                                ("spin", "its decoding process did not answer within 1 s of work; it was stopped")] {
+            let decoder = try withFault(fault) {
+                try VideoDecoder(path: try Clips.landscape(), hardware: false, maxPixels: maxPixels, process: try process(timeout: 1000))
+            }
+            do {
+                while try decoder.next() != nil {}
+                XCTFail("the clip ended although its helper hung (\(fault))")
+            } catch {
+                XCTAssertEqual(error.reason, reason)
+            }
         }
-        do {
-            while try decoder.next() != nil {}
-            XCTFail("the clip ended although its helper hung")
-        } catch {
-            XCTAssertEqual(error.reason, "its decoding process did not answer within 1 s; it was stopped")
+    }
+
+    /// What the helper says of the clip is checked as a file's header is:
+    /// a size past max_pixels is refused before anything is allocated for it.
+    func testAHelperThatAnnouncesAnOversizeClipIsRefused() throws {
+        XCTAssertThrowsError(try withFault("oversize") {
+            try VideoDecoder(path: try Clips.landscape(), hardware: false, maxPixels: maxPixels, process: try process())
+        }) {
+            XCTAssertEqual(($0 as? VideoError)?.reason, "its decoding process announced a 1048576x180 clip it was not allowed to")
         }
     }
 

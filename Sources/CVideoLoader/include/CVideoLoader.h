@@ -102,13 +102,15 @@ void cvideo_close(cvideo_clip *_Nullable clip);
 // a time: the next frame's time, a draw into memory the parent shares with
 // it (a memory file mapped by both: the frame's pixels are written once,
 // by libswscale, straight where the parent composes them). A helper that
-// dies, does not answer within the timeout or answers what was not asked
+// dies, does not answer in time or answers what was not asked
 // is killed, and every later call fails with that one reason.
 
 /// The environment variable of the helper's test faults (tests only):
-/// `SIGSEGV` dies on the tenth frame, `hang` stops answering there, `lie`
+/// `SIGSEGV` dies on the tenth frame, `hang` stops answering there (idle),
+/// `spin` too (busy), `lie`
 /// answers every draw with a size it was not asked for, `escape` tries to
-/// open a file and a socket on the first frame and fails it saying what it got.
+/// open a file and a socket on the first frame and fails it saying what it
+/// got, `oversize` announces a clip 2^20 pixels wide.
 #define CVIDEO_TEST_FAULT_VARIABLE "CAROUSELD_TEST_CLIP_FAULT"
 
 /// The helper's side: opens the clip on `clip_fd`, installs the sandbox,
@@ -127,8 +129,9 @@ typedef struct cvideo_remote cvideo_remote;
 /// Starts the helper (`executable` with `argv` and `envp`: carouseld
 /// decode-clip, which calls `cvideo_serve`) on `path`, opened here, and
 /// waits for what it says of the clip, checked (a size within
-/// `max_pixels`, a quarter turn) into `info`. Each answer waits at most
-/// `timeout_ms`. NULL with why in `error`.
+/// `max_pixels`, a quarter turn) into `info`. The helper may spend
+/// `timeout_ms` of CPU time on each answer, and 12 times that on the clock.
+/// NULL with why in `error`.
 cvideo_remote *_Nullable cvideo_remote_open(const char *_Nonnull executable, char *_Nullable const argv[_Nonnull],
                                             char *_Nullable const envp[_Nonnull], const char *_Nonnull path,
                                             int64_t max_pixels, int timeout_ms, cvideo_info *_Nonnull info,
