@@ -116,7 +116,11 @@ int cvideo_sandbox(int hardware, char *error, size_t error_size) {
         return -1;
     }
     if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter) != 0) {
-        snprintf(error, error_size, "seccomp(SECCOMP_SET_MODE_FILTER): %s", strerror(errno));
+        int code = errno;
+        // What systemd's SystemCallFilter=@system-service does to it.
+        snprintf(error, error_size, "seccomp(SECCOMP_SET_MODE_FILTER): %s%s", strerror(code),
+                 code == EPERM ? " (a system call filter around carouseld refuses it: carouseld.service allows it "
+                                 "with SystemCallFilter=seccomp)" : "");
         return -1;
     }
     return 0;
