@@ -172,6 +172,25 @@ static int64_t decoder_pixel_limit(int64_t max_pixels) {
     return max_pixels > INT64_MAX / 2 ? INT64_MAX : 2 * max_pixels;
 }
 
+/// The codecs a phone or a camera records: the only video decoders opened,
+/// and no audio decoder at all. FFmpeg carries a hundred decoders for
+/// formats no phone makes (Cinepak, msvideo1, ms-adpcm...), each parser a
+/// way into the process for a crafted file named .mov or .mkv; the frame
+/// shows what it takes pictures of, and nothing else is decoded.
+static int allowed_codec(enum AVCodecID id) {
+    return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_VP8 || id == AV_CODEC_ID_VP9
+        || id == AV_CODEC_ID_AV1;
+}
+
+/// The same, by decoder name, for FFmpeg's `codec_whitelist`: what
+/// avformat_find_stream_info may open to probe a stream (it opens a decoder
+/// for every stream, the audio's included) and what avcodec_open2 accepts.
+/// Every decoder FFmpeg 5/6 has for those codecs: the native ones, the
+/// libraries Debian links (dav1d, libaom, libvpx) and the V4L2 wrappers.
+#define CVIDEO_DECODERS \
+    "h264,hevc,vp8,vp9,av1,libdav1d,libaom-av1,libvpx,libvpx-vp9," \
+    "h264_v4l2m2m,hevc_v4l2m2m,vp8_v4l2m2m,vp9_v4l2m2m"
+
 static AVCodecContext *open_decoder(const AVCodec *codec, AVStream *stream, int software, int64_t max_pixels) {
     AVCodecContext *context = ff.codec.avcodec_alloc_context3(codec);
     if (context == NULL) return NULL;
@@ -184,7 +203,11 @@ static AVCodecContext *open_decoder(const AVCodec *codec, AVStream *stream, int 
         context->thread_count = decoder_threads();
         context->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
     }
-    if (ff.codec.avcodec_open2(context, codec, NULL) < 0) goto fail;
+    AVDictionary *options = NULL;
+    ff.util.av_dict_set(&options, "codec_whitelist", CVIDEO_DECODERS, 0);
+    int result = ff.codec.avcodec_open2(context, codec, &options);
+    ff.util.av_dict_free(&options);
+    if (result < 0) goto fail;
     return context;
 fail:
     ff.codec.avcodec_free_context(&context);
@@ -240,6 +263,7 @@ cvideo_clip *cvideo_open(const char *path, int hardware, int64_t max_pixels, cvi
     AVDictionary *options = NULL;
     ff.util.av_dict_set(&options, "protocol_whitelist", "file", 0);
     ff.util.av_dict_set(&options, "format_whitelist", "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm", 0);
+    ff.util.av_dict_set(&options, "codec_whitelist", CVIDEO_DECODERS, 0);
     int result = ff.format.avformat_open_input(&clip->format, url, NULL, &options);
     ff.util.av_dict_free(&options);
     free(url);
@@ -283,6 +307,11 @@ cvideo_clip *cvideo_open(const char *path, int hardware, int64_t max_pixels, cvi
     AVStream *stream = clip->format->streams[index];
     AVCodecParameters *parameters = stream->codecpar;
     snprintf(info->codec, sizeof info->codec, "%s", ff.codec.avcodec_get_name(parameters->codec_id));
+    if (parameters->codec_id != AV_CODEC_ID_NONE && !allowed_codec(parameters->codec_id)) {
+        snprintf(error, error_size, "%s is not a codec phones or cameras record (only H.264, HEVC, VP8, VP9 and AV1 clips play)",
+                 info->codec);
+        goto fail;
+    }
 
     // Bounded memory: refused before any decoder or frame is allocated.
     if ((int64_t)parameters->width * parameters->height > max_pixels) {

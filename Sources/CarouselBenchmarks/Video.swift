@@ -94,6 +94,58 @@ struct VideoBenchmarks {
                              + "PSNR \(quality.isInfinite ? "inf" : format2(quality)) dB against bicubic + accurate_rnd")
             }
         }
+        return lines + inHelper(clip: small)
+    }
+
+    /// What decoding in the helper process (`carouseld decode-clip`) costs
+    /// against this process: a clip's 60 frames decoded and drawn up to
+    /// 1920x1080 into a buffer the helper shares (as the player's are),
+    /// CPU per frame of this process and of the helper (getrusage: the
+    /// helper's counts once the decoder let it go and it was reaped).
+    func inHelper(clip: String) -> [String] {
+        let directory = String(cString: realpath("/proc/self/exe", nil)).split(separator: "/").dropLast().joined(separator: "/")
+        let carouseld = "/" + directory + "/carouseld"
+        guard access(carouseld, X_OK) == 0 else {
+            return ["  (skipped the clip helper: build carouseld next to carousel-bench: swift build -c release --product carouseld)"]
+        }
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        func cpu(_ who: __rusage_who) -> Double {
+            var usage = rusage()
+            getrusage(who.rawValue, &usage)
+            return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+        }
+        var lines = ["  1280x720 H.264 decoded and drawn to 1920x1080 (60 frames, software), CPU per frame, best of 5:"]
+        var figures: [String: (own: Double, helper: Double)] = [:]
+        for (label, process) in [("in this process", nil as ClipProcess?),
+                                 ("in the helper", ClipProcess(executable: carouseld, arguments: ["carouseld", "decode-clip"]))] {
+            var best: (own: Double, helper: Double)?
+            for _ in 0..<5 {
+                let (self0, children0) = (cpu(RUSAGE_SELF), cpu(RUSAGE_CHILDREN))
+                do {
+                    let decoder = try! VideoDecoder(path: clip, hardware: false, maxPixels: 8_294_400, process: process)
+                    let frame = try! DecodedImage(width: 1920, height: 1080, format: .xrgb8888) { _, _ in }
+                    try! decoder.share(frame)
+                    var n = 0
+                    while (try! decoder.next()) != nil {
+                        try! frame.withUnsafeMutableBytes { pixels in
+                            try decoder.draw(into: pixels.baseAddress!, width: 1920, height: 1080, stride: frame.stride,
+                                             rect: PixelRect(x: 0, y: 0, width: 1920, height: 1080))
+                        }
+                        n += 1
+                    }
+                    precondition(n == 60)
+                }
+                let run = (own: (cpu(RUSAGE_SELF) - self0) / 60, helper: (cpu(RUSAGE_CHILDREN) - children0) / 60)
+                if best == nil || run.own + run.helper < best!.own + best!.helper { best = run }
+            }
+            figures[label] = best!
+            lines.append("    \(label): this process \(format2(best!.own * 1000)) ms + helper \(format2(best!.helper * 1000)) ms"
+                         + " = \(format2((best!.own + best!.helper) * 1000)) ms")
+        }
+        if let here = figures["in this process"], let there = figures["in the helper"], here.own + here.helper > 0 {
+            lines.append("    helper / in process: \(format2((there.own + there.helper) / (here.own + here.helper)))x the CPU in all, "
+                         + "this process \(format2(there.own / (here.own + here.helper)))x")
+        }
         return lines
     }
 

@@ -371,7 +371,7 @@ struct ClipCanvas {
 
     /// The decoder's current frame prepared for the screen.
     mutating func frame(from decoder: VideoDecoder) throws -> DecodedImage {
-        let picture = try buffer()
+        let picture = try buffer(for: decoder)
         if let template { picture.copyOutside(placement, from: template) }
         var failure: Error?
         picture.withUnsafeMutableBytes { pixels in
@@ -389,7 +389,7 @@ struct ClipCanvas {
 
     /// A buffer of the item's size: one from the pool nothing else holds,
     /// under a new identity, or a new one.
-    private mutating func buffer() throws -> DecodedImage {
+    private mutating func buffer(for decoder: VideoDecoder) throws -> DecodedImage {
         for i in pool.indices where isKnownUniquelyReferenced(&pool[i]) {
             pool[i] = pool[i].reissued()
             return pool[i]
@@ -398,7 +398,15 @@ struct ClipCanvas {
         // Kept: the queue's, the frame on screen and the one the screen's
         // scene still holds until the next frame is drawn (a screenshot's,
         // rarely, is a buffer more for a while, not kept).
-        if pool.count < ClipPlayer.queueLength + 2 { pool.append(fresh) }
+        if pool.count < ClipPlayer.queueLength + 2 {
+            // The pool's buffers are memory the decoding helper shares: it
+            // writes each frame there itself, so this process copies no
+            // more than when FFmpeg ran in it. They live as long as the
+            // canvas, hence as long as the decoder. (A buffer not kept costs
+            // a copy from the helper's scratch memory.)
+            try decoder.share(fresh)
+            pool.append(fresh)
+        }
         return fresh
     }
 }

@@ -1,6 +1,10 @@
+import CPlatform
 import CVideoLoader
 import CarouselCore
 import CarouselImaging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Which files are clips: the album's rule (`ClipName`, in the imaging room).
 public enum VideoFile {
@@ -60,6 +64,65 @@ public enum VideoScaler: Sendable, CaseIterable {
     case point, fastBilinear, bilinear, bicubic
 }
 
+/// Where clips are decoded: carouseld's own executable started again as a
+/// helper (`carouseld decode-clip`), so that FFmpeg's libraries, its
+/// codecs and whatever a crafted clip makes of them stay out of the
+/// process that holds the display and the input devices. See
+/// CVideoLoader.h (`cvideo_remote_open`) for how the two talk.
+public struct ClipProcess: Sendable {
+    /// The program to start; `/proc/self/exe` is the running binary even
+    /// after a package upgrade replaced the file.
+    public var executable: String
+    /// Its argv, program name first; `--max-pixels N` and `--hardware` are appended.
+    public var arguments: [String]
+    /// The CPU time the helper may spend on one request (open the clip,
+    /// decode one frame, draw one) before it is killed and the clip skipped;
+    /// 12 times that on the clock (a helper that waits for nothing). CPU
+    /// time: a poster's helper may wait its turn for long on a board whose
+    /// CPU a playing clip fills (the VM's video benchmark met 10 s).
+    public var timeoutMilliseconds: Int
+
+    public init(executable: String, arguments: [String], timeoutMilliseconds: Int = 10_000) {
+        self.executable = executable
+        self.arguments = arguments
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// The helper's address space beyond what it has mapped at its start:
+    /// as a HEIF helper's for the same pixels (`DecodingProcess`), FFmpeg's
+    /// frames (one per decoding thread, at most 4, and the references the
+    /// codec keeps, 1.5 bytes a pixel each for 8-bit 4:2:0) coming well
+    /// within its 24 bytes a pixel, plus 512 MiB for threads' stacks and
+    /// malloc's arenas.
+    public static func addressSpaceAllowance(maxPixels: Int) -> Int {
+        DecodingProcess.addressSpaceAllowance(maxPixels: maxPixels)
+    }
+
+    /// The helper's side, run by `carouseld decode-clip`: the clip is on
+    /// descriptor 3, the parent on descriptor 4. The exit status.
+    /// The corresponding C function is `cvideo_serve`.
+    public static func serveHelperRequest(maxPixels: Int, hardware: Bool) -> Int32 {
+        _ = cplatform_helper_process_setup()
+        // Before FFmpeg is loaded: its libraries, threads and frames all
+        // come out of the allowance.
+        _ = cplatform_limit_address_space(addressSpaceAllowance(maxPixels: maxPixels))
+        return cvideo_serve(3, 4, hardware ? 1 : 0, Int64(maxPixels))
+    }
+
+    /// This process's environment, for the helper (without Swift's crash
+    /// reports: the parent writes the one line that matters).
+    static var environment: [String] {
+        var result: [String] = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let line = String(cString: pointer)
+            if !line.hasPrefix("SWIFT_BACKTRACE=") { result.append(line) }
+            entry += 1
+        }
+        return result + ["SWIFT_BACKTRACE=enable=no"]
+    }
+}
+
 /// A clip's frames, decoded in order by FFmpeg (CVideoLoader: libavformat,
 /// libavcodec and libswscale, opened with dlopen by the first clip).
 ///
@@ -80,7 +143,17 @@ public final class VideoDecoder: @unchecked Sendable {
     public var scaler: VideoScaler = .bilinear { didSet { applyScaler() } }
     public var accurateRounding = false { didSet { applyScaler() } }
 
-    private let clip: OpaquePointer
+    /// Where clips are decoded: nil in this process, else by a helper
+    /// process. carouseld's commands set it once at start, before any clip
+    /// is opened; tests and tools leave it nil.
+    nonisolated(unsafe) public static var clipProcess: ClipProcess?
+
+    /// The FFmpeg clip in this process, or the helper that decodes it.
+    private enum Backend {
+        case local(OpaquePointer)
+        case remote(OpaquePointer)
+    }
+    private let backend: Backend
     private let path: String
     /// Where the C side writes why a call failed: allocated once, so that a
     /// frame costs no allocation on our side.
@@ -94,16 +167,36 @@ public final class VideoDecoder: @unchecked Sendable {
     /// coded pixels are refused before a decoder is opened.
     /// The corresponding C function is `cvideo_open` (avformat_open_input,
     /// av_find_best_stream, avcodec_open2).
-    public init(path: String, hardware: Bool, maxPixels: Int, scaler: VideoScaler = .bilinear) throws(VideoError) {
+    /// With `process`, in that helper process (`cvideo_remote_open`).
+    public init(path: String, hardware: Bool, maxPixels: Int, scaler: VideoScaler = .bilinear,
+                process: ClipProcess? = VideoDecoder.clipProcess) throws(VideoError) {
         self.path = path
         var raw = cvideo_info()
         message[0] = 0
-        guard let clip = cvideo_open(path, hardware ? 1 : 0, Int64(maxPixels), &raw, message, Self.messageSize) else {
-            let error = Self.error(path, message)
-            message.deallocate()
-            throw error
+        if let process {
+            var argv = process.arguments + ["--max-pixels", String(maxPixels)]
+            if hardware { argv.append("--hardware") }
+            let message = self.message
+            let remote = withCStrings(argv) { cArgs in
+                withCStrings(ClipProcess.environment) { cEnv in
+                    cvideo_remote_open(process.executable, cArgs, cEnv, path, Int64(maxPixels),
+                                       Int32(clamping: process.timeoutMilliseconds), &raw, message, Self.messageSize)
+                }
+            }
+            guard let remote else {
+                let error = Self.error(path, message)
+                message.deallocate()
+                throw error
+            }
+            backend = .remote(remote)
+        } else {
+            guard let clip = cvideo_open(path, hardware ? 1 : 0, Int64(maxPixels), &raw, message, Self.messageSize) else {
+                let error = Self.error(path, message)
+                message.deallocate()
+                throw error
+            }
+            backend = .local(clip)
         }
-        self.clip = clip
         let coded = PixelSize(width: Int(raw.coded_width), height: Int(raw.coded_height))
         let rotation = Rotation(rawValue: Int(raw.rotation)) ?? .none
         info = VideoInfo(
@@ -117,8 +210,28 @@ public final class VideoDecoder: @unchecked Sendable {
     }
 
     deinit {
-        cvideo_close(clip)
+        switch backend {
+        case .local(let clip): cvideo_close(clip)
+        case .remote(let remote): cvideo_remote_close(remote)
+        }
         message.deallocate()
+    }
+
+    /// Whether frames are decoded by a helper process.
+    public var isRemote: Bool { if case .remote = backend { true } else { false } }
+
+    /// Makes `image`'s pixels memory the helper shares, so that `draw` into
+    /// it is written there by the helper, with no copy on our side (a
+    /// frame's buffer reused from frame to frame; at most 7 a decoder). The
+    /// image's pixels are lost; it must outlive this decoder. Nothing to do
+    /// in this process.
+    /// The corresponding C function is `cvideo_remote_share`.
+    public func share(_ image: DecodedImage) throws(VideoError) {
+        guard case .remote(let remote) = backend else { return }
+        let result = image.withUnsafeMutableBytes { pixels in
+            cvideo_remote_share(remote, pixels.baseAddress!, pixels.count, message, Self.messageSize)
+        }
+        if result != 0 { throw Self.error(path, message) }
     }
 
     /// Decodes the next frame in presentation order and returns its time in
@@ -133,7 +246,11 @@ public final class VideoDecoder: @unchecked Sendable {
     /// avcodec_send_packet, avcodec_receive_frame).
     public func next() throws(VideoError) -> Double? {
         var time = 0.0
-        switch cvideo_next(clip, &time, message, Self.messageSize) {
+        let result = switch backend {
+        case .local(let clip): cvideo_next(clip, &time, message, Self.messageSize)
+        case .remote(let remote): cvideo_remote_next(remote, &time, message, Self.messageSize)
+        }
+        switch result {
         case 1:
             framesDecoded += 1
             return time
@@ -162,21 +279,32 @@ public final class VideoDecoder: @unchecked Sendable {
               let w = Int32(exactly: rect.width), let h = Int32(exactly: rect.height),
               let dw = Int32(exactly: width), let dh = Int32(exactly: height)
         else { throw VideoError(path: path, reason: "cannot draw into \(rect) on \(width)x\(height): too large") }
-        if cvideo_draw(clip, dest, dw, dh, stride, x, y, w, h, message, Self.messageSize) != 0 { throw Self.error(path, message) }
+        let result = switch backend {
+        case .local(let clip): cvideo_draw(clip, dest, dw, dh, stride, x, y, w, h, message, Self.messageSize)
+        case .remote(let remote): cvideo_remote_draw(remote, dest, dw, dh, stride, x, y, w, h, message, Self.messageSize)
+        }
+        if result != 0 { throw Self.error(path, message) }
     }
 
     /// Back to the first frame (a clip that loops); the next `next()` returns it.
     /// The corresponding C function is `cvideo_rewind` (avformat_seek_file, avcodec_flush_buffers).
     public func rewind() throws(VideoError) {
-        if cvideo_rewind(clip, message, Self.messageSize) != 0 { throw Self.error(path, message) }
+        let result = switch backend {
+        case .local(let clip): cvideo_rewind(clip, message, Self.messageSize)
+        case .remote(let remote): cvideo_remote_rewind(remote, message, Self.messageSize)
+        }
+        if result != 0 { throw Self.error(path, message) }
         framesDecoded = 0
     }
 
     /// The first frame upright at its own size, or scaled down to fit
     /// `maxSide` on its longer side keeping its aspect: what stands for the
     /// clip in the carousel while it does not play.
-    public static func poster(path: String, hardware: Bool = false, maxPixels: Int, maxSide: Int) throws(VideoError) -> DecodedImage {
-        let decoder = try VideoDecoder(path: path, hardware: hardware, maxPixels: maxPixels)
+    /// A poster is a decode of a file from the album like any frame: with
+    /// `process`, in the helper.
+    public static func poster(path: String, hardware: Bool = false, maxPixels: Int, maxSide: Int,
+                              process: ClipProcess? = VideoDecoder.clipProcess) throws(VideoError) -> DecodedImage {
+        let decoder = try VideoDecoder(path: path, hardware: hardware, maxPixels: maxPixels, process: process)
         guard try decoder.next() != nil else { throw VideoError(path: path, reason: "no frame to show") }
         let size = fitted(decoder.info.uprightSize, maxSide: maxSide)
         var failure: VideoError?
@@ -212,7 +340,10 @@ public final class VideoDecoder: @unchecked Sendable {
         case .bilinear: cvideo_scaler_bilinear
         case .bicubic: cvideo_scaler_bicubic
         }
-        cvideo_set_scaler(clip, method, accurateRounding ? 1 : 0)
+        switch backend {
+        case .local(let clip): cvideo_set_scaler(clip, method, accurateRounding ? 1 : 0)
+        case .remote(let remote): cvideo_remote_set_scaler(remote, method, accurateRounding ? 1 : 0)
+        }
     }
 
     /// The error for `path` from the C side's message.
@@ -226,4 +357,11 @@ public final class VideoDecoder: @unchecked Sendable {
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
     }
+}
+
+/// `body` with a NULL-terminated C array of `strings`, valid during the call.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { strdup($0) } + [nil]
+    defer { for pointer in copies { free(pointer) } }
+    return body(copies)
 }

@@ -3,6 +3,7 @@ import CarouselConfig
 import CarouselDaemon
 import CarouselImaging
 import CarouselPlatform
+import CarouselVideo
 
 @main
 struct Carouseld: ParsableCommand {
@@ -11,7 +12,7 @@ struct Carouseld: ParsableCommand {
         abstract: "A full-screen touch image carousel for embedded Linux (DRM/KMS + libinput).",
         version: CarouselVersion.string,
         subcommands: [Run.self, Simulate.self, Render.self, CheckConfig.self, InputTest.self, Probe.self, DRMTest.self,
-                      Calibrate.self, DecodePicture.self, Sync.self],
+                      Calibrate.self, DecodePicture.self, DecodeClip.self, Sync.self],
         defaultSubcommand: Run.self
     )
 
@@ -21,6 +22,10 @@ struct Carouseld: ParsableCommand {
         // HEICs, and that must cost the picture, not the carousel.
         ImageDecoder.heifProcess = DecodingProcess(executable: "/proc/self/exe",
                                                    arguments: ["carouseld", DecodePicture.configuration.commandName!])
+        // And clips in one of their own: FFmpeg and its codecs never run
+        // in the process that holds the display and the input devices.
+        VideoDecoder.clipProcess = ClipProcess(executable: "/proc/self/exe",
+                                               arguments: ["carouseld", DecodeClip.configuration.commandName!])
         // The service's own command line skips ArgumentParser's start (see
         // RunCommandLine); its errors end as ArgumentParser would end them.
         if let quick = RunCommandLine(Array(CommandLine.arguments.dropFirst())) {

@@ -270,6 +270,108 @@ import Testing
         #expect(PortraitPairDaemonTests.names(list["images"]) == ["01-mountains.jpg", "02-clip.mp4", "04-panels.png"])
     }
 
+    /// A Cinepak clip with ms-adpcm audio (it played, `"decoder":
+    /// "cinepak"`) on the real binary: one `skipping PATH: why` line naming
+    /// its codec, and the H.264 clip beside it plays.
+    @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+    func aClipOfACodecNoPhoneRecordsIsSkippedWithOneLine() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vc-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let cinepak = d.folder.appendingPathComponent("images/2.mov").path
+        try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i",
+                                                           "color=c=red:s=160x100:r=10:d=1", "-f", "lavfi", "-i",
+                                                           "sine=duration=1", "-c:v", "cinepak", "-c:a", "adpcm_ms", cinepak])
+        try Self.makeClip(d.folder.appendingPathComponent("images/3.mp4").path)
+        try d.start()
+        defer { _ = d.stop() }
+        #expect(d.waitFor("the skip line") {
+            $0.contains("<4>skipping \(cinepak): cinepak is not a codec phones or cameras record (only H.264, HEVC, VP8, VP9 and AV1 clips play)")
+        })
+        #expect(d.waitFor("two left") { $0.contains("<6>images: 2 now") })
+        let client = try ControlClient(path: socket)
+        _ = try client.request(.goto(index: 1, milliseconds: 0))
+        #expect(d.waitFor("the H.264 clip playing") { $0.contains("video: playing 1 (") && $0.contains("/3.mp4), 160x100 h264") })
+        let lines = d.log.split(separator: "\n").filter { $0.contains("2.mov") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(d.process.isRunning)
+    }
+
+    /// The real binary decodes clips in its helper process: while a clip
+    /// plays, none of FFmpeg's libraries is mapped in the daemon (the
+    /// display process), and the helper, its child, has them.
+    @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+    func whileAClipPlaysNoFFmpegLibraryIsMappedInTheDaemon() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vm-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        try Self.makeClip(d.folder.appendingPathComponent("images/2.mp4").path)
+        try d.start()
+        defer { _ = d.stop() }
+        #expect(d.waitFor("the control socket") { $0.contains("<6>control socket: \(socket)") })
+        let client = try ControlClient(path: socket)
+        _ = try client.request(.goto(index: 1, milliseconds: 0))
+        #expect(d.waitFor("the clip playing") { $0.contains("video: playing 1 (") })
+        let pid = d.process.processIdentifier
+        let ffmpeg = ["libavcodec", "libavformat", "libavutil", "libswscale"]
+        /// A file of /proc read to its end (String(contentsOfFile:) stops
+        /// after the first 4 KiB of a file whose size reads as 0).
+        func procFile(_ path: String) -> String? {
+            guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+            defer { try? handle.close() }
+            return (try? handle.readToEnd()).map { String(decoding: $0 ?? Data(), as: UTF8.self) }
+        }
+        /// The maps of the daemon's children (each listed under the thread that started it).
+        func helpersMaps() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+            return tasks.compactMap { procFile("/proc/\(pid)/task/\($0)/children") }
+                .flatMap { $0.split(whereSeparator: \.isWhitespace) }
+                .compactMap { procFile("/proc/\($0)/maps") }
+        }
+        // Sampled while the clip plays (3 s): a helper with FFmpeg is there,
+        // and the daemon then has none of it.
+        var samples = 0, withHelper = 0
+        while samples < 20 {
+            samples += 1
+            let helperHasFFmpeg = helpersMaps().contains { $0.contains("libavcodec") }
+            let maps = try #require(procFile("/proc/\(pid)/maps"))
+            // The whole file: the daemon's own executable and libc are in it.
+            #expect(maps.contains("libc.so"))
+            #expect(!ffmpeg.contains { maps.contains($0) }, "FFmpeg mapped in the daemon")
+            if helperHasFFmpeg { withHelper += 1 }
+            usleep(50_000)
+        }
+        #expect(withHelper > 0, "no helper with FFmpeg while the clip played")
+        #expect(d.waitFor("the clip's end") { $0.contains("video: ended 1 (") })
+        #expect(!d.log.contains("video: ended 1 (\(d.folder.appendingPathComponent("images/2.mp4").path)) after 0 frames"))
+    }
+
+    /// The helper dies mid-clip (its test fault: SIGSEGV on the tenth
+    /// frame): one line naming the crash, and the daemon runs on.
+    @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+    func aHelperThatDiesMidClipIsOneLine() throws {
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vd-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        d.process.environment?["CAROUSELD_TEST_CLIP_FAULT"] = "SIGSEGV"
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let clip = d.folder.appendingPathComponent("images/2.mp4").path
+        try Self.makeClip(clip)
+        try d.start()
+        defer { _ = d.stop() }
+        #expect(d.waitFor("the control socket") { $0.contains("<6>control socket: \(socket)") })
+        let client = try ControlClient(path: socket)
+        _ = try client.request(.goto(index: 1, milliseconds: 0))
+        #expect(d.waitFor("the crash line") {
+            $0.contains("<4>video: \(clip): FFmpeg crashed on it (SIGSEGV in the process that decodes it; carouseld runs on); moving on")
+        })
+        let lines = d.log.split(separator: "\n").filter { $0.contains("crashed") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(d.process.isRunning)
+        let status = JSONValue.parse(try client.request(.status))
+        #expect(status?["ok"] == .bool(true), "\(String(describing: status))")
+        #expect(status?["index"] == .int(1))
+    }
+
     @Test func frameOvertakenOnTheLoopAreDroppedAndTheClipKeepsItsTime() throws {
         // The loop draws every 200 ms (a board that cannot keep up): two
         // frames are due each time; the newer shows, the older is dropped

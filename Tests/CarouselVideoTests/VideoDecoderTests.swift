@@ -382,6 +382,27 @@ final class VideoDecoderTests: XCTestCase {
         assertRefused(audio, containing: "no video stream (audio)")
     }
 
+    /// Only the codecs a phone or a camera records are decoded: a Cinepak
+    /// clip with ms-adpcm audio in a .mov and an msvideo1 one in a .mkv
+    /// (both played before) are refused naming their codec, while H.264
+    /// beside the same audio still plays (the audio decoder is never
+    /// opened, and its refusal while probing costs the clip nothing).
+    func testOnlyThePhonesCodecsAreDecoded() throws {
+        let picture = ["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=10", "-f", "lavfi", "-i", "sine=duration=1",
+                       "-t", "1", "-c:a", "adpcm_ms"]
+        let cinepak = try Clips.make("cinepak.mov", picture + ["-c:v", "cinepak"])
+        assertRefused(cinepak, containing: "cinepak is not a codec phones or cameras record (only H.264, HEVC, VP8, VP9 and AV1")
+        let msvideo1 = try Clips.make("msvideo1.mkv", picture + ["-c:v", "msvideo1"])
+        assertRefused(msvideo1, containing: "msvideo1 is not a codec phones or cameras record")
+        let h264 = try Clips.make("h264-adpcm.mov", picture + ["-c:v", "libx264", "-pix_fmt", "yuv420p"])
+        let decoder = try VideoDecoder(path: h264, hardware: false, maxPixels: maxPixels)
+        XCTAssertEqual(decoder.info.decoder, "h264")
+        var frames = 0
+        while try decoder.next() != nil { frames += 1 }
+        XCTAssertEqual(frames, 10)
+        XCTAssertThrowsError(try VideoDecoder.poster(path: cinepak, maxPixels: maxPixels, maxSide: 100))
+    }
+
     func testLargerThanMaxPixelsIsRefusedBeforeDecoding() throws {
         let clip = try Clips.make("640.mp4", ["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=25", "-t", "0.2",
                                               "-c:v", "libx264", "-pix_fmt", "yuv420p"])

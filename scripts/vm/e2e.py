@@ -1686,6 +1686,21 @@ def video_plays(s, touch, clips, colours):
     decoder = m.group(4).decode() if isinstance(m.group(4), bytes) else m.group(4)
     if (int(m.group(2)), int(m.group(3))) != VIDEO_SIZE or decoder == "?" or abs(float(m.group(5)) - VIDEO_SECONDS) > 0.2:
         raise Failure(f"the playing line says {m.group(0)!r}, not 320x200, a decoder, {VIDEO_SECONDS} s")
+    # Its clip is decoded in a helper: none of FFmpeg's libraries is mapped
+    # in the display process (which holds DRM master and the touchscreen),
+    # and a `decode-clip` helper that has them runs beside it.
+    cmdline = vm.run(f"tr '\\0' ' ' < /proc/{d.pid}/cmdline", timeout=30).out
+    if " run " not in cmdline:
+        raise Failure(f"process {d.pid} is not the daemon: {cmdline!r}")
+    maps = vm.run(f"cat /proc/{d.pid}/maps", timeout=30).out
+    mapped = [lib for lib in ("libavcodec", "libavformat", "libavutil", "libswscale") if lib in maps]
+    if "libc.so" not in maps or mapped:
+        raise Failure(f"the display process maps {', '.join(mapped) or 'no libc'} while a clip plays")
+    helpers = vm.run("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null | grep -q ' decode-clip ' "
+                     "&& grep -q libavcodec $p/maps && echo ${p#/proc/}; done", timeout=30).out.split()
+    if not helpers:
+        raise Failure("no `carouseld decode-clip` helper with libavcodec mapped while the clip plays")
+    s.figures["video: FFmpeg in the display process, helpers with it"] = [mapped, len(helpers)]
     seen = []
     for i, (name, before, after) in enumerate(shots):
         # All but the last are taken paused; the last as the clip plays on.

@@ -71,7 +71,10 @@ from vmlib import VM, VMError  # noqa: E402
 import peers  # noqa: E402  (its host-load rule, /proc readers and stop())
 
 W, H = peers.W, peers.H           # the panel peers.py measures on: 1920x1080
-PROGRAMS = ("mpv", "carouseld")
+# carouseld-baseline: another carouseld build (--baseline) on the same
+# clips in the same VM run, e.g. the in-process player before clips moved
+# to the decoding helper, for ratios carouseld/baseline.
+PROGRAMS = ("mpv", "carouseld", "carouseld-baseline")
 GUEST_DIR = "/opt/video-peers"
 CLIPS = GUEST_DIR + "/clips"      # the clips on the root disk
 ALBUM = GUEST_DIR + "/album"      # carouseld's folder: empty until the watcher moves a clip in
@@ -225,8 +228,19 @@ def readline(f):
     return f.readline()
 
 
+def own_cpu(pid):
+    """CPU seconds of pid itself (utime + stime): carouseld's display
+    process without the helpers that decode its clips."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / HZ
+
+
 def mark(name, pid):
-    res[name] = {"t": round(time.monotonic() - t0, 3), "cpu": cpu(pid)}
+    res[name] = {"t": round(time.monotonic() - t0, 3), "cpu": cpu(pid), "own": own_cpu(pid)}
 
 
 def capture():
@@ -363,6 +377,10 @@ def carouseld_ini():
 CAROUSELD_ARGV = [GUEST_DIR + "/carouseld", "run", "--config", GUEST_DIR + "/carouseld.ini"]
 
 
+def carouseld_argv(program):
+    return [GUEST_DIR + "/" + program] + CAROUSELD_ARGV[1:]
+
+
 # -- one run ---------------------------------------------------------------------------
 
 class VideoBench(peers.Bench):
@@ -377,7 +395,7 @@ class VideoBench(peers.Bench):
         a = self.args
         waited = self.wait_quiet()
         guest_clip = "%s/%s" % (CLIPS, clip["file"])
-        if program == "carouseld":
+        if program.startswith("carouseld"):
             # The folder empty, the clip staged beside it on the same file
             # system (the watcher renames it in).
             self.vm.run("rm -rf %s && mkdir -p %s && cp %s %s/stage.mp4"
@@ -389,7 +407,7 @@ class VideoBench(peers.Bench):
             self.vm.run("sync; echo 3 >/proc/sys/vm/drop_caches", check=True)
         timeout = clip["duration"] * 8 + 120
         spec = {"program": program, "timeout": timeout, "log": "/tmp/%s.log" % label, "capture": label + "-end",
-                "argv": mpv_argv(guest_clip) if program == "mpv" else CAROUSELD_ARGV,
+                "argv": mpv_argv(guest_clip) if program == "mpv" else carouseld_argv(program),
                 "ipc": MPV_IPC, "properties": MPV_PROPERTIES,
                 "socket": SOCKET, "stage": GUEST_DIR + "/stage.mp4", "clip": "%s/%s" % (ALBUM, clip["file"])}
         self.load.start()
@@ -411,7 +429,7 @@ class VideoBench(peers.Bench):
             f.write("$ %s\n%s" % (" ".join(spec["argv"]), text))
         if w.get("error"):
             run["notes"].append(w["error"])
-            if program == "carouseld":
+            if program.startswith("carouseld"):
                 run["notes"].append("its log ends: " + text.strip()[-800:])
         if "start" in w and "end" in w:
             d = clip["duration"]
@@ -419,6 +437,9 @@ class VideoBench(peers.Bench):
             run["cpu_exec_per_s"] = round(w["end"]["cpu"] / d, 3)
             run["playback_wall_s"] = round(w["end"]["t"] - w["start"]["t"], 2)
             run["start_s"] = w["start"]["t"]
+            if w["end"].get("own") is not None and w["start"].get("own") is not None:
+                run["cpu_own_s"] = round(w["end"]["own"] - w["start"]["own"], 3)
+                run["cpu_children_s"] = round(w["end"]["cpu"] - w["start"]["cpu"] - run["cpu_own_s"], 3)
         run["hwm_kib"] = w.get("hwm_kib")
         run["threads"] = w.get("threads")
         if program == "mpv" and w.get("mpv"):
@@ -429,7 +450,7 @@ class VideoBench(peers.Bench):
                 run["frames_shown"] = clip["frames"] - run["dropped"]
             else:
                 run["notes"].append("mpv gave no drop counts: %s" % p)
-        elif program == "carouseld":
+        elif program.startswith("carouseld"):
             end = [e for e in w.get("events", []) if e.get("event") == "didEndVideo"]
             if end:
                 run["dropped"], run["frames_shown"] = end[0].get("dropped"), end[0].get("frames")
@@ -497,7 +518,8 @@ def table(med, programs, clips, versions):
             "CPU s per s (from exec)",
             "peak RSS (VmHWM)", "playback wall time", "runs"]
     rows = []
-    names = {"mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"), "carouseld": "carouseld"}
+    names = {"mpv": "mpv %s --vo=drm" % versions.get("mpv", "?"), "carouseld": "carouseld",
+             "carouseld-baseline": "carouseld baseline %s" % versions.get("carouseld-baseline", "?")}
     for c in clips:
         for p in programs:
             m = med["%s %s" % (p, c["size"])]
@@ -508,8 +530,10 @@ def table(med, programs, clips, versions):
                          "%d%s" % (m["runs"], " (+%d disturbed%s)" % (
                              m["disturbed"], ", figures from those" if m["from_disturbed"] else "")
                              if m["disturbed"] else "")])
-        if len(programs) == 2:
-            a, b = med["carouseld %s" % c["size"]], med["mpv %s" % c["size"]]
+        for other in ("mpv", "carouseld-baseline"):
+            if "carouseld" not in programs or other not in programs:
+                continue
+            a, b = med["carouseld %s" % c["size"]], med["%s %s" % (other, c["size"])]
 
             def ratio(key):
                 if a[key] is None or b[key] is None:
@@ -517,7 +541,7 @@ def table(med, programs, clips, versions):
                 if b[key] == 0:
                     return "%s vs 0" % a[key] if a[key] else "1.00x (0 and 0)"
                 return "%.2fx" % (a[key] / b[key])
-            rows.append(["carouseld/mpv", c["size"], ratio("dropped"), ratio("cpu_per_s"), ratio("cpu_per_frame_ms"),
+            rows.append(["carouseld/" + ("mpv" if other == "mpv" else "baseline"), c["size"], ratio("dropped"), ratio("cpu_per_s"), ratio("cpu_per_frame_ms"),
                          ratio("cpu_exec_per_s"),
                          ratio("hwm_kib"), ratio("playback_wall_s"), ""])
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
@@ -530,8 +554,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--carouseld", default=os.path.join(REPO, ".build-static/release/carouseld"),
                     help="statically linked carouseld to measure (default: %(default)s)")
+    ap.add_argument("--baseline", help="another statically linked carouseld, run as carouseld-baseline")
     ap.add_argument("--runs", type=int, default=3, help="runs per program and clip (default 3)")
-    ap.add_argument("--only", default=",".join(PROGRAMS), help="comma-separated: mpv,carouseld")
+    ap.add_argument("--only", default="mpv,carouseld", help="comma-separated: mpv,carouseld,carouseld-baseline")
     ap.add_argument("--clips", default="640x360,1280x720", help="clip sizes, comma-separated WxH")
     ap.add_argument("--seconds", type=float, default=10, help="clip length")
     ap.add_argument("--fps", type=float, default=30, help="clip frame rate")
@@ -561,7 +586,7 @@ def main():
     programs = [p for p in PROGRAMS if p in args.only.split(",")]
     unknown = set(args.only.split(",")) - set(PROGRAMS)
     if unknown or not programs:
-        ap.error("--only takes mpv, carouseld (comma-separated), not %s" % ",".join(sorted(unknown)))
+        ap.error("--only takes mpv, carouseld, carouseld-baseline (comma-separated), not %s" % ",".join(sorted(unknown)))
     sizes = args.clips.split(",")
     if not all(re.fullmatch(r"\d+x\d+", s) for s in sizes):
         ap.error("--clips takes sizes such as 640x360,1280x720")
@@ -569,6 +594,8 @@ def main():
     if "carouseld" in programs and not os.path.exists(binary):
         raise SystemExit("video-peers: no %s: build it with swift build -c release --static-swift-stdlib "
                          "--scratch-path .build-static (or pass --carouseld)" % binary)
+    if "carouseld-baseline" in programs and not (args.baseline and os.path.exists(args.baseline)):
+        ap.error("carouseld-baseline needs --baseline BINARY")
     for tool in ("ffmpeg", "ffprobe"):
         if shutil.which(tool) is None:
             raise SystemExit("video-peers: %s is needed on the host to make the clips (apt-get install ffmpeg)" % tool)
@@ -592,6 +619,8 @@ def main():
         f.write(WATCH)
     if "carouseld" in programs:
         shutil.copy(binary, os.path.join(stage, "carouseld"))
+    if "carouseld-baseline" in programs:
+        shutil.copy(os.path.abspath(args.baseline), os.path.join(stage, "carouseld-baseline"))
 
     t_start = time.monotonic()
     runs = []
@@ -609,6 +638,9 @@ def main():
                 raise SystemExit("video-peers: carouseld refuses the benchmark's configuration (does it play "
                                  "clips yet? issue 29):\n%s%s%s" % (carouseld_ini(), r.out, r.err))
             versions["carouseld"] = vm.run([GUEST_DIR + "/carouseld", "--version"]).out.strip()
+        if "carouseld-baseline" in programs:
+            vm.run("install -m 755 /mnt/host/carouseld-baseline %s/carouseld-baseline" % GUEST_DIR, check=True, timeout=300)
+            versions["carouseld-baseline"] = vm.run([GUEST_DIR + "/carouseld-baseline", "--version"]).out.strip()
         if "mpv" in programs:
             versions["mpv"] = vm.run(["dpkg-query", "-W", "-f", "${Version}", "mpv"]).out.strip() or "?"
         versions["libavcodec"] = vm.run(["dpkg-query", "-W", "-f", "${Version}", "libavcodec59"]).out.strip() or "?"
@@ -621,13 +653,15 @@ def main():
             key = "%s-%s" % (p, c["size"])
             counts[key] = counts.get(key, 0) + 1
             label = "%s-%d" % (key, counts[key])
-            log("%s: %s" % (label, " ".join(mpv_argv(c["file"]) if p == "mpv" else CAROUSELD_ARGV)))
+            log("%s: %s" % (label, " ".join(mpv_argv(c["file"]) if p == "mpv" else carouseld_argv(p))))
             r = bench.run_once(p, c, label)
             runs.append(r)
             with open(os.path.join(args.out, "runs-partial.json"), "w") as f:
                 json.dump(runs, f, indent=1)
-            log("%s: dropped %s, CPU %s s/s (from exec %s), VmHWM %s, playback %s s, host other %.2f cores%s%s" % (
-                label, r["dropped"], r["cpu_per_s"], r["cpu_exec_per_s"],
+            log("%s: dropped %s of %s shown, CPU %s s/s (from exec %s; playback: the process %s s, its helpers %s s), "
+                "VmHWM %s, playback %s s, host other %.2f cores%s%s" % (
+                label, r["dropped"], r["frames_shown"], r["cpu_per_s"], r["cpu_exec_per_s"], r.get("cpu_own_s"),
+                r.get("cpu_children_s"),
                 peers.fmt(r["hwm_kib"] and r["hwm_kib"] / 1024, "MiB", 1), r["playback_wall_s"],
                 r["host_other_cores"], " DISTURBED" if r["disturbed"] else "", "".join("; " + n for n in r["notes"])))
             if r.get("threads"):
