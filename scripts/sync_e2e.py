@@ -568,6 +568,7 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
         config = os.path.join(frame.folder, "rclone.conf")
         with open(config, "w") as f:
             f.write(f"[liar]\ntype = webdav\nurl = http://127.0.0.1:{port}/\nvendor = other\n")
+        os.chmod(config, 0o600)  # a secret others may read is refused
         frame.write_ini({"source": "rclone:liar:photos", "rclone_config": config})
         status, log = frame.sync(env=SHORT_DEADLINES, timeout=60)
         expect(status == 0 and frame.files(hidden=True) == ["good.jpg"], f"only the honest file: {frame.files(hidden=True)} {log}")
