@@ -17,6 +17,16 @@ import Testing
 @Suite("Clips on the daemon", .serialized) struct VideoDaemonTests {
     /// A 3 s clip at 10 frames a second, red for a second, then green, then
     /// blue, of the panel's shape (it fills the screen): made by Debian's ffmpeg.
+    /// The real binary (not started) with a picture first in its folder,
+    /// autoplay off and a control socket of its own, named `socketPrefix-...`.
+    static func runningWithAPicture(socketPrefix: String) throws -> (RunningDaemon, String) {
+        let socket = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(socketPrefix)-\(UUID().uuidString.prefix(8)).sock").path
+        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        return (d, socket)
+    }
+
     static func makeClip(_ path: String) throws {
         let colours = ["red", "lime", "blue"]
         var arguments = ["-loglevel", "error", "-y"]
@@ -229,9 +239,7 @@ import Testing
     /// control socket hears the clip start and end, and the log says so.
     @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
     func subscribersHearTheClipStartAndEnd() throws {
-        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vs-\(UUID().uuidString.prefix(8)).sock").path
-        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
-        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let (d, socket) = try Self.runningWithAPicture(socketPrefix: "vs")
         try Self.makeClip(d.folder.appendingPathComponent("images/2.mp4").path)
         try d.start()
         defer { _ = d.stop() }
@@ -275,9 +283,7 @@ import Testing
     /// its codec, and the H.264 clip beside it plays.
     @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
     func aClipOfACodecNoPhoneRecordsIsSkippedWithOneLine() throws {
-        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vc-\(UUID().uuidString.prefix(8)).sock").path
-        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
-        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let (d, socket) = try Self.runningWithAPicture(socketPrefix: "vc")
         let cinepak = d.folder.appendingPathComponent("images/2.mov").path
         try PortraitPairDaemonTests.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i",
                                                            "color=c=red:s=160x100:r=10:d=1", "-f", "lavfi", "-i",
@@ -302,9 +308,7 @@ import Testing
     /// display process), and the helper, its child, has them.
     @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
     func whileAClipPlaysNoFFmpegLibraryIsMappedInTheDaemon() throws {
-        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vm-\(UUID().uuidString.prefix(8)).sock").path
-        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
-        try d.addImage("1.jpg", from: "01-mountains.jpg")
+        let (d, socket) = try Self.runningWithAPicture(socketPrefix: "vm")
         try Self.makeClip(d.folder.appendingPathComponent("images/2.mp4").path)
         try d.start()
         defer { _ = d.stop() }
@@ -350,10 +354,8 @@ import Testing
     /// frame): one line naming the crash, and the daemon runs on.
     @Test(.enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
     func aHelperThatDiesMidClipIsOneLine() throws {
-        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("vd-\(UUID().uuidString.prefix(8)).sock").path
-        let d = try RunningDaemon(config: "[images]\npath = $IMAGES\n[autoplay]\nenabled = false\n[control]\nsocket = \(socket)\n")
+        let (d, socket) = try Self.runningWithAPicture(socketPrefix: "vd")
         d.process.environment?["CAROUSELD_TEST_CLIP_FAULT"] = "SIGSEGV"
-        try d.addImage("1.jpg", from: "01-mountains.jpg")
         let clip = d.folder.appendingPathComponent("images/2.mp4").path
         try Self.makeClip(clip)
         try d.start()
