@@ -94,13 +94,9 @@ public struct DecodingProcess: Sendable {
 
         var argv = arguments + ["--max-pixels", String(maxPixels)]
         if decodeBudget < .max { argv += ["--decode-budget", String(decodeBudget)] }
-        // The helper's own crash report would only slow its end: the parent
-        // writes the one line that matters.
-        var environment = Self.environment.filter { !$0.hasPrefix("SWIFT_BACKTRACE=") }
-        environment.append("SWIFT_BACKTRACE=enable=no")
         var pid: pid_t = 0
-        let started = withCStrings(argv) { cArgs in
-            withCStrings(environment) { cEnv in
+        let started = Self.withCStrings(argv) { cArgs in
+            Self.withCStrings(Self.helperEnvironment) { cEnv in
                 cplatform_spawn_helper(executable, cArgs, cEnv, input, output, &pid)
             }
         }
@@ -165,15 +161,26 @@ public struct DecodingProcess: Sendable {
         }
     }
 
-    /// This process's environment, for the helper.
-    private static var environment: [String] {
+    /// This process's environment, for a helper it starts (this one, or the
+    /// clip's): without Swift's crash reports, which would only slow a
+    /// helper's end (the parent writes the one line that matters).
+    public static var helperEnvironment: [String] {
         var result: [String] = []
         var entry = environ
         while let pointer = entry.pointee {
-            result.append(String(cString: pointer))
+            let line = String(cString: pointer)
+            if !line.hasPrefix("SWIFT_BACKTRACE=") { result.append(line) }
             entry += 1
         }
-        return result
+        return result + ["SWIFT_BACKTRACE=enable=no"]
+    }
+
+    /// `body` with a NULL-terminated C array of `strings` (an argv, an
+    /// environment), valid during the call.
+    public static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+        let copies = strings.map { strdup($0) } + [nil]
+        defer { for pointer in copies { free(pointer) } }
+        return body(copies)
     }
 
     /// The helper's side, run by `carouseld decode-picture`: decodes what
@@ -443,11 +450,4 @@ extension ImageError.Reason {
         }
         guard fields.count == arity else { return nil }
     }
-}
-
-/// `body` with a NULL-terminated C array of `strings`, valid during the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    let copies = strings.map { strdup($0) } + [nil]
-    defer { for pointer in copies { free(pointer) } }
-    return body(copies)
 }

@@ -108,19 +108,6 @@ public struct ClipProcess: Sendable {
         _ = cplatform_limit_address_space(addressSpaceAllowance(maxPixels: maxPixels))
         return cvideo_serve(3, 4, hardware ? 1 : 0, Int64(maxPixels))
     }
-
-    /// This process's environment, for the helper (without Swift's crash
-    /// reports: the parent writes the one line that matters).
-    static var environment: [String] {
-        var result: [String] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            let line = String(cString: pointer)
-            if !line.hasPrefix("SWIFT_BACKTRACE=") { result.append(line) }
-            entry += 1
-        }
-        return result + ["SWIFT_BACKTRACE=enable=no"]
-    }
 }
 
 /// A clip's frames, decoded in order by FFmpeg (CVideoLoader: libavformat,
@@ -177,8 +164,8 @@ public final class VideoDecoder: @unchecked Sendable {
             var argv = process.arguments + ["--max-pixels", String(maxPixels)]
             if hardware { argv.append("--hardware") }
             let message = self.message
-            let remote = withCStrings(argv) { cArgs in
-                withCStrings(ClipProcess.environment) { cEnv in
+            let remote = DecodingProcess.withCStrings(argv) { cArgs in
+                DecodingProcess.withCStrings(DecodingProcess.helperEnvironment) { cEnv in
                     cvideo_remote_open(process.executable, cArgs, cEnv, path, Int64(maxPixels),
                                        Int32(clamping: process.timeoutMilliseconds), &raw, message, Self.messageSize)
                 }
@@ -357,11 +344,4 @@ public final class VideoDecoder: @unchecked Sendable {
             String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
         }
     }
-}
-
-/// `body` with a NULL-terminated C array of `strings`, valid during the call.
-private func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-    let copies = strings.map { strdup($0) } + [nil]
-    defer { for pointer in copies { free(pointer) } }
-    return body(copies)
 }
