@@ -57,7 +57,7 @@ public enum SecretFile {
         let plain = path.unicodeScalars.allSatisfy {
             ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+,:@%=".unicodeScalars.contains($0)
         }
-        return plain && !path.isEmpty ? path : "'" + path.replacingAll("'", with: "'\\''") + "'"
+        return plain && !path.isEmpty ? path : "'" + path.replacing("'", with: "'\\''") + "'"
     }
 
     /// Whether `host` (a name or an address, IPv6 without brackets) is this
@@ -72,14 +72,6 @@ public enum SecretFile {
             return bytes == [UInt8](repeating: 0, count: 15) + [1]
         }
         return false
-    }
-}
-
-extension String {
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        var out = ""
-        for c in self { if c == target { out += replacement } else { out.append(c) } }
-        return out
     }
 }
 
