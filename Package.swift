@@ -38,10 +38,24 @@ let package = Package(
         // The running carousel: the loop, frame pacing, album state, input
         // routing, the control socket's answers, reload and `set`. Wires the
         // other rooms together; the executable only parses arguments and starts it.
+        // The port between the loop and its services: `LoopService`, the
+        // context a service reads and asks through (`ServiceContext`: a
+        // read-only `LoopView`, an outbox of typed `LoopAsk`s), the
+        // happenings it subscribes to, the loop's one way off it
+        // (`LoopExecutor`). Services live in rooms that see this, never the daemon.
+        .target(name: "CarouselLoop", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform", "CarouselImaging", "CarouselRender"]),
+        // Services behind the port, a room each for a capability: clips
+        // (`[video]`), the presence sensor, pushed text; and the loop's own
+        // small services. None of them sees the daemon.
+        .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"]),
+        .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"]),
+        .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
+                swiftSettings: textHeadersSwift),
+        .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore"]),
         .target(
             name: "CarouselDaemon",
             dependencies: [
-                "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
+                "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices", "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
                 "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
             ]
@@ -173,6 +187,7 @@ let package = Package(
         .testTarget(name: "CarouselDaemonTests", dependencies: [
             "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
+            "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText",
         ]),
     ]
 )

@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselCore
 import CarouselImaging
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 import CarouselText
@@ -140,6 +141,7 @@ extension Layout {
 /// clock's rectangle changes.
 extension ClockOverlay: LoopService {
     var name: String { "clock overlay" }
+    var subscriptions: LoopHappening.Kinds { [.laidOut, .wallClockSet] }
 
     var deadline: Int64? {
         guard look != nil, let daemon, daemon.screenIsShowing else { return nil }
@@ -150,7 +152,12 @@ extension ClockOverlay: LoopService {
 
     private func tick(now: Int64) {
         guard let daemon else { return }
-        if tick(now: now, clock: daemon.localClock) { daemon.ask(.frame) }
+        let changed = tick(now: now, clock: daemon.localClock)
+        // A new minute, or the clock taken away (a reload without it).
+        if changed || (stamp == nil && daemon.frames.clockStamp != nil) {
+            daemon.ask(.stamp(.clock, stamp))
+            daemon.ask(.frame)
+        }
     }
 
     func observe(_ happening: LoopHappening, now: Int64) {

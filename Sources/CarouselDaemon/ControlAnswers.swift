@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselControl
 import CarouselCore
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// The control socket's requests, answered from the running daemon.
 extension Daemon {
     /// Milliseconds since the daemon started: the clock of `uptime_ms`, `next_ms` and event `t`.
-    func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
+    public func uptimeMilliseconds(_ microseconds: Int64) -> Int64 { (microseconds - startTime) / 1000 }
 
     /// Answers `request` from a way in holding `grant`: what the grant does
     /// not allow is one error reply naming the grant, and changes nothing.
@@ -50,12 +51,13 @@ extension Daemon {
         case let .brightness(percent):
             if let error = setBrightness(percent: percent) { return .error("brightness \(percent): \(error)") }
             return .ok(status())
-        case let .overlayText(text):
-            services.first(PushedTextService.self)?.push(text)
-            return .ok(status())
-        case .overlayClear:
-            services.first(PushedTextService.self)?.clear()
-            return .ok(status())
+        case .overlayText, .overlayClear:
+            // A capability's own requests: the service that serves it carries them out.
+            switch services.handle(request, now: clock()) {
+            case .done?: return .ok(status())
+            case let .failed(error)?: return .error(error)
+            case nil: return .error("\(request.refusalName) is not served on this frame")
+            }
         }
     }
 
@@ -83,7 +85,7 @@ extension Daemon {
             "dimmed": .bool(power.dimmed),
             "dim_ms": dimDeadline.map { .int(Int(uptimeMilliseconds($0))) } ?? .null,
         ]
-        return [
+        var fields: [String: JSONValue] = [
             "index": .int(snap.index), "count": .int(album.count), "offset": .double(snap.offset),
             "page": .int(snap.page), "state": .string(snap.state.rawValue), "autoplay": .object(autoplay),
             "display": .object(display), "image": album.pictures(snap.index).first.map { .string($0) } ?? .null,
@@ -95,22 +97,22 @@ extension Daemon {
             "zoom": .double(model.zoomScale(at: Timestamp(microseconds: now))), "zoom_target": .double(model.zoomTarget),
             // What `carouseld sync` last did (its file in the folder), with [sync] set.
             "sync": SyncStatusFile.read(for: config) ?? .null,
-            // The pushed text on screen and where it comes from (`overlay text`, `[overlay] text_file`).
-            "overlay": services.first(PushedTextService.self)?.status ?? .null,
-            // The clip on the page (`[video]`): playing, paused or ended, where it stands.
-            "video": services.first(VideoService.self)?.status ?? .null,
             // `[power] presence`: whether someone is there, and since when (the sensor's last word).
             "presence": config.power.presence.map { source -> JSONValue in
                 .object(["source": .string(source.description), "present": .bool(power.present),
                          "since_ms": power.presenceChanged.map { .int(Int(uptimeMilliseconds($0))) } ?? .null])
             } ?? .null,
         ]
+        // The services' own fields: the pushed text on screen and where it
+        // comes from (`overlay`), the clip on the page (`video`).
+        services.status(now: now, into: &fields)
+        return fields
     }
 
     /// Every model event as an event line to the services that take them
     /// (the socket's subscribers all, MQTT all but the per-frame ones).
     func broadcast(_ event: CarouselEvent) {
-        publishEvent(event.kind.name, eventFields(event), perFrame: event.kind.isPerFrame)
+        publishEvent(LoopEvent.Name(event.kind.name), eventFields(event), perFrame: event.kind.isPerFrame)
     }
 
     func eventFields(_ event: CarouselEvent) -> [String: JSONValue] {

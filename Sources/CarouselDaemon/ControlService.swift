@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselConfig
 import CarouselControl
 import CarouselCore
@@ -12,6 +13,8 @@ import Glibc
 /// are answered by the daemon (`Daemon.answer`), screenshots off the loop.
 final class ControlService: LoopService {
     let name = "control socket"
+    let subscriptions: LoopHappening.Kinds = .configured
+    let takesEvents = true
     private unowned let daemon: Daemon
     let server: ControlServer
 

@@ -4,6 +4,11 @@ import CarouselControl
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
+import CarouselClips
+import CarouselLoop
+import CarouselPresence
+import CarouselPushedText
+import CarouselServices
 import CarouselPlatform
 import CarouselRender
 #if canImport(Glibc)
@@ -11,11 +16,10 @@ import Glibc
 #endif
 
 /// The running carousel: one loop over the services registered on it
-/// (`LoopService`: input, the display's flips and hotplug, the control
-/// socket, MQTT, the folder watch, the work handed off the loop, signals,
-/// the watchdog, the clock overlay, pushed text, the wall clock), and the interpreter
-/// of what they ask (`ask`). Nothing on the loop blocks; at rest it sleeps
-/// in `epoll_wait` until a descriptor is ready or the earliest deadline.
+/// (`LoopService`, `registerServices` lists them), the view they read
+/// (`LoopView`, LoopViewing.swift) and the interpreter of what they ask
+/// (`ask`). At rest it sleeps in `epoll_wait` until a descriptor is ready or
+/// the earliest deadline.
 ///
 /// The flow is one way: input and commands go into the model, the model's
 /// events come back and are carried out (logged, published to the services
@@ -28,7 +32,10 @@ public final class Daemon {
     public let configPath: String
     /// The display; an `AbsentDisplay` while its device is away.
     public internal(set) var backend: DisplayBackend {
-        didSet { backendGeneration += 1 }
+        didSet {
+            backendGeneration += 1
+            services.invalidate()
+        }
     }
     /// Counts the displays held, so that a new one's descriptor is told from the old one's.
     private(set) var backendGeneration: UInt64 = 0
@@ -50,6 +57,9 @@ public final class Daemon {
     let notifier: ServiceNotifier
     /// The loop's clock, µs of CLOCK_MONOTONIC (tests pass a manual one).
     let clock: () -> Int64
+    /// The model changed since services were last told (at start: they
+    /// have not been told of it yet).
+    private var modelChangeUntold = true
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
     let startTime: Int64
     let startedAt: Int64
@@ -64,13 +74,13 @@ public final class Daemon {
     let localClock: LocalClock
     /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
     let clockOverlay = ClockOverlay()
-    /// Clips (`[video]`): the one that plays, its frames (VideoService.swift).
+    /// Clips (`[video]`): the one that plays, its frames (the CarouselClips room).
     private(set) var video: VideoService?
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
     private(set) var screenPower: ScreenPowerService!
     let backlightRoot: String?
     /// The clock is the monotonic clock (see `Options.realTime`).
-    let realTime: Bool
+    public let realTime: Bool
     private var running = true
     /// Frames: what the screen shows, written and presented when due (Frames.swift).
     public private(set) var frames: FramePath!
@@ -100,8 +110,8 @@ public final class Daemon {
 
         epoll = try Epoll()
         timer = try Timer()
-        services = LoopServices(epoll: epoll)
         executor = try LoopExecutor()
+        services = LoopServices(epoll: epoll, executor: executor)
         // Signals are blocked before the decoder thread starts, so it inherits the mask.
         let signals: SignalService? = options.signals ? try SignalService() : nil
         let decoded = executor.doorbell()
@@ -119,6 +129,8 @@ public final class Daemon {
         stateDirectory = options.stateDirectory
         frames = FramePath(daemon: self)
         screenPower = ScreenPowerService(daemon: self, at: startTime)
+        services.view = self
+        services.carryOut = { [unowned self] in self.ask($0) }
         openBacklight()
         executor.answer(decoded) { [unowned self] in self.decodesFinished() }
         registerServices(options, signals: signals)
@@ -142,35 +154,31 @@ public final class Daemon {
     /// Every source on the loop, in the order their deadlines are run.
     /// A new source is one line here.
     private func registerServices(_ options: Options, signals: SignalService?) {
-        services.register(executor)
         // First: it may start the carousel on another picture, which the start decodes.
-        if let directory = stateDirectory { services.register(PositionService(daemon: self, directory: directory)) }
+        if let directory = stateDirectory { services.register { _ in PositionService(daemon: self, directory: directory) } }
         if let signals {
             signals.attach(configPath: configPath) { [unowned self] in self.ask($0) }
-            services.register(signals)
+            services.register { _ in signals }
         }
-        if let watchdog = WatchdogService(notifier: notifier, now: startTime) { services.register(watchdog) }
-        services.register(screenPower)
-        services.register(PresenceService(daemon: self))
-        services.register(DisplayFlipService(daemon: self))
-        if options.hotplug, backend.hotplugDevice != nil, let hotplug = DisplayHotplugService(daemon: self) {
-            services.register(hotplug)
+        services.register { [notifier, startTime] _ in WatchdogService(notifier: notifier, now: startTime) }
+        services.register { _ in screenPower }
+        services.register { PresenceService(context: $0) }
+        services.register { _ in DisplayFlipService(daemon: self) }
+        if options.hotplug, backend.hotplugDevice != nil { services.register { _ in DisplayHotplugService(daemon: self) } }
+        services.register { _ in FolderWatchService(daemon: self) }
+        if options.localClock == nil {
+            services.register { _ in WallClockService(onSet: { [unowned self] in self.wallClockWasSet(now: $0) }) }
         }
-        services.register(FolderWatchService(daemon: self))
-        if options.localClock == nil, let wallClock = WallClockService(onSet: { [unowned self] in self.wallClockWasSet(now: $0) }) {
-            services.register(wallClock)
-        }
-        if options.controlSocket, let control = ControlService(daemon: self) { services.register(control) }
+        if options.controlSocket { services.register { _ in ControlService(daemon: self) } }
         clockOverlay.daemon = self
         clockOverlay.reconfigure(layout.clockLook(config))
-        services.register(clockOverlay)
-        services.register(PushedTextService(daemon: self))
-        video = VideoService(daemon: self)
-        services.register(video!)
-        services.register(MQTTService(daemon: self))
-        services.register(AutoplayReadinessService(daemon: self))
+        services.register { _ in clockOverlay }
+        services.register { PushedTextService(context: $0) }
+        video = services.register { VideoService(context: $0) }
+        services.register { _ in MQTTService(daemon: self) }
+        services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.
-        if options.input { services.register(InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds)) }
+        if options.input { services.register { _ in InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds) } }
     }
 
     // MARK: - The loop
@@ -227,12 +235,17 @@ public final class Daemon {
     /// if one is due.
     public func step(now: Int64? = nil) {
         let now = now ?? clock()
+        // What services asked outside a pass (a test settling a clip's thread).
+        services.flush()
         // The model's events through a kept array: no allocation per frame.
         var batch = eventBatch
         eventBatch = []
         batch.removeAll(keepingCapacity: true)
+        // A deadline of the model's that fires (a motion's end, autoplay, a
+        // long press) changes more than where the content is.
+        let fires = model.nextDeadline.map { $0.microseconds <= now } ?? false
         model.advance(to: Timestamp(microseconds: now), into: &batch)
-        deliver(batch)
+        deliver(batch, onlyTime: !fires)
         eventBatch = batch
         services.runDue(now: now)
         frames.drawIfNeeded(now: now)
@@ -259,7 +272,8 @@ public final class Daemon {
 
     /// What the screen shows for `key`: a playing clip's frame, else the decode cache's picture.
     func picture(for key: String) -> DecodedImage? {
-        video?.picture(for: key) ?? cache.image(for: key)
+        if let framed = frames.framed, framed.key == key { return framed.picture }
+        return cache.image(for: key)
     }
 
     /// The `STATUS=` text for systemd: what is on screen.
@@ -271,11 +285,31 @@ public final class Daemon {
 
     // MARK: - What services ask
 
-    /// Carries out what a service asks (the interpreter of `LoopAsk`).
+    /// Carries out what a service asks (the interpreter of `LoopAsk`), once
+    /// the service that asked has returned (`LoopServices.flush`).
     func ask(_ ask: LoopAsk) {
+        let now = clock()
         switch ask {
         case .frame:
             frames.needsFrame = true
+            return
+        case let .model(command):
+            perform(command, now: now)
+        case let .event(event):
+            publishEvent(event.name, event.fields)
+        case .stateChanged:
+            tell(.stateChanged)
+        case let .stamp(slot, stamp):
+            frames.setStamp(slot, stamp)
+        case let .picture(key, picture):
+            frames.framed = picture.map { (key, $0) }
+            frames.needsFrame = true
+        case let .presence(present, time):
+            sensePresence(present, at: time)
+        case .presenceSensorGone:
+            presenceSensorGone()
+        case let .startOn(page):
+            startOn(page)
         case let .stop(reason):
             log(.info, "\(reason), stopping")
             running = false
@@ -292,10 +326,35 @@ public final class Daemon {
         case .displayChanged:
             displayChanged()
         }
+        // What services read may have changed with it: their deadlines and
+        // descriptors are asked for again.
+        services.invalidate()
     }
 
-    /// Tells every service what happened.
-    func tell(_ happening: LoopHappening) { services.tell(happening, now: clock()) }
+    private func perform(_ command: ModelAsk, now: Int64) {
+        let at = Timestamp(microseconds: now)
+        switch command {
+        case let .video(presence):
+            guard model.video != presence else { return }
+            deliver(model.setVideo(presence, at: at))
+        case .videoEnded:
+            deliver(model.videoEnded(at: at))
+        case let .upcomingReady(ready):
+            guard ready != model.isUpcomingReady else { return }
+            deliver(model.setUpcomingReady(ready, at: at))
+        }
+    }
+
+    /// Tells the services that subscribe to it what happened. Beyond the
+    /// model and the decoder, what happened may change what any service's
+    /// deadline or descriptors depend on: all are asked again.
+    func tell(_ happening: LoopHappening) {
+        switch happening {
+        case .modelChanged, .decoded, .stateChanged: break
+        default: services.invalidate()
+        }
+        services.tell(happening, now: clock())
+    }
 
     /// The decoder finished pictures (or failed on some): failed files leave
     /// the album, a frame is due.
@@ -316,6 +375,7 @@ public final class Daemon {
     /// The wall clock was set (NTP, by hand): the schedule and the clock look again.
     func wallClockWasSet(now: Int64) {
         applySchedule(now: now, recompute: true)
+        services.invalidate()
         services.tell(.wallClockSet, now: now)
     }
 
@@ -324,8 +384,13 @@ public final class Daemon {
     /// Carries out what the model returned: its events (the log, the
     /// subscribers, each at its exact model time), then its effects (a
     /// frame, frames while moving, decoding ahead, systemd's status).
-    func deliver(_ events: [CarouselEvent]) {
+    /// `onlyTime`: the events of time passing, no deadline fired (a frame of
+    /// a motion in flight): the services that follow the model are told only
+    /// if something beyond the motion changed.
+    func deliver(_ events: [CarouselEvent], onlyTime: Bool = false) {
+        var changed = !onlyTime
         for e in events {
+            if !e.kind.isPerFrame { changed = true }
             switch e.kind {
             case _ where e.kind.isPerFrame: break  // every frame of a motion: subscribers only
             // With the picture under the finger (of a pair, the half it was on).
@@ -337,21 +402,25 @@ public final class Daemon {
             broadcast(e)
             onEvent?(e)
         }
-        apply(model.takeEffects())
+        apply(model.takeEffects(), tell: changed)
     }
 
-    func apply(_ effects: CarouselEffects) {
+    func apply(_ effects: CarouselEffects, tell told: Bool = true) {
         frames.apply(effects, now: clock())
         if effects.indexChanged != nil, frames.firstFrameShown { notifier.status(statusLine) }
-        tell(.modelChanged)
+        if told || modelChangeUntold || effects.indexChanged != nil || effects.moving != nil || effects.selected != nil
+            || effects.longPressed != nil {
+            modelChangeUntold = false
+            tell(.modelChanged)
+        }
         reshuffleAtRest()
     }
 
 
     /// Publishes an event line (`controlEventLine`) to every service that
     /// takes events (the socket's subscribers, MQTT's event topic).
-    func publishEvent(_ name: String, _ fields: @autoclosure () -> [String: JSONValue], perFrame: Bool = false) {
+    func publishEvent(_ name: LoopEvent.Name, _ fields: @autoclosure () -> [String: JSONValue], perFrame: Bool = false) {
         if !perFrame { tell(.stateChanged) }
-        services.publish(perFrame: perFrame) { controlEventLine(name, fields()) }
+        services.publish(perFrame: perFrame) { controlEventLine(name.rawValue, fields()) }
     }
 }

@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselDisplay
 import CarouselPlatform
 

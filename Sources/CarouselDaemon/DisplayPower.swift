@@ -2,7 +2,9 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselDisplay
+import CarouselLoop
 import CarouselPlatform
+import CarouselPresence
 
 /// The screen's power on the loop: `ScreenPowerPolicy`'s deadline is its
 /// deadline, and what the policy decides (off, on, dim, undim) it carries
@@ -11,6 +13,9 @@ import CarouselPlatform
 /// the loop wakes only for input, commands and what it must.
 final class ScreenPowerService: LoopService {
     let name = "screen power"
+    let subscriptions: LoopHappening.Kinds = .configured
+    /// The schedule's and the policy's deadlines change with what the daemon does.
+    let deadlineIsVolatile = true
     unowned let daemon: Daemon
     var policy: ScreenPowerPolicy
     /// The panel's backlight, if there is one to drive (BacklightControl.swift):
@@ -58,10 +63,15 @@ final class ScreenPowerService: LoopService {
 }
 
 extension Daemon {
-    /// The screen's power policy (the state lives in its service).
+    /// The screen's power policy (the state lives in its service). Its
+    /// deadline, and what others read of it (the clock shows only on a lit
+    /// screen), are asked for again after a change.
     var power: ScreenPowerPolicy {
         get { screenPower.policy }
-        set { screenPower.policy = newValue }
+        set {
+            screenPower.policy = newValue
+            services.invalidate()
+        }
     }
 
     /// The panel's backlight (its state lives in the screen power's service).
@@ -130,7 +140,7 @@ extension Daemon {
             log(.info, "display off (\(cause.rawValue))")
         }
         deliver(model.setDisplayOff(!on, at: Timestamp(microseconds: now)))
-        publishEvent(on ? "displayOn" : "displayOff", ["t": .int(Int(uptimeMilliseconds(now))), "by": .string(cause.rawValue)])
+        publishEvent(on ? .displayOn : .displayOff, ["t": .int(Int(uptimeMilliseconds(now))), "by": .string(cause.rawValue)])
         return nil
     }
 
@@ -165,7 +175,7 @@ extension Daemon {
         guard present != power.present else { return }
         let action = power.presence(present, at: time)
         log(.info, present ? "presence: someone is there" : "presence: nobody is there")
-        publishEvent(present ? "didDetectPresence" : "didLosePresence", ["t": .int(Int(uptimeMilliseconds(time)))])
+        publishEvent(present ? .didDetectPresence : .didLosePresence, ["t": .int(Int(uptimeMilliseconds(time)))])
         if let action { carryOut(action, at: time) }
     }
 
@@ -173,7 +183,7 @@ extension Daemon {
     func presenceSensorGone() {
         let wasPresent = power.present
         power.presenceRemoved(at: clock())
-        if wasPresent { publishEvent("didLosePresence", ["t": .int(Int(uptimeMilliseconds(clock())))]) }
+        if wasPresent { publishEvent(.didLosePresence, ["t": .int(Int(uptimeMilliseconds(clock())))]) }
     }
 
     /// A request that changes something counts as use for the idle rule;
@@ -219,4 +229,10 @@ extension Daemon {
         screenPower.wokeAt = nil
         log(.info, "display: picture back on screen \((clock() - woke) / 1000) ms after the waking \(screenPower.wokenBy)")
     }
+}
+
+extension LoopEvent.Name {
+    /// The display was switched on or off (`by`: what did it).
+    static let displayOn = LoopEvent.Name("displayOn")
+    static let displayOff = LoopEvent.Name("displayOff")
 }

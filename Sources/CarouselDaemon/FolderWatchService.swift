@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselAlbum
 import CarouselConfig
 import CarouselPlatform
@@ -7,6 +8,7 @@ import CarouselPlatform
 /// over. What it sees goes to the daemon, which lists the album again.
 final class FolderWatchService: LoopService {
     let name = "folder watch"
+    let subscriptions: LoopHappening.Kinds = .configured
     private unowned let daemon: Daemon
     private(set) var watcher: FolderWatcher?
     /// Bumped for every watcher, so that a new one's descriptors are told

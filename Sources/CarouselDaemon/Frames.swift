@@ -3,6 +3,7 @@ import CarouselConfig
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 
@@ -54,8 +55,13 @@ public final class FramePath {
     /// What is on screen is stale (the model said so, a decode finished,
     /// the album or the layout changed): draw one frame.
     var needsFrame = true
-    /// The pushed text's stamp (`PushedTextService` sets it and asks for a frame).
-    var textStamp: SceneStamp?
+    /// The pushed text's stamp (the pushed text's service asks for it, and for a frame).
+    private(set) var textStamp: SceneStamp?
+    /// The clock's stamp (`[overlay] clock`: ClockOverlay asks for it at each minute).
+    private(set) var clockStamp: SceneStamp?
+    /// A picture shown for a page instead of its decoded one: a playing
+    /// clip's frame (the clip's service asks for it).
+    var framed: (key: String, picture: DecodedImage)?
     /// The content moves with time (a settle, momentum, an animation, a
     /// drift), as the model's effects said: draw every frame until it stops.
     private(set) var moving = false
@@ -129,6 +135,14 @@ public final class FramePath {
         needsFrame = true
     }
 
+    /// A stamp a service asked for.
+    func setStamp(_ slot: StampSlot, _ stamp: SceneStamp?) {
+        switch slot {
+        case .text: textStamp = stamp
+        case .clock: clockStamp = stamp
+        }
+    }
+
     /// The display took the frame presented last (its flip event).
     func flipCompleted() {
         pacer.flipCompleted()
@@ -180,7 +194,7 @@ public final class FramePath {
                 album.key(i).flatMap(d.picture(for:))
             }
         }
-        writer.scene.stamp = d.clockOverlay.stamp
+        writer.scene.stamp = clockStamp
         writer.scene.textStamp = textStamp
         let complete = !placed.isEmpty && writer.scene.complete
         // With room in the buffers and nothing drawn over the pictures, the
@@ -280,7 +294,7 @@ public final class FramePath {
         // Placements are consecutive slots: the first index and the count name them all.
         // A clip whose frames show needs no first frame meanwhile: a
         // screen's worth of memory less while it plays.
-        let playing = daemon.video?.framedKey
+        let playing = framed?.key
         let key = WantedKey(album: album.generation, firstOnScreen: placed.first?.index ?? -1, onScreen: placed.count,
                             heading: prefetchTarget, current: daemon.model.lattice.itemIndex(at: x), direction: travel,
                             wrap: wrap, playing: playing, behind: movedYet)

@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselImaging
 import CarouselConfig
 import CarouselCore
@@ -61,6 +62,7 @@ final class InputSource {
 /// rather than not at all.
 final class InputService: LoopService {
     let name = "input"
+    let subscriptions: LoopHappening.Kinds = [.firstFramePresented, .configured, .laidOut]
     private unowned let daemon: Daemon
     private(set) var source: InputSource?
     private(set) var deadline: Int64?

@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselConfig
 import CarouselMQTT
 import CarouselPlatform

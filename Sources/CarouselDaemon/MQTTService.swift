@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselConfig
 import CarouselControl
 import CarouselCore
@@ -15,6 +16,8 @@ import Glibc
 /// the daemon's executor.
 final class MQTTService: LoopService {
     let name = "mqtt"
+    let subscriptions: LoopHappening.Kinds = [.stateChanged, .configured]
+    let takesEvents = true
     private unowned let daemon: Daemon
     private(set) var link: MQTTLink?
     private var state = StatePublisher()

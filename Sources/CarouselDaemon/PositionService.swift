@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselCore
 import CarouselPlatform
 
@@ -7,6 +8,7 @@ import CarouselPlatform
 /// deadline: it follows what the model did.
 final class PositionService: LoopService {
     let name = "position"
+    let subscriptions: LoopHappening.Kinds = .modelChanged
     private unowned let daemon: Daemon
     private var store: PositionStore
 

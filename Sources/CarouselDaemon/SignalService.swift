@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselPlatform
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselPlatform
 
 /// The wall clock being set (NTP, by hand): the services that follow local

@@ -1,3 +1,4 @@
+import CarouselLoop
 import CarouselPlatform
 
 /// systemd's watchdog: `WATCHDOG=1` every half of `WatchdogSec=`, sent from

@@ -4,12 +4,14 @@
 // DRM without vblank). The e2e scenarios drag right after the line.
 
 @testable import CarouselDaemon
+import CarouselLoop
 import Testing
 
 /// Notes whether the first frame was already said to be on screen when the
 /// loop told its services it was handed to the display.
 private final class FirstFrameSpy: LoopService {
     let name = "first-frame spy"
+    let subscriptions: LoopHappening.Kinds = .firstFramePresented
     unowned let daemon: Daemon
     var toldAfterShown: Bool?
     init(daemon: Daemon) { self.daemon = daemon }
@@ -23,7 +25,7 @@ func inputOpensBeforeTheFirstFrameLine() throws {
     let d = try OffscreenDaemon()
     #expect(!d.backend.presentsAsynchronously)
     let spy = FirstFrameSpy(daemon: d.daemon)
-    d.daemon.services.register(spy)
+    d.daemon.services.register { _ in spy }
     d.showFirstPicture()
     #expect(d.daemon.frames.firstFrameShown)
     #expect(spy.toldAfterShown == false, "told \(spy.toldAfterShown.map { $0 ? "after" : "before" } ?? "never")")

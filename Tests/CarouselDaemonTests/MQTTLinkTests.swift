@@ -5,6 +5,7 @@
 // open after a connection ended (what the daemon's MQTT service takes out
 // of its epoll set by hand).
 
+import CarouselLoop
 import CarouselConfig
 import CarouselMQTT
 import CarouselPlatform

@@ -2,6 +2,7 @@
 // shorter than the interval is read once, after it settles; no debounce
 // reads at every batch of edges; nothing is pending at rest.
 
+@testable import CarouselPresence
 import CarouselDaemon
 import Testing
 

@@ -5,6 +5,7 @@
 // files that are not shown (one line each), the socket over the file, and
 // a reload that keeps what was pushed.
 
+import CarouselPushedText
 import CarouselControl
 import CarouselCore
 import CarouselPlatform

@@ -1,6 +1,8 @@
 import CarouselConfig
+import CarouselControl
 import CarouselCore
 import CarouselImaging
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 import CarouselText
@@ -11,7 +13,7 @@ import Glibc
 
 /// How pushed text looks on this screen: what a drawn text depends on
 /// besides its lines (a reload or a display change makes a new one).
-struct TextLook: Equatable, Sendable {
+public struct TextLook: Equatable, Sendable {
     var position: OverlayPosition
     var style: TextStyle
     var size: Int
@@ -25,34 +27,13 @@ struct TextLook: Equatable, Sendable {
     var clockHeight: Int
 }
 
-extension Layout {
-    /// The pushed text's look for `config` on this layout.
-    func textLook(_ config: Configuration) -> TextLook {
+extension TextLook {
+    /// The pushed text's look for `config` on `screen`.
+    public init(_ config: Configuration, on screen: ScreenFacts) {
         var clockHeight = 0
-        if let clock = clockLook(config), clock.position == config.overlay.textPosition {
-            // The clock's sprite is as high whatever the minute (one line of digits).
-            clockHeight = ClockOverlay.sprite(clock.format.text(hour: 12, minute: 0), clock)?.height ?? 0
-        }
-        return TextLook(position: config.overlay.textPosition, style: config.overlay.text, size: textSize(config),
-                        rotation: rotation, logical: size, panel: compositor.panel, clockHeight: clockHeight)
-    }
-
-    /// The text of `config`'s `text_file` as a frame of this layout draws
-    /// it (`carouseld render`); nil without a file, text or font. A file
-    /// that cannot be shown is one warning line.
-    public func textFileStamp(_ config: Configuration) -> SceneStamp? {
-        guard let path = config.overlay.textFile else { return nil }
-        switch PushedText.read(path: path) {
-        case .missing:
-            log(.warning, "overlay: text_file \(path) does not exist; no text drawn")
-            return nil
-        case let .problem(problem):
-            log(.warning, problem.message)
-            return nil
-        case let .text(lines):
-            if lines.cut { log(.info, "overlay: \(path) has more than \(PushedText.maxLines) lines; the first \(PushedText.maxLines) are shown") }
-            return PushedTextService.draw(lines.lines, textLook(config))
-        }
+        if let clock = screen.clock, clock.position == config.overlay.textPosition { clockHeight = clock.height }
+        self.init(position: config.overlay.textPosition, style: config.overlay.text, size: screen.textSize,
+                  rotation: screen.rotation, logical: screen.logical, panel: screen.panel, clockHeight: clockHeight)
     }
 }
 
@@ -69,26 +50,27 @@ extension Layout {
 /// restart does not); the file's is read again at start and whenever it
 /// changes. A file that cannot be shown is one line per change of what
 /// is wrong with it, never one per frame or per event.
-final class PushedTextService: LoopService {
-    let name = "pushed text"
-    private unowned let daemon: Daemon
+public final class PushedTextService: LoopService {
+    public let name = "pushed text"
+    public let subscriptions: LoopHappening.Kinds = [.configured, .laidOut]
+    private let context: ServiceContext
 
     /// Where the text on screen comes from.
-    enum Source: String {
+    public enum Source: String {
         case pushed, file
     }
     /// What the file says now (nil: no file, none there, or one not shown).
-    private(set) var fileLines: PushedText.Lines?
+    public private(set) var fileLines: PushedText.Lines?
     /// What `overlay text` pushed (nil: nothing, or cleared).
-    private(set) var pushedLines: PushedText.Lines?
-    private(set) var look: TextLook?
+    public private(set) var pushedLines: PushedText.Lines?
+    public private(set) var look: TextLook?
     /// The stamp on screen and what it shows.
-    private(set) var stamp: SceneStamp?
-    private(set) var drawn: (look: TextLook, lines: [String])?
+    public private(set) var stamp: SceneStamp?
+    public private(set) var drawn: (look: TextLook, lines: [String])?
     /// Counts the drawings asked for: a result that comes back after a
     /// newer one was asked for is dropped.
     private var drawing: UInt64 = 0
-    private(set) var drawings = 0
+    public private(set) var drawings = 0
     private static let worker = DispatchQueue(label: "carouseld.text", qos: .utility)
 
     private var watch: TextFileWatch?
@@ -98,24 +80,34 @@ final class PushedTextService: LoopService {
     /// The last thing said about the file (said again only when it changes).
     private var said: String?
 
-    init(daemon: Daemon) {
-        self.daemon = daemon
-        look = daemon.layout.textLook(daemon.config)
-        follow(daemon.config.overlay.textFile)
+    public init(context: ServiceContext) {
+        self.context = context
+        look = TextLook(context.view.config, on: context.view.screen)
+        follow(context.view.config.overlay.textFile)
     }
 
     /// What shows now, and where it comes from.
-    var shown: (lines: PushedText.Lines, source: Source)? {
+    public var shown: (lines: PushedText.Lines, source: Source)? {
         if let pushed = pushedLines, !pushed.isEmpty { return (pushed, .pushed) }
         if let file = fileLines, !file.isEmpty { return (file, .file) }
         return nil
     }
 
     /// `status`'s `overlay` field.
-    var status: JSONValue {
-        .object(["text": shown.map { .string($0.lines.text) } ?? .null,
-                 "source": shown.map { .string($0.source.rawValue) } ?? .null,
-                 "text_file": daemon.config.overlay.textFile.map { .string($0) } ?? .null])
+    public func status(now: Int64) -> [String: JSONValue] {
+        ["overlay": .object(["text": shown.map { .string($0.lines.text) } ?? .null,
+                             "source": shown.map { .string($0.source.rawValue) } ?? .null,
+                             "text_file": context.view.config.overlay.textFile.map { .string($0) } ?? .null])]
+    }
+
+    /// `overlay text` and `overlay clear`.
+    public func handle(_ request: ControlRequest, now: Int64) -> RequestOutcome? {
+        switch request {
+        case let .overlayText(text): push(text)
+        case .overlayClear: clear()
+        default: return nil
+        }
+        return .done
     }
 
     /// `overlay text TEXT`: shows over the file's text (an empty text is `clear`).
@@ -180,17 +172,17 @@ final class PushedTextService: LoopService {
         said = note
         guard lines != fileLines else { return }
         fileLines = lines
-        daemon.tell(.stateChanged)
+        context.ask(.stateChanged)
         if Log.enabled(.debug) { log(.debug, "overlay: \(path) says \(lines?.lines.count ?? 0) lines") }
         redraw()
     }
 
-    var interests: [EpollInterest] {
+    public var interests: [EpollInterest] {
         guard let watch else { return [] }
         return [EpollInterest(fd: watch.fileDescriptor, serial: serial)]
     }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard let watch, let path = watchedPath else { return }
         let seen = watch.drain()
         if seen.folderGone {
@@ -201,7 +193,7 @@ final class PushedTextService: LoopService {
             said = "unwatched"
             if fileLines != nil {
                 fileLines = nil
-                daemon.tell(.stateChanged)
+                context.ask(.stateChanged)
                 redraw()
             }
             return
@@ -224,7 +216,7 @@ final class PushedTextService: LoopService {
             take(nil, look: look, lines: lines, ticket: ticket)
             return
         }
-        daemon.executor.run(on: Self.worker, { Self.draw(lines, look) }, then: { [weak self] stamp in
+        context.run(on: Self.worker, { Self.draw(lines, look) }, then: { [weak self] stamp in
             self?.take(stamp, look: look, lines: lines, ticket: ticket)
         })
     }
@@ -234,15 +226,15 @@ final class PushedTextService: LoopService {
         drawings += 1
         self.stamp = stamp
         drawn = (look, lines)
-        daemon.frames.textStamp = stamp
-        daemon.ask(.frame)
+        context.ask(.stamp(.text, stamp))
+        context.ask(.frame)
     }
 
     /// The stamp of `lines`: each cut to its share of the screen (half of
     /// it in a corner, all of it centred), rendered aligned to its side,
     /// turned to the panel and placed; nil when there is no font (logged
     /// once) or nothing to draw.
-    static func draw(_ lines: [String], _ look: TextLook) -> SceneStamp? {
+    public static func draw(_ lines: [String], _ look: TextLook) -> SceneStamp? {
         let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
         guard case let .success(renderer) = result else {
             if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions, the clock and pushed text are not drawn") }
@@ -266,24 +258,24 @@ final class PushedTextService: LoopService {
 
     // MARK: - On the loop
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .configured:
             // A reload keeps the pushed text; a new file is followed from scratch.
-            let path = daemon.config.overlay.textFile
+            let path = context.view.config.overlay.textFile
             if path != watchedPath || (path != nil && watch == nil) {
                 follow(path)
                 if path == nil { redraw() }
             }
         case .laidOut:
-            look = daemon.layout.textLook(daemon.config)
+            look = TextLook(context.view.config, on: context.view.screen)
             redraw()
         default:
             break
         }
     }
 
-    func stop() {
+    public func stop() {
         watch?.close()
         watch = nil
     }

@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselCore
 import CarouselImaging
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 import CarouselVideo
@@ -8,14 +9,15 @@ import CarouselVideo
 /// Clips on the loop (`[video]`): when the carousel rests on a clip it
 /// plays (`ClipPlayback` decides, a `ClipPlayer` decodes on a thread of its
 /// own); its frames replace the clip's first frame in what the screen
-/// shows (`picture(for:)`), each when its time comes, paced by the
+/// shows (`LoopAsk.picture`), each when its time comes, paced by the
 /// display (a frame due while the display still shows the last one waits
 /// for the flip; a newer one due by then replaces it: dropped, never slow
 /// motion). The model hears whether a clip plays (autoplay waits) and
 /// when it ended (autoplay moves on).
-final class VideoService: LoopService {
-    let name = "video"
-    private unowned let daemon: Daemon
+public final class VideoService: LoopService {
+    public let name = "video"
+    public let subscriptions: LoopHappening.Kinds = [.configured, .laidOut, .modelChanged]
+    private let context: ServiceContext
     private var playback: ClipPlayback
     private var player: ClipPlayer?
     /// What the player's frames are made for (the decode cache's settings when it started).
@@ -34,49 +36,36 @@ final class VideoService: LoopService {
     /// Frames the display had been given when the frame on screen was taken.
     private var takenAtPresented = 0
     /// The clip was said to be too heavy for the board (once per clip).
-    private(set) var heavyLogged = false
+    public private(set) var heavyLogged = false
     private var startLogged = false
-    /// Carrying out the policy's actions (the model's events come back here).
-    private var syncing = false
-    private var syncAgain = false
-    private let bell: LoopExecutor.Doorbell
+    private var bell: LoopExecutor.Doorbell!
     /// The last item key asked whether it is a clip, and the answer: every
     /// model change asks for the current item (each frame of a slide), and
     /// the name's extension need not be parsed again for the same key.
     private var lastAsked: (key: String, isClip: Bool)?
 
-    init(daemon: Daemon) {
-        self.daemon = daemon
-        playback = ClipPlayback(settings: Self.settings(daemon.config))
-        bell = daemon.executor.doorbell()
-        daemon.executor.answer(bell) { [unowned self] in self.pump(now: self.daemon.clock()) }
+    public init(context: ServiceContext) {
+        self.context = context
+        playback = ClipPlayback(settings: Self.settings(context.view.config))
+        bell = context.doorbell { [unowned self] in self.pump(now: self.context.now) }
     }
 
     private static func settings(_ config: Configuration) -> ClipPlayback.Settings {
         ClipPlayback.Settings(loop: config.video.loop, maxSeconds: config.video.maxSeconds)
     }
 
-    /// The clip whose frames show in place of its first frame, if one does.
-    var framedKey: String? { current != nil ? player?.path : nil }
-
-    /// The frame to show for `key` instead of the decode cache's picture, if its clip plays (or paused on it).
-    func picture(for key: String) -> DecodedImage? {
-        guard let player, let current, player.path == key else { return nil }
-        return current.picture
-    }
-
-    var deadline: Int64? {
+    public var deadline: Int64? {
         var earliest = player?.nextDue()
         if let cap = playback.deadline?.microseconds { earliest = min(earliest ?? cap, cap) }
         return earliest
     }
 
-    func due(now: Int64) { pump(now: now) }
+    public func due(now: Int64) { pump(now: now) }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .configured(let old):
-            let config = daemon.config
+            let config = context.view.config
             playback.settings = Self.settings(config)
             // A clip plays on under new settings (`loop`, `max_seconds`)
             // unless how its frames are made changed.
@@ -91,14 +80,14 @@ final class VideoService: LoopService {
         }
     }
 
-    func stop() { player?.stop() }
+    public func stop() { player?.stop() }
 
     // MARK: - The policy
 
     private func view(at now: Int64) -> ClipPlayback.View {
-        let album = daemon.album
-        return ClipPlayback.View(of: daemon.model, at: Timestamp(microseconds: now), displayOn: !daemon.power.isOff) { i in
-            guard let key = album.key(i) else { return false }
+        let view = context.view
+        return ClipPlayback.View(of: view.model, at: Timestamp(microseconds: now), displayOn: !view.displayIsOff) { i in
+            guard let key = view.pageKey(i) else { return false }
             return isClip(key)
         }
     }
@@ -110,36 +99,27 @@ final class VideoService: LoopService {
         return answer
     }
 
-    /// Looks at the carousel and carries out what the policy says.
+    /// Looks at the carousel and carries out what the policy says. What it
+    /// tells the model comes back as `modelChanged` once it has returned.
     private func sync(now: Int64) {
-        if syncing {
-            syncAgain = true
-            return
+        let pages = context.view
+        // Frames are made for the item's size, fit, fill, caption and
+        // the panel's turn: a new layout or style starts the clip again.
+        if player != nil, playerSettings != pages.pictureSettings { restart(now: now) }
+        // The album changed under the clip: it plays on under its new
+        // index, or stops if it left.
+        if let player, pages.pageKey(item) != player.path {
+            if let moved = (0..<pages.pageCount).first(where: { pages.pageKey($0) == player.path }) {
+                item = moved
+                playback.renumber(to: moved)
+            } else {
+                restart(now: now)
+            }
         }
-        syncing = true
-        defer { syncing = false }
-        repeat {
-            syncAgain = false
-            // Frames are made for the item's size, fit, fill, caption and
-            // the panel's turn: a new layout or style starts the clip again.
-            if player != nil, playerSettings != daemon.layout.cacheSettings(daemon.config) { restart(now: now) }
-            // The album changed under the clip: it plays on under its new
-            // index, or stops if it left.
-            if let player, daemon.album.key(item) != player.path {
-                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == player.path }) {
-                    item = moved
-                    playback.renumber(to: moved)
-                } else {
-                    restart(now: now)
-                }
-            }
-            let v = view(at: now)
-            carryOut(playback.update(v, at: Timestamp(microseconds: now)), now: now)
-            let presence = playback.presence(clipOnPage: v.clip != nil)
-            if daemon.model.video != presence {
-                daemon.deliver(daemon.model.setVideo(presence, at: Timestamp(microseconds: now)))
-            }
-        } while syncAgain
+        let v = view(at: now)
+        carryOut(playback.update(v, at: Timestamp(microseconds: now)), now: now)
+        let presence = playback.presence(clipOnPage: v.clip != nil)
+        if pages.model.video != presence { context.ask(.model(.video(presence))) }
     }
 
     private func carryOut(_ actions: [ClipPlayback.Action], now: Int64) {
@@ -169,16 +149,16 @@ final class VideoService: LoopService {
 
     private func start(item: Int, now: Int64) {
         stopPlayer(now: now)
-        guard let key = daemon.album.key(item) else { return }
-        let config = daemon.config
-        let bell = self.bell
+        guard let key = context.view.pageKey(item) else { return }
+        let config = context.view.config
+        let bell = self.bell!
         let elapsed: @Sendable () -> Int64
-        if daemon.realTime {
+        if context.view.realTime {
             elapsed = { MonotonicClock.now() }
         } else {
             elapsed = { 0 }
         }
-        playerSettings = daemon.layout.cacheSettings(config)
+        playerSettings = context.view.pictureSettings
         let player = ClipPlayer(path: key, settings: playerSettings!,
                                 hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels,
                                 elapsed: elapsed) { bell.ring() }
@@ -205,7 +185,7 @@ final class VideoService: LoopService {
         self.player = nil
         if current != nil {
             current = nil
-            daemon.frames.needsFrame = true
+            context.ask(.picture(key: player.path, nil))
         }
     }
 
@@ -216,9 +196,9 @@ final class VideoService: LoopService {
         player.pause()
         let dropped = droppedOnLoop + player.droppedLate
         log(.info, "video: ended \(item) (\(player.path)) after \(shown) frames, \(dropped) dropped")
-        daemon.publishEvent("didEndVideo", ["index": .int(item), "image": .string(player.path),
-                                            "frames": .int(shown), "dropped": .int(dropped)])
-        daemon.deliver(daemon.model.videoEnded(at: Timestamp(microseconds: now)))
+        context.ask(.event(LoopEvent(.didEndVideo, ["index": .int(item), "image": .string(player.path),
+                                                     "frames": .int(shown), "dropped": .int(dropped)])))
+        context.ask(.model(.videoEnded))
     }
 
     // MARK: - Frames
@@ -233,15 +213,15 @@ final class VideoService: LoopService {
         if let frame = taken.frame {
             // The frame before it never reached the screen (no frame was
             // presented since it was taken): dropped too, not shown.
-            if current != nil, takenAtPresented == daemon.frames.pacer.framesPresented, shown > 0 {
+            if current != nil, takenAtPresented == context.view.framesPresented, shown > 0 {
                 shown -= 1
                 droppedOnLoop += 1
             }
             current = frame
-            takenAtPresented = daemon.frames.pacer.framesPresented
+            takenAtPresented = context.view.framesPresented
             shown += 1
             droppedOnLoop += taken.dropped
-            daemon.ask(.frame)
+            context.ask(.picture(key: player.path, frame.picture))
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
                 if case .playing = playback.state { player.play(from: frame.time, at: now) } else { pausedAt = frame.time }
@@ -268,8 +248,8 @@ final class VideoService: LoopService {
         let size = info.map { "\($0.uprightSize)" } ?? "?"
         let seconds = info?.duration.map { "\(Self.tenths($0)) s" } ?? "length unknown"
         log(.info, "video: playing \(item) (\(player.path)), \(size) \(info?.decoder ?? "?"), \(seconds)")
-        daemon.publishEvent("didStartVideo", ["index": .int(item), "image": .string(player.path),
-                                              "duration": info?.duration.map { .double($0) } ?? .null])
+        context.ask(.event(LoopEvent(.didStartVideo, ["index": .int(item), "image": .string(player.path),
+                                                       "duration": info?.duration.map { .double($0) } ?? .null])))
     }
 
     /// A clip the board cannot decode in real time: said once, with the rate reached.
@@ -285,15 +265,16 @@ final class VideoService: LoopService {
     }
 
     /// Waits for the player's thread to catch up, then takes what is due:
-    /// for tests on a manual clock (never on the loop).
-    func settle() {
+    /// for tests on a manual clock (never on the loop). What it asks is
+    /// carried out at the loop's next pass.
+    public func settle() {
         // As the loop does on each ring: take, and look again once the
         // thread made the next (a frame already due is taken at once).
         while let player {
             player.waitUntilIdle()
             let before = (shown, droppedOnLoop, player.peek == nil)
-            pump(now: daemon.clock())
-            if (shown, droppedOnLoop, player.peek == nil) == before || player.nextDue().map({ $0 > daemon.clock() }) ?? true {
+            pump(now: context.now)
+            if (shown, droppedOnLoop, player.peek == nil) == before || player.nextDue().map({ $0 > context.now }) ?? true {
                 break
             }
         }
@@ -308,9 +289,10 @@ final class VideoService: LoopService {
     // MARK: - Status
 
     /// `status`'s `video`: the clip on the page, if one is.
-    var status: JSONValue {
+    public func status(now: Int64) -> [String: JSONValue] { ["video": status(at: now)] }
+
+    private func status(at now: Int64) -> JSONValue {
         guard let player else { return .null }
-        let now = daemon.clock()
         let state: String
         switch playback.state {
         case .playing: state = "playing"
@@ -327,4 +309,11 @@ final class VideoService: LoopService {
             "decoder": player.info.map { .string($0.decoder) } ?? .null,
         ])
     }
+}
+
+extension LoopEvent.Name {
+    /// A clip on the page started playing (its first frame is on its way to the screen).
+    public static let didStartVideo = LoopEvent.Name("didStartVideo")
+    /// A clip stopped at its end, at `[video] max_seconds`, or on a failure.
+    public static let didEndVideo = LoopEvent.Name("didEndVideo")
 }

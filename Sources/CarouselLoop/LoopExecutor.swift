@@ -8,8 +8,8 @@ import Synchronization
 /// `doorbell` lets a long-lived worker (the decoder) say from its thread
 /// that it has results, which the loop then collects itself. Both wake the
 /// loop through one eventfd.
-final class LoopExecutor: LoopService {
-    let name = "off-loop work"
+public final class LoopExecutor: LoopService {
+    public let name = "off-loop work"
     private let wakeup: Wakeup
     /// Results handed back by workers, and the doorbells rung: shared with their threads.
     fileprivate final class Handoff: Sendable {
@@ -24,20 +24,34 @@ final class LoopExecutor: LoopService {
     private var nextJob: UInt64 = 1
     private var bells: [() -> Void] = []
 
-    init() throws(SystemCallError) {
+    public init() throws(SystemCallError) {
         wakeup = try Wakeup()
         handoff = Handoff(wakeup)
     }
 
-    var interests: [EpollInterest] { [EpollInterest(fd: wakeup.fd.raw)] }
+    public var interests: [EpollInterest] { [EpollInterest(fd: wakeup.fd.raw)] }
+
+    /// Called after a completion of `run` (`LoopServices` asks every
+    /// service for its descriptors again: a completion may have changed any).
+    var afterCompletion: () -> Void = {}
 
     /// Runs `work` on `queue`, then `completion` with its result on the loop.
     /// A completion still waiting when the daemon stops is not called.
-    func run<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result,
+    public func run<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result,
                                then completion: @escaping (Result) -> Void) {
+        run(on: queue, work, then: completion, thenAll: true)
+    }
+
+    /// `run`, the completion told to `afterCompletion` or not (a service's
+    /// context marks only its own service).
+    func run<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result,
+                               then completion: @escaping (Result) -> Void, thenAll: Bool) {
         let job = nextJob
         nextJob += 1
-        completions[job] = { completion($0 as! Result) }
+        completions[job] = { [unowned self] in
+            completion($0 as! Result)
+            if thenAll { afterCompletion() }
+        }
         let handoff = handoff
         queue.async {
             let result = work()
@@ -48,7 +62,7 @@ final class LoopExecutor: LoopService {
 
     /// A bell a worker thread rings (any number of times) to have a handler
     /// called on the loop, once per wake-up however often it rang.
-    struct Doorbell: Sendable {
+    public struct Doorbell: Sendable {
         fileprivate let index: Int
         private let handoff: Handoff
         fileprivate init(index: Int, handoff: Handoff) {
@@ -56,7 +70,7 @@ final class LoopExecutor: LoopService {
             self.handoff = handoff
         }
         /// Safe from any thread.
-        func ring() {
+        public func ring() {
             handoff.rung.withLock { _ = $0.insert(index) }
             handoff.wakeup.signal()
         }
@@ -64,14 +78,14 @@ final class LoopExecutor: LoopService {
 
     /// A new bell; `answer(_:with:)` says what it does on the loop (until
     /// then a ring does nothing).
-    func doorbell() -> Doorbell {
+    public func doorbell() -> Doorbell {
         bells.append({})
         return Doorbell(index: bells.count - 1, handoff: handoff)
     }
 
-    func answer(_ bell: Doorbell, with handler: @escaping () -> Void) { bells[bell.index] = handler }
+    public func answer(_ bell: Doorbell, with handler: @escaping () -> Void) { bells[bell.index] = handler }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         wakeup.acknowledge()
         let rung = handoff.rung.withLock { all in
             defer { all = [] }
@@ -86,7 +100,7 @@ final class LoopExecutor: LoopService {
     }
 
     /// Calls what workers handed back so far, as a wake-up would (tests, `render`).
-    func collect() { ready(wakeup.fd.raw, events: EpollInterest.readable, now: 0) }
+    public func collect() { ready(wakeup.fd.raw, events: EpollInterest.readable, now: 0) }
 
-    func stop() { completions = [:] }
+    public func stop() { completions = [:] }
 }

@@ -1,5 +1,6 @@
 import CGPIODLoader
 import CarouselConfig
+import CarouselLoop
 import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
@@ -8,27 +9,28 @@ import Glibc
 /// A presence sensor on a GPIO line (`[power] presence = gpio:CHIP:LINE`),
 /// on the loop: the line's edge events come through its descriptor (no
 /// polling); after `presence_debounce` without a further edge the line's
-/// level is read once and is the presence (`Daemon.sensePresence`). At rest
+/// level is read once and is the presence (`LoopAsk.presence`). At rest
 /// nothing runs: no deadline, the descriptor only. A chip or line that
 /// cannot be had is one warning line and the carousel runs on without it.
 /// `key:NAME` sensors come through the input service instead (`InputRouter.presenceKey`).
-final class PresenceService: LoopService {
-    let name = "presence"
-    private unowned let daemon: Daemon
+public final class PresenceService: LoopService {
+    public let name = "presence"
+    public let subscriptions: LoopHappening.Kinds = .configured
+    private let context: ServiceContext
     private var line: GPIOPresenceLine?
     private var debounce = PresenceDebounce(seconds: 0)
     /// Counts the lines opened: a line opened again (a reload) may get the
     /// closed one's descriptor number, which epoll must be told is new.
     private var generation: UInt64 = 0
 
-    init(daemon: Daemon) {
-        self.daemon = daemon
-        open(daemon.config.power)
+    public init(context: ServiceContext) {
+        self.context = context
+        open(context.view.config.power)
     }
 
-    var interests: [EpollInterest] { line.map { [EpollInterest(fd: $0.eventDescriptor, serial: generation)] } ?? [] }
+    public var interests: [EpollInterest] { line.map { [EpollInterest(fd: $0.eventDescriptor, serial: generation)] } ?? [] }
 
-    var deadline: Int64? { line == nil ? nil : debounce.settlesAt }
+    public var deadline: Int64? { line == nil ? nil : debounce.settlesAt }
 
     private func open(_ power: PowerConfig) {
         guard case let .gpio(chip, lineName)? = power.presence else { return }
@@ -39,7 +41,7 @@ final class PresenceService: LoopService {
             generation &+= 1
             log(.info, "presence: \(opened.summary)\(power.presenceActiveLow ? ", active low" : ""), debounce \(Schema.format(power.presenceDebounce)) s")
             // Someone there already at start: their presence holds it from now.
-            if try opened.value() { daemon.sensePresence(true, at: daemon.clock()) }
+            if try opened.value() { context.ask(.presence(true, at: context.now)) }
         } catch {
             line = nil
             log(.warning, "presence: \(error); the carousel runs on without the sensor")
@@ -51,42 +53,42 @@ final class PresenceService: LoopService {
         debounce.reset()
     }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard let line else { return }
         do {
             var readNow = false
             for time in try line.drainEdges() { readNow = debounce.edge(at: time) || readNow }
-            if readNow, let time = debounce.lastEdge { daemon.sensePresence(try line.value(), at: time) }
+            if readNow, let time = debounce.lastEdge { context.ask(.presence(try line.value(), at: time)) }
         } catch {
             log(.warning, "presence: \(line.summary): \(error); the sensor is closed, the carousel runs on")
             close()
-            daemon.presenceSensorGone()
+            context.ask(.presenceSensorGone)
         }
     }
 
-    func due(now: Int64) {
+    public func due(now: Int64) {
         guard let line, let time = debounce.due(now: now) else { return }
         do {
-            daemon.sensePresence(try line.value(), at: time)
+            context.ask(.presence(try line.value(), at: time))
         } catch {
             log(.warning, "presence: \(line.summary): \(error); the sensor is closed, the carousel runs on")
             close()
-            daemon.presenceSensorGone()
+            context.ask(.presenceSensorGone)
         }
     }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         guard case let .configured(old) = happening else { return }
-        let new = daemon.config.power
+        let new = context.view.config.power
         guard new.presence != old.power.presence || new.presenceActiveLow != old.power.presenceActiveLow
                 || new.presenceDebounce != old.power.presenceDebounce else { return }
         // Another sensor (or none): nobody is taken to be there until it says so.
         close()
-        daemon.presenceSensorGone()
+        context.ask(.presenceSensorGone)
         open(new)
     }
 
-    func stop() { close() }
+    public func stop() { close() }
 }
 
 /// Why a GPIO line cannot serve as a presence sensor: what failed, on what,
@@ -201,4 +203,10 @@ final class GPIOPresenceLine {
 
 extension PresenceSource.GPIOLineName {
     var isOffset: Bool { if case .offset = self { true } else { false } }
+}
+
+extension LoopEvent.Name {
+    /// The presence sensor says someone came, or that nobody is there any more.
+    public static let didDetectPresence = LoopEvent.Name("didDetectPresence")
+    public static let didLosePresence = LoopEvent.Name("didLosePresence")
 }

@@ -1,0 +1,49 @@
+import CarouselConfig
+import CarouselCore
+import CarouselLoop
+import CarouselPlatform
+import CarouselPushedText
+import CarouselRender
+import CarouselText
+
+/// What the services read of the daemon: the one view through their port
+/// (`ServiceContext.view`); they never see `Daemon` itself.
+extension Daemon: LoopView {
+    public var pageCount: Int { album.count }
+    public func pageKey(_ page: Int) -> String? { album.key(page) }
+    public var framesPresented: Int { frames.pacer.framesPresented }
+    public var pictureSettings: ItemCache.Settings { layout.cacheSettings(config) }
+    public var screen: ScreenFacts { layout.screenFacts(config) }
+    public func awaitsDecode(_ key: String) -> Bool { cache.missing.contains(key) }
+    public var now: Int64 { clock() }
+}
+
+extension Layout {
+    /// The screen as a stamp over the pictures is placed on it, for `config`.
+    func screenFacts(_ config: Configuration) -> ScreenFacts {
+        var clock: (position: OverlayPosition, height: Int)?
+        if let look = clockLook(config) {
+            // The clock's sprite is as high whatever the minute (one line of digits).
+            clock = (look.position, ClockOverlay.sprite(look.format.text(hour: 12, minute: 0), look)?.height ?? 0)
+        }
+        return ScreenFacts(rotation: rotation, logical: size, panel: compositor.panel, textSize: textSize(config), clock: clock)
+    }
+
+    /// The text of `config`'s `text_file` as a frame of this layout draws
+    /// it (`carouseld render`); nil without a file, text or font. A file
+    /// that cannot be shown is one warning line.
+    public func textFileStamp(_ config: Configuration) -> SceneStamp? {
+        guard let path = config.overlay.textFile else { return nil }
+        switch PushedText.read(path: path) {
+        case .missing:
+            log(.warning, "overlay: text_file \(path) does not exist; no text drawn")
+            return nil
+        case let .problem(problem):
+            log(.warning, problem.message)
+            return nil
+        case let .text(lines):
+            if lines.cut { log(.info, "overlay: \(path) has more than \(PushedText.maxLines) lines; the first \(PushedText.maxLines) are shown") }
+            return PushedTextService.draw(lines.lines, TextLook(config, on: screenFacts(config)))
+        }
+    }
+}

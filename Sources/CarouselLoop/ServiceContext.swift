@@ -1,0 +1,109 @@
+import CarouselConfig
+import CarouselCore
+import CarouselImaging
+import CarouselPlatform
+import CarouselRender
+import Dispatch
+
+/// What a service may read of the running carousel: a read-only view the
+/// daemon provides (swift-nio's `ChannelHandlerContext`: a handler sees a
+/// context, never the pipeline's owner).
+public protocol LoopView: AnyObject {
+    /// The configuration running now (after reloads and `set` requests).
+    var config: Configuration { get }
+    /// The carousel model (a value: reading it changes nothing).
+    var model: Carousel { get }
+    /// How many pages the album makes, and the key of page `page` (its
+    /// picture's path; the decode cache's name for it).
+    var pageCount: Int { get }
+    func pageKey(_ page: Int) -> String?
+    /// The display is switched off (`display off`, the idle rule, the schedule).
+    var displayIsOff: Bool { get }
+    /// Frames handed to the display since start.
+    var framesPresented: Int { get }
+    /// How a picture of a page is made for this layout (its size, fit,
+    /// fill, caption and the panel's turn).
+    var pictureSettings: ItemCache.Settings { get }
+    /// The screen's geometry as a stamp over the pictures needs it.
+    var screen: ScreenFacts { get }
+    /// Whether the loop's clock is the monotonic clock (false: a test's manual clock).
+    var realTime: Bool { get }
+    /// Whether the decoder still owes the picture of `key` it was asked for.
+    func awaitsDecode(_ key: String) -> Bool
+    /// The loop's clock now (µs).
+    var now: Int64 { get }
+    /// Milliseconds since the daemon started: the clock of `uptime_ms` and event `t`.
+    func uptimeMilliseconds(_ microseconds: Int64) -> Int64
+}
+
+/// The screen as a stamp over the pictures is placed on it.
+public struct ScreenFacts: Equatable, Sendable {
+    public var rotation: Rotation
+    /// The layout's (upright) size and the panel's.
+    public var logical: PixelSize
+    public var panel: PixelSize
+    /// The text size of `[overlay]` on this screen (pixels).
+    public var textSize: Int
+    /// Where the clock stands and how high it is (pixels), if `[overlay] clock` shows one.
+    public var clock: (position: OverlayPosition, height: Int)?
+
+    public init(rotation: Rotation, logical: PixelSize, panel: PixelSize, textSize: Int,
+                clock: (position: OverlayPosition, height: Int)?) {
+        self.rotation = rotation
+        self.logical = logical
+        self.panel = panel
+        self.textSize = textSize
+        self.clock = clock
+    }
+
+    public static func == (a: ScreenFacts, b: ScreenFacts) -> Bool {
+        a.rotation == b.rotation && a.logical == b.logical && a.panel == b.panel && a.textSize == b.textSize
+            && a.clock?.position == b.clock?.position && a.clock?.height == b.clock?.height
+    }
+}
+
+/// A service's port to the loop: what it may read (`view`), its outbox
+/// (`ask`), and the one way work leaves the loop and comes back (`run`,
+/// `doorbell`). Made by `LoopServices.register` for one service.
+public final class ServiceContext {
+    private unowned let loop: LoopServices
+    private let slot: Int
+
+    init(loop: LoopServices, slot: Int) {
+        self.loop = loop
+        self.slot = slot
+    }
+
+    /// What the service may read.
+    public var view: any LoopView { loop.view! }
+
+    /// The loop's clock now (µs).
+    public var now: Int64 { loop.view!.now }
+
+    /// Asks the loop for `ask`, carried out after the service returns.
+    public func ask(_ ask: LoopAsk) { loop.enqueue(ask) }
+
+    /// Runs `work` on `queue`, then `completion` with its result on the loop
+    /// (whose asks are carried out after it returns). A completion still
+    /// waiting when the daemon stops is not called.
+    public func run<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result,
+                                      then completion: @escaping (Result) -> Void) {
+        let slot = self.slot
+        loop.executor.run(on: queue, work, then: { [unowned loop] result in
+            completion(result)
+            loop.ran(slot)
+        }, thenAll: false)
+    }
+
+    /// A bell a worker thread rings to have `handler` called on the loop,
+    /// once per wake-up however often it rang.
+    public func doorbell(_ handler: @escaping () -> Void) -> LoopExecutor.Doorbell {
+        let bell = loop.executor.doorbell()
+        let slot = self.slot
+        loop.executor.answer(bell) { [unowned loop] in
+            handler()
+            loop.ran(slot)
+        }
+        return bell
+    }
+}
