@@ -42,8 +42,8 @@ let package = Package(
             name: "CarouselDaemon",
             dependencies: [
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
+                "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
             ]
         ),
         .executableTarget(
