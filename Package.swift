@@ -49,9 +49,8 @@ let package = Package(
         .executableTarget(
             name: "carouseld",
             dependencies: [
-                "CarouselDaemon", "CarouselConfig", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselImaging",
-                "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CarouselDaemon", "CarouselConfig", "CarouselRender", "CarouselPlatform", "CarouselDRM", "CarouselInput",
+                "CarouselImaging", "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
