@@ -55,17 +55,17 @@ let package = Package(
         .target(
             name: "CarouselDaemon",
             dependencies: [
-                "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices", "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselInput", "CarouselControl", "CarouselText",
-                "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
+                "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
+                "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
+                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
+                "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
             ]
         ),
         .executableTarget(
             name: "carouseld",
             dependencies: [
-                "CarouselDaemon", "CarouselConfig", "CarouselRender",
-                "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselImaging",
-                "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "CarouselDaemon", "CarouselConfig", "CarouselRender", "CarouselPlatform", "CarouselDRM", "CarouselInput",
+                "CarouselImaging", "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .executableTarget(

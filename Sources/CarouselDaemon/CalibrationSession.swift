@@ -1,4 +1,5 @@
 import CarouselCalibration
+import CarouselConfig
 import CarouselCore
 import CarouselDRM
 import CarouselDisplay
@@ -186,6 +187,49 @@ public struct CalibrationSession {
         } catch {
             log(.warning, "calibrate: display: \(error)")
         }
+    }
+}
+
+extension CalibrationSession {
+    /// `carouseld calibrate` once its options are read: the DRM display
+    /// `configuration` names opened, a session on it (Ctrl-C or a stop is
+    /// read from a descriptor, not by a handler: the wait for a touch ends,
+    /// the console comes back, nothing is written), and the matrix saved
+    /// where `config` and `udevRule` say (`CalibrationOutcome.save`), unless
+    /// `dryRun` or neither is given. The display is given back before it
+    /// returns. The exit status: 0, or 1 after one error line.
+    public static func runCommand(configuration: Configuration, timeout: Double, config: String?, udevRule: String?,
+                                  dryRun: Bool) -> Int32 {
+        let signals: Signals
+        do {
+            signals = try Signals([SIGINT, SIGTERM, SIGHUP])
+        } catch {
+            printError("carouseld: calibrate: \(error)")
+            return 1
+        }
+        let backend: DRMBackend
+        do {
+            backend = try openDRMBackend(configuration)
+        } catch {
+            printError("carouseld: calibrate: \(error)")
+            return 1
+        }
+        defer { backend.restore() }
+        let session = CalibrationSession(seat: configuration.input.seat, rotation: configuration.rotation, timeout: timeout)
+        guard let outcome = session.run(on: backend, signals: signals) else { return 1 }
+        if dryRun || (config == nil && udevRule == nil) {
+            log(.info, "calibrate: nothing written (\(dryRun ? "--dry-run" : "no --config or --udev-rule"))")
+            return 0
+        }
+        do {
+            try outcome.save(config: config, udevRule: udevRule, saved: { say("saved \($0)") })
+        } catch {
+            // The display given back first: the error line shows on the console.
+            backend.restore()
+            printError("carouseld: calibrate: \(error)")
+            return 1
+        }
+        return 0
     }
 }
 

@@ -2,8 +2,6 @@ import ArgumentParser
 import CarouselCalibration
 import CarouselConfig
 import CarouselDaemon
-import CarouselDRM
-import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -55,43 +53,8 @@ struct Calibrate: ParsableCommand {
     func run() throws {
         var configuration = Configuration()
         if let config, access(config, F_OK) == 0 { configuration = try loadConfiguration(config) }
-        // Ctrl-C or a stop read from a descriptor, not by a handler: the
-        // wait for a touch ends, the console comes back, nothing is written.
-        let signals: Signals
-        do {
-            signals = try Signals([SIGINT, SIGTERM, SIGHUP])
-        } catch {
-            printError("carouseld: calibrate: \(error)")
-            throw ExitCode(1)
-        }
-        let backend: DRMBackend
-        do {
-            backend = try openDRMBackend(configuration)
-        } catch {
-            printError("carouseld: calibrate: \(error)")
-            throw ExitCode(1)
-        }
-        defer { backend.restore() }
-        try calibrate(backend: backend, configuration: configuration, signals: signals)
-    }
-
-    private func calibrate(backend: DRMBackend, configuration: Configuration, signals: Signals) throws {
-        let session = CalibrationSession(seat: configuration.input.seat, rotation: configuration.rotation, timeout: timeout)
-        guard let outcome = session.run(on: backend, signals: signals) else { throw ExitCode(1) }
-        if dryRun || (config == nil && udevRule == nil) {
-            log(.info, "calibrate: nothing written (\(dryRun ? "--dry-run" : "no --config or --udev-rule"))")
-            return
-        }
-        do {
-            try outcome.save(config: config, udevRule: udevRule, saved: { say("saved \($0)") })
-        } catch {
-            // The display given back first: the error line shows on the console.
-            backend.restore()
-            printError("carouseld: calibrate: \(error)")
-            throw ExitCode(1)
-        }
+        let status = CalibrationSession.runCommand(configuration: configuration, timeout: timeout, config: config,
+                                                   udevRule: udevRule, dryRun: dryRun)
+        if status != 0 { throw ExitCode(status) }
     }
 }
-
-/// A line on stdout, at once (print's buffer would hold it back from a pipe).
-private func say(_ line: String) { writeAll(1, line + "\n") }

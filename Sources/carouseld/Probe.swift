@@ -1,7 +1,5 @@
 import ArgumentParser
-import CarouselDRM
-import CarouselFBDev
-import CarouselInput
+import CarouselDaemon
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -17,23 +15,6 @@ struct Probe: ParsableCommand {
     var seat: String = "seat0"
 
     func run() throws {
-        printDisplays()
-        printFramebuffers()
-        for line in InputProbe.report(seat: seat) { print(line) }
+        DeviceProbe.printReport(seat: seat)
     }
-}
-
-/// Prints every DRM card with its connectors and modes, readably, on
-/// standard output.
-func printDisplays() {
-    print("Displays (DRM/KMS):")
-    print(DRMProbe.report(), terminator: "")
-}
-
-/// The framebuffer devices, for `[display] backend = fbdev`.
-func printFramebuffers() {
-    let framebuffers = FBDevBackend.probe()
-    print("Framebuffers (fbdev):")
-    if framebuffers.isEmpty { print("  none (an SPI panel's fbtft driver, or vfb, makes one)") }
-    for line in framebuffers { print("  \(line)") }
 }

@@ -12,7 +12,7 @@
 // function is called through a table whose entries have the prototype of
 // FFmpeg's headers (`__typeof__`), so a mismatch is a compile error.
 //
-// FFmpeg's headers stay out of this header (video_loader.c includes them):
+// FFmpeg's headers stay out of this header (video_private.h includes them):
 // Swift sees only the opaque clip and plain numbers, and FFmpeg's structs
 // (AVFrame, AVPacket fields) are touched in C only.
 #ifndef CVIDEOLOADER_H
