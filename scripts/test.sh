@@ -142,18 +142,18 @@ release_build() {
 ahead builds release_build
 
 stage "MQTT against a real broker: Mosquitto started here on loopback, carouseld on the offscreen display" \
-    's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/mqtt_e2e.py .build/debug/carouseld
+    's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/mqtt_e2e.py .build/debug/carouseld
 
-# Home Assistant from PyPI (pinned in scripts/ha/requirements.txt), its
+# Home Assistant from PyPI (pinned in Tests/Servers/ha-requirements.txt), its
 # virtual environment made once and kept in .build-ha/.
 stage "Home Assistant 2024.3.3 as the MQTT client: it discovers every entity two frames announce, its automations drive each, its states agree with the frames' status" \
-    's/^ha: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/ha_e2e.py .build/debug/carouseld
+    's/^ha: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/ha_e2e.py .build/debug/carouseld
 
 sync_e2e() {
     # The stand-in first: a server that did not check requests would pass a wrong client.
-    python3 scripts/sync/test_immich_server.py >"$logs/immich-stand-in.log" 2>&1 || { cat "$logs/immich-stand-in.log"; return 1; }
+    python3 Tests/Servers/test_immich_server.py >"$logs/immich-stand-in.log" 2>&1 || { cat "$logs/immich-stand-in.log"; return 1; }
     tail -n 1 "$logs/immich-stand-in.log" | sed 's/^/Immich stand-in self-test: /'
-    python3 scripts/sync_e2e.py .build/debug/carouseld
+    python3 Tests/Servers/sync_e2e.py .build/debug/carouseld
 }
 stage "carouseld sync against servers: Immich's stand-in (from its API reference, checking every request) and rclone serve webdav, the daemon on the offscreen display beside it" \
     's/^sync: \([0-9]*\) passed, 0 failed$/\1/p' sync_e2e

@@ -728,7 +728,7 @@ def main():
                  # As the README of earlier versions said: root's, readable by the carouseld group.
                  f" && echo sync-test-key > /etc/carouseld/immich.key && chgrp carouseld /etc/carouseld/immich.key"
                  f" && chmod 0640 /etc/carouseld/immich.key")
-            s.ok(f"(python3 {GUEST_REPO}/scripts/sync/immich_server.py --host 0.0.0.0 --port 2283 --library {lib}"
+            s.ok(f"(python3 {GUEST_REPO}/Tests/Servers/immich_server.py --host 0.0.0.0 --port 2283 --library {lib}"
                  f" --api-key sync-test-key --port-file {lib}/port >{lib}/server.log 2>&1 &)"
                  f" && for i in $(seq 100); do [ -s {lib}/port ] && break; sleep 0.1; done; cat {lib}/port")
             before = s.status()["count"]
