@@ -176,30 +176,30 @@ vm_binary=.build-static/release/carouseld
 ahead deb bash scripts/deb.sh
 
 vm_smoke() {
-    python3 scripts/vm/drm_smoke.py --binary "/mnt/host/$vm_binary" || return 1
-    python3 scripts/vm/input_smoke.py --binary "$vm_binary" || return 1
+    python3 Tests/VM/drm_smoke.py --binary "/mnt/host/$vm_binary" || return 1
+    python3 Tests/VM/input_smoke.py --binary "$vm_binary" || return 1
     echo "vm smoke: 2 passed, 0 failed"
 }
 stage "the DRM and input smoke tests in QEMU" 's/^vm smoke: \([0-9]*\) passed, 0 failed$/\1/p' vm_smoke
 
-stage "end-to-end scenarios in QEMU" 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/e2e.py "$vm_binary"
+stage "end-to-end scenarios in QEMU" 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/e2e.py "$vm_binary"
 
 stage "calibrate in QEMU: a touchscreen mounted turned, flipped and shifted, calibrated by carouseld calibrate, then the daemon with it" \
-    's/^calibrate: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/calibrate_e2e.py "$vm_binary"
+    's/^calibrate: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/calibrate_e2e.py "$vm_binary"
 
 stage "faults in QEMU: display driver unbound and bound, touchscreen removed mid-drag, folder read-only or unmounted, disk full" \
-    's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/faults.py .build-static/release
+    's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/faults.py .build-static/release
 
 stage "the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd" \
-    's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/service_e2e.py .build-static/release
+    's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/service_e2e.py .build-static/release
 
 await deb "the Debian package: make deb and lintian (made beside the VM stages)"
 stage "the Debian package: apt install, upgrade, remove and purge in QEMU" \
     's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' \
-    python3 scripts/vm/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
+    python3 Tests/VM/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
 
 # One closing line for the whole suite, after each stage's count. (The soak,
-# scripts/vm/soak.py, runs by hand: an hour.)
+# Tests/VM/soak.py, runs by hand: an hour.)
 echo "== summary"
 for line in "${summary[@]}"; do echo "  $line"; done
 echo "== seconds per step ($SECONDS s in all)"

@@ -8,7 +8,7 @@ same offset (PSNR), never with hand-made pixels; gestures are judged by the
 daemon's own event lines. Everything waits on state (log lines, a stable
 screen), with generous limits: TCG is slow.
 
-Usage: scripts/vm/e2e.py BINARY [--out DIR]
+Usage: Tests/VM/e2e.py BINARY [--out DIR]
 BINARY is a statically linked carouseld (swift build -c release --static-swift-stdlib).
 """
 import argparse
@@ -22,10 +22,8 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import STILL_MS, VM, VMError, marked_for_test_fault, write_png  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, STILL_MS, VM, VMError, marked_for_test_fault, write_png
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"

@@ -12,7 +12,7 @@ Every step waits on state (systemctl show, journal lines, carouselctl
 replies) with generous limits: TCG is slow. One line per check, then
 `service: N passed, M failed`; exit status 1 if any failed.
 
-Usage: scripts/vm/service_e2e.py BUNDLE [--out DIR]
+Usage: Tests/VM/service_e2e.py BUNDLE [--out DIR]
 BUNDLE is a dist tarball (carouseld-VERSION-ARCH.tar.gz, from `make dist`)
 or a folder with statically linked carouseld and carouselctl (e.g.
 .build-static/release), which is packed with scripts/dist.sh first.
@@ -28,11 +28,9 @@ import sys
 import tarfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, marked_for_test_fault, write_png  # noqa: E402
-from e2e import psnr, read_png_rgb  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM, marked_for_test_fault, write_png
+from e2e import psnr, read_png_rgb
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"

@@ -5,7 +5,7 @@ real-world pictures, for --minutes of fast autoplay: is any process killed
 for memory, what does each decode cost, and which pictures are refused, with
 what line.
 
-Usage: scripts/vm/small_board.py [--carouseld BINARY] [--minutes 10]
+Usage: Tests/VM/small_board.py [--carouseld BINARY] [--minutes 10]
                                  [--interval 5] [--images-key 'KEY = VALUE']
                                  [--skip-renders] [--out out/small-board]
                                  [--files out/small-board/files] [--wait-for FILE]
@@ -115,10 +115,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, VMError  # noqa: E402
+import machine
+from vmlib import REPO, VM, VMError
 
 W, H = 1920, 1080
 MEMORY_MB = 512
@@ -796,7 +794,7 @@ def main():
                          "--scratch-path .build-static (or pass --carouseld)" % binary)
     shared = Shared(args.wait_for)
     if os.geteuid() == 0:
-        subprocess.run(["bash", os.path.join(HERE, "build-assets.sh")], check=True)
+        subprocess.run(["bash", os.path.join(machine.FOLDER, "build-assets.sh")], check=True)
 
     files_dir = os.path.abspath(args.files)
     work = os.path.join(os.path.dirname(files_dir), "work")  # the baseline, and the sources while making
