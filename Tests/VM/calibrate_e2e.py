@@ -22,7 +22,7 @@ import time
 
 import machine  # noqa: F401  (scripts/vm on sys.path)
 from vmlib import REPO, STILL_MS, VM, VMError, Touchscreen
-from e2e import Suite, Failure, GUEST_REPO
+from e2e_support import Suite, Failure, GUEST_REPO
 
 W, H = 1280, 800
 # Screen fractions to device fractions: device x runs up the screen's y,

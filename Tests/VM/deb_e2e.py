@@ -28,7 +28,7 @@ import time
 
 import machine  # noqa: F401  (scripts/vm on sys.path)
 from vmlib import REPO, VM
-from e2e import psnr, read_png_rgb
+from e2e_support import psnr, read_png_rgb
 from service_e2e import GUEST_REPO, INI, MAX_EXPOSURE, Failure, Suite, readme_commands, readme_section
 
 W, H = 1280, 800

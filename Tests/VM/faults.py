@@ -32,7 +32,7 @@ import time
 
 import machine  # noqa: F401  (scripts/vm on sys.path)
 from vmlib import REPO, VM, VMError
-from e2e import Failure, psnr, read_png_rgb
+from e2e_support import Failure, psnr, read_png_rgb
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"

@@ -30,7 +30,7 @@ import time
 
 import machine  # noqa: F401  (scripts/vm on sys.path)
 from vmlib import REPO, VM, marked_for_test_fault, write_png
-from e2e import psnr, read_png_rgb
+from e2e_support import psnr, read_png_rgb
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"
