@@ -5,8 +5,8 @@ same 2 s cycle, side by side, as ratios to fbi. carouseld runs twice per
 album: sliding (its default 0.5 s slide) and with `effect = cut`.
 
 Usage: Tests/Benchmarks/peers.py [--carouseld BINARY] [--runs 3] [--albums 5,20]
-                           [--only fbi,mpv,carouseld,carouseld-cut]
-                           [--seconds 20] [--cycle 2] [--out out/peers]
+                                 [--only fbi,mpv,carouseld,carouseld-cut]
+                                 [--seconds 20] [--cycle 2] [--out out/peers]
 
 BINARY defaults to the release build scripts/test.sh makes
 (.build-static/release/carouseld: swift build -c release --static-swift-stdlib

@@ -5,7 +5,7 @@ peers image, 1920x1080 bochs, one TCG vCPU), side by side, as ratios
 carouseld/mpv. Run by hand; not part of the test suite.
 
 Usage: Tests/Benchmarks/video_peers.py [--carouseld BINARY] [--runs 3] [--only mpv,carouseld]
-                                 [--clips 640x360,1280x720] [--seconds 10] [--fps 30] [--out out/video-peers]
+                                       [--clips 640x360,1280x720] [--seconds 10] [--fps 30] [--out out/video-peers]
 
 The clips are made on the host with ffmpeg (testsrc2, H.264 High, yuv420p,
 --fps, --seconds; fixed encoder settings, so the same bytes every time) and

@@ -6,15 +6,16 @@ for memory, what does each decode cost, and which pictures are refused, with
 what line.
 
 Usage: Tests/VM/small_board.py [--carouseld BINARY] [--minutes 10]
-                                 [--interval 5] [--images-key 'KEY = VALUE']
-                                 [--skip-renders] [--out out/small-board]
-                                 [--files out/small-board/files] [--wait-for FILE]
+                               [--interval 5] [--images-key 'KEY = VALUE']
+                               [--skip-renders] [--out out/small-board]
+                               [--files out/small-board/files] [--wait-for FILE]
 
 BINARY defaults to the release build scripts/test.sh makes
 (.build-static/release/carouseld: swift build -c release --static-swift-stdlib
 --scratch-path .build-static). Run as root (build-assets.sh is run first, as
-peers.py does; cheap when the image is up to date). Not part of the suite:
-the figures are for the notes, no exit code depends on them.
+Tests/Benchmarks/peers.py does; cheap when the image is up to date). Not
+part of the suite: the figures are for the notes, no exit code depends on
+them.
 
 **The pictures** are made on the host once, deterministically (ImageMagick's
 plasma fractal with a fixed seed, then fixed encoder settings), and kept in
