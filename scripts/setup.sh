@@ -17,7 +17,7 @@ packages=(
   libmosquitto-dev  # the MQTT client on the daemon's loop (CMosquittoLoader: the header; the library is opened with dlopen, [mqtt])
   libgpiod-dev  # a presence sensor on a GPIO line (CGPIODLoader: the header; the library is opened with dlopen, [power] presence = gpio:...)
   mosquitto mosquitto-clients openssl  # a real broker, mosquitto_sub/pub/passwd and a test CA for the MQTT tests, started by the tests on loopback
-  python3 python3-venv  # scripts/ha_e2e.py: Home Assistant 2024.3.3 from PyPI in a virtual environment of Debian's Python 3.11 (.build-ha/)
+  python3 python3-venv  # Tests/Servers/ha_e2e.py: Home Assistant 2024.3.3 from PyPI in a virtual environment of Debian's Python 3.11 (.build-ha/)
   imagemagick  # reference frames for the renderer tests (CarouselRenderTests), built independently
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev  # video clips (CarouselVideo, CVideoLoader: the headers; FFmpeg's libraries are opened with dlopen by the first clip)
   ffmpeg  # the video tests make their clips with the ffmpeg CLI and compare frames with what it extracts (CarouselVideoTests)

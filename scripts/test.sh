@@ -142,18 +142,18 @@ release_build() {
 ahead builds release_build
 
 stage "MQTT against a real broker: Mosquitto started here on loopback, carouseld on the offscreen display" \
-    's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/mqtt_e2e.py .build/debug/carouseld
+    's/^mqtt: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/mqtt_e2e.py .build/debug/carouseld
 
-# Home Assistant from PyPI (pinned in scripts/ha/requirements.txt), its
+# Home Assistant from PyPI (pinned in Tests/Servers/ha-requirements.txt), its
 # virtual environment made once and kept in .build-ha/.
 stage "Home Assistant 2024.3.3 as the MQTT client: it discovers every entity two frames announce, its automations drive each, its states agree with the frames' status" \
-    's/^ha: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/ha_e2e.py .build/debug/carouseld
+    's/^ha: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/ha_e2e.py .build/debug/carouseld
 
 sync_e2e() {
     # The stand-in first: a server that did not check requests would pass a wrong client.
-    python3 scripts/sync/test_immich_server.py >"$logs/immich-stand-in.log" 2>&1 || { cat "$logs/immich-stand-in.log"; return 1; }
+    python3 Tests/Servers/test_immich_server.py >"$logs/immich-stand-in.log" 2>&1 || { cat "$logs/immich-stand-in.log"; return 1; }
     tail -n 1 "$logs/immich-stand-in.log" | sed 's/^/Immich stand-in self-test: /'
-    python3 scripts/sync_e2e.py .build/debug/carouseld
+    python3 Tests/Servers/sync_e2e.py .build/debug/carouseld
 }
 stage "carouseld sync against servers: Immich's stand-in (from its API reference, checking every request) and rclone serve webdav, the daemon on the offscreen display beside it" \
     's/^sync: \([0-9]*\) passed, 0 failed$/\1/p' sync_e2e
@@ -176,30 +176,30 @@ vm_binary=.build-static/release/carouseld
 ahead deb bash scripts/deb.sh
 
 vm_smoke() {
-    python3 scripts/vm/drm_smoke.py --binary "/mnt/host/$vm_binary" || return 1
-    python3 scripts/vm/input_smoke.py --binary "$vm_binary" || return 1
+    python3 Tests/VM/drm_smoke.py --binary "/mnt/host/$vm_binary" || return 1
+    python3 Tests/VM/input_smoke.py --binary "$vm_binary" || return 1
     echo "vm smoke: 2 passed, 0 failed"
 }
 stage "the DRM and input smoke tests in QEMU" 's/^vm smoke: \([0-9]*\) passed, 0 failed$/\1/p' vm_smoke
 
-stage "end-to-end scenarios in QEMU" 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/e2e.py "$vm_binary"
+stage "end-to-end scenarios in QEMU" 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/e2e.py "$vm_binary"
 
 stage "calibrate in QEMU: a touchscreen mounted turned, flipped and shifted, calibrated by carouseld calibrate, then the daemon with it" \
-    's/^calibrate: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/calibrate_e2e.py "$vm_binary"
+    's/^calibrate: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/calibrate_e2e.py "$vm_binary"
 
 stage "faults in QEMU: display driver unbound and bound, touchscreen removed mid-drag, folder read-only or unmounted, disk full" \
-    's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/faults.py .build-static/release
+    's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/faults.py .build-static/release
 
 stage "the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd" \
-    's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 scripts/vm/service_e2e.py .build-static/release
+    's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/service_e2e.py .build-static/release
 
 await deb "the Debian package: make deb and lintian (made beside the VM stages)"
 stage "the Debian package: apt install, upgrade, remove and purge in QEMU" \
     's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' \
-    python3 scripts/vm/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
+    python3 Tests/VM/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
 
 # One closing line for the whole suite, after each stage's count. (The soak,
-# scripts/vm/soak.py, runs by hand: an hour.)
+# Tests/VM/soak.py, runs by hand: an hour.)
 echo "== summary"
 for line in "${summary[@]}"; do echo "  $line"; done
 echo "== seconds per step ($SECONDS s in all)"

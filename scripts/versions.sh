@@ -37,7 +37,7 @@ if [ -n "$vm" ]; then
 else
   v=$(dpkg-query -W -f='${Version}' rclone 2>/dev/null) || v="not installed"
   out+=("rclone $v")
-  ha=$(sed -n 's/^homeassistant==//p' scripts/ha/requirements.txt)
+  ha=$(sed -n 's/^homeassistant==//p' Tests/Servers/ha-requirements.txt)
   out+=("homeassistant ${ha:-unknown}")
 fi
 

@@ -7,7 +7,7 @@ import Glibc
 /// Immich (immich.app) through its REST API with an API key: albums by name
 /// or id, people, favourites, today's memories and a date range, in that
 /// order, each asset once. Written against the API reference of Immich
-/// v2.7.5, using nothing Immich 3 removed (scripts/sync/immich-api-subset.json).
+/// v2.7.5, using nothing Immich 3 removed (Tests/Servers/immich-api-subset.json).
 public final class ImmichSource: SyncSourceClient {
     public let server: String
     let keyFile: String

@@ -27,7 +27,7 @@ public struct TransferLimits: Equatable, Sendable {
 
     /// The defaults, or the environment's `CAROUSELD_SYNC_MIN_RATE` (bytes
     /// a second) and `CAROUSELD_SYNC_DEADLINE_FLOOR` (seconds): set by the
-    /// tests (scripts/sync_e2e.py) to see a deadline end a transfer in
+    /// tests (Tests/Servers/sync_e2e.py) to see a deadline end a transfer in
     /// seconds rather than minutes.
     public static func fromEnvironment() -> TransferLimits {
         var limits = TransferLimits()

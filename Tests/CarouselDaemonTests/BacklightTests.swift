@@ -9,7 +9,7 @@ import Testing
 /// (brightness, max_brightness, bl_power, type). The daemon's rules are
 /// checked here on the manual clock; the real class device, its sysfs
 /// files and a hardened service writing them are checked in the VM
-/// (scripts/vm/e2e.py "backlight", service_e2e.py).
+/// (Tests/VM/e2e_power.py "backlight", service_e2e.py).
 private final class BacklightFolder {
     let root: URL
     let device: URL

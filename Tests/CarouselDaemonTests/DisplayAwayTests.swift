@@ -1,7 +1,7 @@
 // A display whose device goes away while the daemon runs (its driver
 // unbound, the module unloaded): the carousel runs on without drawing and
 // draws again on the display that comes back. The real kernel's side
-// (bochs unbound and bound in QEMU) is scripts/vm/faults.py.
+// (bochs unbound and bound in QEMU) is Tests/VM/faults.py.
 
 import CarouselConfig
 import CarouselCore

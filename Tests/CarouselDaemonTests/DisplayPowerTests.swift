@@ -1,6 +1,6 @@
 // The display switched off and on (`display off|on`, a waking touch or
 // key) on the offscreen display with a manual clock. The real kernel's side
-// (the connector's DPMS state, a black capture) is scripts/vm/e2e.py.
+// (the connector's DPMS state, a black capture) is Tests/VM/e2e_power.py.
 
 import CarouselControl
 import CarouselPlatform

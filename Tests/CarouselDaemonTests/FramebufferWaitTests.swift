@@ -1,7 +1,7 @@
 // `[display] backend = fbdev` with a framebuffer that is not there yet (an
 // SPI panel whose fbtft driver loads after carouseld at boot): the daemon
 // waits for it as it waits for a DRM card, under systemd's eyes. The VM
-// test (scripts/vm/e2e.py) loads vfb under a waiting daemon and sees the
+// test (Tests/VM/e2e_fbdev.py) loads vfb under a waiting daemon and sees the
 // picture; here the process's side: the line, the notifications, the exits.
 
 import Foundation

@@ -1,5 +1,5 @@
 // The libmosquitto link on its own, against a real broker started by the
-// test (Mosquitto on a loopback port, as scripts/mqtt_e2e.py does for the
+// test (Mosquitto on a loopback port, as Tests/Servers/mqtt_e2e.py does for the
 // whole daemon): connect, subscribe, publish and receive, a refusal, the
 // broker going away and coming back, and the socket libmosquitto keeps
 // open after a connection ended (what the daemon's MQTT service takes out

@@ -2,7 +2,7 @@
 // with a manual clock (the key path's routed input; the GPIO line's service
 // hands over the same call): the display wakes on the same picture, the
 // next touch is the model's, presence holds past idle_off, status and the
-// events say so. The real kernel's side is scripts/vm/e2e.py's presence.
+// events say so. The real kernel's side is Tests/VM/e2e_power.py's presence.
 
 import CarouselControl
 import CarouselPlatform

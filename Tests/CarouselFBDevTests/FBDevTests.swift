@@ -1,6 +1,6 @@
 // The fbdev backend's pure parts: the 5-6-5 row kernel, the refresh
 // period from a mode's timings, and which failures to open are worth
-// waiting for. The device itself is tested in the VM (scripts/vm/e2e.py:
+// waiting for. The device itself is tested in the VM (Tests/VM/e2e_fbdev.py:
 // bochs' /dev/fb0 at 32 bits, vfb at 16, and vfb loaded after the daemon
 // started waiting for it).
 

@@ -1,7 +1,7 @@
 // The sync's bounds that need no server: the manifest's journal (O(N)
 // bytes a pass, a kill at any point loses nothing), names too long for
 // the file system, the deadlines' arithmetic. The servers' side (a gzip
-// bomb, a drip, an endless body, lying sizes) is in scripts/sync_e2e.py.
+// bomb, a drip, an endless body, lying sizes) is in Tests/Servers/sync_e2e.py.
 
 @testable import CarouselSync
 import CarouselConfig

@@ -1,6 +1,6 @@
 // The rules of a sync pass on a real folder, with a source that serves
 // bytes from memory (the real sources, Immich's API and rclone, are
-// exercised against servers in scripts/sync_e2e.py): whole files only,
+// exercised against servers in Tests/Servers/sync_e2e.py): whole files only,
 // only the sync's own files replaced or removed, the caps, a pass stopped
 // midway, a manifest that cannot be read.
 

@@ -9,9 +9,10 @@
 #   (env VM_KERNEL_PACKAGE=linux-image-6.1.0-NN-amd64 pins the kernel)
 #
 # --peers also builds CACHE/peers-out/: the same kernel and initramfs with a
-# root image that has Debian's fbi and mpv too, for peers.py (the benchmark
-# against them) only. The image the tests boot stays as it is: mpv pulls
-# ~200 packages (ffmpeg, mesa), which no test needs.
+# root image that has Debian's fbi and mpv too, for the benchmarks against
+# them (Tests/Benchmarks/peers.py, video_peers.py) only. The image the tests
+# boot stays as it is: mpv pulls ~200 packages (ffmpeg, mesa), which no test
+# needs.
 #
 # Idempotent and cached: each stage writes a stamp holding the hash of its own
 # code and inputs (the stage function's text, package lists, the guest files),
@@ -83,9 +84,9 @@ LIBINPUT_TOOLS_FILES=(
   usr/libexec/libinput/libinput-quirks
 )
 
-# The peers peers.py measures carouseld against, installed (with their
-# dependencies, without Recommends) into a copy of the base for the peers
-# image only (--peers).
+# The peers the benchmarks (Tests/Benchmarks/) measure carouseld against,
+# installed (with their dependencies, without Recommends) into a copy of the
+# base for the peers image only (--peers).
 PEER_PACKAGES=(fbi mpv)
 
 # Kernel modules in the root image (with their dependencies). udev loads the

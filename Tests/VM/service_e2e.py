@@ -12,7 +12,7 @@ Every step waits on state (systemctl show, journal lines, carouselctl
 replies) with generous limits: TCG is slow. One line per check, then
 `service: N passed, M failed`; exit status 1 if any failed.
 
-Usage: scripts/vm/service_e2e.py BUNDLE [--out DIR]
+Usage: Tests/VM/service_e2e.py BUNDLE [--out DIR]
 BUNDLE is a dist tarball (carouseld-VERSION-ARCH.tar.gz, from `make dist`)
 or a folder with statically linked carouseld and carouselctl (e.g.
 .build-static/release), which is packed with scripts/dist.sh first.
@@ -28,11 +28,9 @@ import sys
 import tarfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, marked_for_test_fault, write_png  # noqa: E402
-from e2e import psnr, read_png_rgb  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM, marked_for_test_fault, write_png
+from e2e_support import psnr, read_png_rgb
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"
@@ -728,7 +726,7 @@ def main():
                  # As the README of earlier versions said: root's, readable by the carouseld group.
                  f" && echo sync-test-key > /etc/carouseld/immich.key && chgrp carouseld /etc/carouseld/immich.key"
                  f" && chmod 0640 /etc/carouseld/immich.key")
-            s.ok(f"(python3 {GUEST_REPO}/scripts/sync/immich_server.py --host 0.0.0.0 --port 2283 --library {lib}"
+            s.ok(f"(python3 {GUEST_REPO}/Tests/Servers/immich_server.py --host 0.0.0.0 --port 2283 --library {lib}"
                  f" --api-key sync-test-key --port-file {lib}/port >{lib}/server.log 2>&1 &)"
                  f" && for i in $(seq 100); do [ -s {lib}/port ] && break; sleep 0.1; done; cat {lib}/port")
             before = s.status()["count"]

@@ -19,7 +19,7 @@ copied.
 Figures: commands per second and command-to-reply latency through the
 broker, beside the same requests on the control socket.
 
-Usage: scripts/mqtt_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld;
+Usage: Tests/Servers/mqtt_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld;
 ONLY: run the checks whose name contains it)
 """
 import json
@@ -34,10 +34,9 @@ import sys
 import tempfile
 import time
 
-from checks import CheckSuite, Failure, free_port, until
+from checks import REPO, CheckSuite, Failure, free_port, until
 from mqttlib import Broker, Daemon, Watcher, pub
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Suite(CheckSuite):

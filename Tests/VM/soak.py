@@ -4,7 +4,7 @@ a pictures folder that keeps changing, and socket traffic from several
 clients, for --minutes; the daemon's RSS and open descriptors are sampled
 into a CSV and judged at the end.
 
-Usage: scripts/vm/soak.py BINARY [--minutes 60] [--every 10] [--out DIR]
+Usage: Tests/VM/soak.py BINARY [--minutes 60] [--every 10] [--out DIR]
 BINARY is a statically linked carouseld (swift build -c release
 --static-swift-stdlib); it is copied onto the guest's root disk (a binary on
 the 9p share pages in slowly) and run from there.
@@ -32,10 +32,8 @@ import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM
 
 W, H = 1280, 800
 PICS = "/srv/soak/pics"

@@ -18,7 +18,7 @@ it breaks while it runs. One VM boot, one scenario after another:
 Everything waits on state (log lines, `status`, a stable screen) with
 generous limits; nothing asserts wall-clock time.
 
-Usage: scripts/vm/faults.py BINDIR [--out DIR] [--only TEXT]
+Usage: Tests/VM/faults.py BINDIR [--out DIR] [--only TEXT]
 BINDIR holds statically linked carouseld and carouselctl (inside the repo,
 e.g. .build-static/release). The last line is `faults: N passed, M failed`.
 """
@@ -30,11 +30,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, VMError  # noqa: E402
-from e2e import Failure, psnr, read_png_rgb  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM, VMError
+from e2e_support import Failure, psnr, read_png_rgb
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"

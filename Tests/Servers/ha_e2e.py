@@ -2,7 +2,7 @@
 """Home Assistant itself as the client of carouseld's MQTT side: a real Home
 Assistant 2024.3.3 (the last release for Debian 12's Python 3.11) from PyPI,
 in a virtual environment made here and kept in .build-ha/ (made again when
-scripts/ha/requirements.txt or the Python changes), with Debian's Mosquitto
+ha-requirements.txt or the Python changes), with Debian's Mosquitto
 on loopback and carouseld on the offscreen display, as a new user would set
 them up: the MQTT integration's config entry pointed at the broker, nothing
 else configured for the frame.
@@ -26,7 +26,7 @@ registry entries), one that stops reads unavailable. The frames: frame1
 with `[autoplay] enabled = false`, frame2 with a presence sensor (its
 Presence entity off, as the status says).
 
-Usage: scripts/ha_e2e.py [BINARY]   (default .build/debug/carouseld)
+Usage: Tests/Servers/ha_e2e.py [BINARY]   (default .build/debug/carouseld)
 """
 import hashlib
 import json
@@ -40,11 +40,10 @@ import tempfile
 import time
 import urllib.request
 
-from checks import CheckSuite, Failure, free_port, until
+from checks import REPO, CheckSuite, Failure, free_port, until
 from mqttlib import Broker, Daemon, Watcher, pub
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-REQUIREMENTS = os.path.join(REPO, "scripts/ha/requirements.txt")
+REQUIREMENTS = os.path.join(REPO, "Tests/Servers/ha-requirements.txt")
 CACHE = os.path.join(REPO, ".build-ha")
 # Debian's own Python (scripts/setup.sh installs python3-venv), not whatever
 # python3 comes first on the PATH: Home Assistant 2024.3 takes 3.11 or 3.12.

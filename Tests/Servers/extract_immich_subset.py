@@ -2,8 +2,8 @@
 """Extract the part of Immich's OpenAPI spec that `carouseld sync` uses.
 
 Usage:
-    python3 scripts/sync/extract_immich_subset.py SPEC.json [--compare NEWER.json] \
-        [--source-note TEXT] > scripts/sync/immich-api-subset.json
+    python3 Tests/Servers/extract_immich_subset.py SPEC.json [--compare NEWER.json] \
+        [--source-note TEXT] > Tests/Servers/immich-api-subset.json
 
 SPEC.json is Immich's own open-api/immich-openapi-specs.json (the subset in
 the repo was made from the file at the "chore: version v2.7.5" commit).

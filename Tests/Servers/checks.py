@@ -1,7 +1,8 @@
-"""What the host-side end-to-end scripts (mqtt_e2e.py, ha_e2e.py, sync_e2e.py) share:
-a failure, a free port, a wait with a deadline, a suite that runs checks
-one after another (each failure kept and the rest still run, each check's
-cleanups run after it), and carouseld on the offscreen display."""
+"""What the suites beside real servers (mqtt_e2e.py, ha_e2e.py, sync_e2e.py) share:
+where the repository and the demo pictures are, a failure, a free port, a
+wait with a deadline, a suite that runs checks one after another (each
+failure kept and the rest still run, each check's cleanups run after it),
+and carouseld on the offscreen display."""
 import json
 import os
 import signal
@@ -10,6 +11,10 @@ import subprocess
 import tempfile
 import threading
 import time
+
+# This file is Tests/Servers/checks.py.
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IMAGES = os.path.join(REPO, "scripts/demo/images")
 
 
 class Failure(Exception):

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A WebDAV server that lies, for `carouseld sync` through rclone
-(scripts/sync_e2e.py): one folder whose PROPFIND lists files by the sizes a
+(sync_e2e.py): one folder whose PROPFIND lists files by the sizes a
 test gives, and whose GET serves something else.
 
-    python3 scripts/sync/hostile_webdav.py --port-file F --files JSON
+    python3 Tests/Servers/hostile_webdav.py --port-file F --files JSON
 
 JSON maps a name to {"listed": N, "serve": "FILE" | "endless" | "drip"}:
   FILE     the bytes of FILE (a test picture)

@@ -7,9 +7,7 @@ import socket
 import subprocess
 import threading
 
-from checks import OffscreenDaemon, free_port, until
-
-IMAGES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts/demo/images")
+from checks import IMAGES, OffscreenDaemon, free_port, until
 
 
 class Broker:

@@ -11,7 +11,7 @@ withdrawn, the window at (0, 0) still shows); a room video memory cannot hold;
 and window moves timed against frame copies. Exits non-zero naming the first
 check that failed.
 
-  scripts/vm/drm_smoke.py [--binary GUEST_PATH] [--out DIR] [-v]
+  Tests/VM/drm_smoke.py [--binary GUEST_PATH] [--out DIR] [-v]
 
 Build first (static, so the guest needs only glibc and libdrm):
   swift build -c release --static-swift-stdlib --scratch-path .build-drm-release --product carouseld
@@ -24,8 +24,8 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vmlib import REPO, VM, VMError, write_png  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM, VMError, write_png
 
 W, H = 1280, 800
 # What drm-test draws (Sources/CarouselDisplay/TestPattern.swift, BarPainter): four

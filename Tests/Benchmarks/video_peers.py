@@ -4,8 +4,8 @@
 peers image, 1920x1080 bochs, one TCG vCPU), side by side, as ratios
 carouseld/mpv. Run by hand; not part of the test suite.
 
-Usage: scripts/vm/video_peers.py [--carouseld BINARY] [--runs 3] [--only mpv,carouseld]
-                                 [--clips 640x360,1280x720] [--seconds 10] [--fps 30] [--out out/video-peers]
+Usage: Tests/Benchmarks/video_peers.py [--carouseld BINARY] [--runs 3] [--only mpv,carouseld]
+                                       [--clips 640x360,1280x720] [--seconds 10] [--fps 30] [--out out/video-peers]
 
 The clips are made on the host with ffmpeg (testsrc2, H.264 High, yuv420p,
 --fps, --seconds; fixed encoder settings, so the same bytes every time) and
@@ -64,11 +64,9 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, VMError  # noqa: E402
-import peers  # noqa: E402  (its host-load rule, /proc readers and stop())
+import machine
+from vmlib import REPO, VM, VMError
+import peers  # its host-load rule, /proc readers and stop()
 
 W, H = peers.W, peers.H           # the panel peers.py measures on: 1920x1080
 # carouseld-baseline: another carouseld build (--baseline) on the same
@@ -601,7 +599,7 @@ def main():
             raise SystemExit("video-peers: %s is needed on the host to make the clips (apt-get install ffmpeg)" % tool)
 
     if os.geteuid() == 0:
-        subprocess.run(["bash", os.path.join(HERE, "build-assets.sh"), "--peers"], check=True)
+        subprocess.run(["bash", os.path.join(machine.FOLDER, "build-assets.sh"), "--peers"], check=True)
     elif not os.path.exists(os.path.join(args.assets, "manifest.json")):
         raise SystemExit("video-peers: no peers image in %s: run scripts/vm/build-assets.sh --peers as root" % args.assets)
 

@@ -13,7 +13,7 @@ One line per check, then `deb: N passed, M failed`; exit status 1 if any
 failed. The guest has no network: apt resolves the package's dependencies
 from what the image has installed.
 
-Usage: scripts/vm/deb_e2e.py DEB [--out DIR]
+Usage: Tests/VM/deb_e2e.py DEB [--out DIR]
 DEB is the package `make deb` made (out/deb/carouseld_VERSION_ARCH.deb).
 """
 import argparse
@@ -26,12 +26,10 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM  # noqa: E402
-from e2e import psnr, read_png_rgb  # noqa: E402
-from service_e2e import GUEST_REPO, INI, MAX_EXPOSURE, Failure, Suite, readme_commands, readme_section  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM
+from e2e_support import psnr, read_png_rgb
+from service_e2e import GUEST_REPO, INI, MAX_EXPOSURE, Failure, Suite, readme_commands, readme_section
 
 W, H = 1280, 800
 STATE = "/var/lib/carouseld"

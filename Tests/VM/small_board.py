@@ -5,16 +5,17 @@ real-world pictures, for --minutes of fast autoplay: is any process killed
 for memory, what does each decode cost, and which pictures are refused, with
 what line.
 
-Usage: scripts/vm/small_board.py [--carouseld BINARY] [--minutes 10]
-                                 [--interval 5] [--images-key 'KEY = VALUE']
-                                 [--skip-renders] [--out out/small-board]
-                                 [--files out/small-board/files] [--wait-for FILE]
+Usage: Tests/VM/small_board.py [--carouseld BINARY] [--minutes 10]
+                               [--interval 5] [--images-key 'KEY = VALUE']
+                               [--skip-renders] [--out out/small-board]
+                               [--files out/small-board/files] [--wait-for FILE]
 
 BINARY defaults to the release build scripts/test.sh makes
 (.build-static/release/carouseld: swift build -c release --static-swift-stdlib
 --scratch-path .build-static). Run as root (build-assets.sh is run first, as
-peers.py does; cheap when the image is up to date). Not part of the suite:
-the figures are for the notes, no exit code depends on them.
+Tests/Benchmarks/peers.py does; cheap when the image is up to date). Not
+part of the suite: the figures are for the notes, no exit code depends on
+them.
 
 **The pictures** are made on the host once, deterministically (ImageMagick's
 plasma fractal with a fixed seed, then fixed encoder settings), and kept in
@@ -115,10 +116,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, VMError  # noqa: E402
+import machine
+from vmlib import REPO, VM, VMError
 
 W, H = 1920, 1080
 MEMORY_MB = 512
@@ -796,7 +795,7 @@ def main():
                          "--scratch-path .build-static (or pass --carouseld)" % binary)
     shared = Shared(args.wait_for)
     if os.geteuid() == 0:
-        subprocess.run(["bash", os.path.join(HERE, "build-assets.sh")], check=True)
+        subprocess.run(["bash", os.path.join(machine.FOLDER, "build-assets.sh")], check=True)
 
     files_dir = os.path.abspath(args.files)
     work = os.path.join(os.path.dirname(files_dir), "work")  # the baseline, and the sources while making

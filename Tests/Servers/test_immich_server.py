@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Self-test of scripts/sync/immich_server.py: python3 scripts/sync/test_immich_server.py
+"""Self-test of immich_server.py: python3 Tests/Servers/test_immich_server.py
 
 Builds a library of 3 JPEG fixtures, starts the server and talks to it with
 urllib. Every JSON answer is also checked against immich-api-subset.json, so
@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 sys.dont_write_bytecode = True  # leave no __pycache__ in the work tree
 import immich_server  # noqa: E402  (for its schema checker)
 
-FIXTURES = os.path.join(HERE, "..", "..", "Tests", "CarouselImagingTests", "Fixtures")
+FIXTURES = os.path.join(HERE, "..", "CarouselImagingTests", "Fixtures")
 KEY = "test-key-123"
 A1, A2, A3 = ("11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222",
               "33333333-3333-4333-8333-333333333333")

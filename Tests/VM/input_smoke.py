@@ -16,7 +16,7 @@ libinput delivered through carouseld:
   5. a calibration matrix (--calibration) is applied to a touchscreen added
      later.
 
-  scripts/vm/input_smoke.py [--binary PATH] [-v]
+  Tests/VM/input_smoke.py [--binary PATH] [-v]
 
 The binary is a path on the host inside the repository (shared at
 /mnt/host), by default .build-input-release/release/carouseld, built with
@@ -31,9 +31,8 @@ import signal
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from vmlib import REPO, VM, VMError  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, VM, VMError
 
 W, H = 1280, 800
 failures = []

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A test server that answers as Immich 2.7.5 does, for `carouseld sync` tests.
 
-Reference: scripts/sync/immich-api-subset.json, extracted from Immich's own
+Reference: immich-api-subset.json, extracted from Immich's own
 open-api/immich-openapi-specs.json, info.version 2.7.5 (release commit
 95e57a24cb11). Behaviour the spec does not state (error bodies, pagination,
 which fields each endpoint fills in, thumbnail redirects) follows Immich's
@@ -13,7 +13,7 @@ a *violation*: the server answers 400 and records it under /_test/violations.
 Real Immich would mostly ignore such mistakes (its ValidationPipe strips
 unknown fields), which is exactly why the tests must catch them here.
 
-    python3 scripts/sync/immich_server.py --port 0 --library DIR --api-key KEY \
+    python3 Tests/Servers/immich_server.py --port 0 --library DIR --api-key KEY \
         [--port-file F] [--portable] [--verbose]
 
 DIR/library.json describes the library (see LIBRARY FORMAT below). The control

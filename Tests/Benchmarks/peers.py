@@ -4,9 +4,9 @@ the same QEMU machine, the same albums of 1920x1080 JPEGs (5 and 20) and the
 same 2 s cycle, side by side, as ratios to fbi. carouseld runs twice per
 album: sliding (its default 0.5 s slide) and with `effect = cut`.
 
-Usage: scripts/vm/peers.py [--carouseld BINARY] [--runs 3] [--albums 5,20]
-                           [--only fbi,mpv,carouseld,carouseld-cut]
-                           [--seconds 20] [--cycle 2] [--out out/peers]
+Usage: Tests/Benchmarks/peers.py [--carouseld BINARY] [--runs 3] [--albums 5,20]
+                                 [--only fbi,mpv,carouseld,carouseld-cut]
+                                 [--seconds 20] [--cycle 2] [--out out/peers]
 
 BINARY defaults to the release build scripts/test.sh makes
 (.build-static/release/carouseld: swift build -c release --static-swift-stdlib
@@ -87,10 +87,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import VM, VMError, write_png  # noqa: E402
+import machine
+from vmlib import REPO, VM, VMError, write_png
 
 W, H = 1920, 1080
 PROGRAMS = ("fbi", "mpv", "carouseld", "carouseld-cut")
@@ -629,7 +627,7 @@ def main():
                          "--scratch-path .build-static (or pass --carouseld)" % binary)
 
     if os.geteuid() == 0:
-        subprocess.run(["bash", os.path.join(HERE, "build-assets.sh"), "--peers"], check=True)
+        subprocess.run(["bash", os.path.join(machine.FOLDER, "build-assets.sh"), "--peers"], check=True)
     elif not os.path.exists(os.path.join(args.assets, "manifest.json")):
         raise SystemExit("peers: no peers image in %s: run scripts/vm/build-assets.sh --peers as root" % args.assets)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`carouseld sync` against servers: Immich's stand-in (scripts/sync/immich_server.py,
+"""`carouseld sync` against servers: Immich's stand-in (immich_server.py,
 written from Immich's published API reference, checking every request
 against it: Immich itself cannot be installed here) and a real rclone remote
 (`rclone serve webdav` on loopback). Beside it, the daemon runs on the
@@ -14,13 +14,13 @@ exit 1, nothing removed, the carousel running), a pass killed halfway, the
 long-running mode (SIGHUP syncs at once, SIGTERM stops), and the same
 guarantees through rclone. Hostile servers: a gzip bomb, a drip, endless
 bodies (the stand-in's faults), a WebDAV server whose sizes lie
-(scripts/sync/hostile_webdav.py), a name over 255 bytes; 2,000 files whose
+(hostile_webdav.py), a name over 255 bytes; 2,000 files whose
 pass must write under 40 MiB, and a kill -9 in its middle. Figures: 200 remote assets from an empty folder
 to the first picture on screen, bytes per picture at preview and original
 size, the sync process's peak RSS (and under a gzip bomb), the bytes a
 2,000-file pass writes.
 
-Usage: scripts/sync_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld)
+Usage: Tests/Servers/sync_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld)
 """
 import json
 import re
@@ -35,11 +35,9 @@ import threading
 import time
 import urllib.request
 
-from checks import CheckSuite, Failure, OffscreenDaemon, free_port, until
+from checks import IMAGES, REPO, CheckSuite, Failure, OffscreenDaemon, free_port, until
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IMAGES = os.path.join(REPO, "scripts/demo/images")
-SERVER = os.path.join(REPO, "scripts/sync/immich_server.py")
+SERVER = os.path.join(REPO, "Tests/Servers/immich_server.py")
 KEY = "test-key-0123456789"
 # Deadlines the tests can wait for: every transfer gets 4 s (room for a loaded machine to start
 # rclone) plus its size at 4 MiB/s (a JSON answer: 4 + 1 s; a preview, whose size Immich does not
@@ -560,7 +558,7 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
         good = os.path.join(IMAGES, "01-mountains.jpg")
         files = {"good.jpg": {"listed": os.path.getsize(good), "serve": good},
                  "liar.jpg": {"listed": 1000, "serve": "endless"}, "drip.jpg": {"listed": 1000, "serve": "drip"}}
-        server = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts/sync/hostile_webdav.py"), "--port-file", port_file,
+        server = subprocess.Popen([sys.executable, os.path.join(REPO, "Tests/Servers/hostile_webdav.py"), "--port-file", port_file,
                                    "--files", json.dumps(files)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         suite.cleanup.append(lambda: (server.kill(), server.wait()))
         port = int(until("the hostile WebDAV server", lambda: os.path.exists(port_file) and open(port_file).read().strip()))

@@ -8,7 +8,7 @@ with the INI file calibrate wrote, pages on a swipe and selects on a tap as
 on a panel that was never wrong. Also: a slipped check touch is refused and
 nothing written; no touch at all ends with one error line.
 
-Usage: scripts/vm/calibrate_e2e.py BINARY [--out DIR] [--screenshot PNG]
+Usage: Tests/VM/calibrate_e2e.py BINARY [--out DIR] [--screenshot PNG]
 BINARY is a statically linked carouseld inside the repo. --screenshot saves
 the capture of the first target's screen there (the README's picture).
 """
@@ -20,11 +20,9 @@ import signal
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from vmlib import STILL_MS, VM, VMError, Touchscreen  # noqa: E402
-from e2e import Suite, Failure, GUEST_REPO  # noqa: E402
+import machine  # noqa: F401  (scripts/vm on sys.path)
+from vmlib import REPO, STILL_MS, VM, VMError, Touchscreen
+from e2e_support import Suite, Failure, GUEST_REPO
 
 W, H = 1280, 800
 # Screen fractions to device fractions: device x runs up the screen's y,
