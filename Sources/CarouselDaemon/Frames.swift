@@ -257,12 +257,12 @@ public final class FramePath {
     /// then the screen-size picture is scaled up), and lets it go after.
     private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
         let model = daemon.model, cache = daemon.cache
-        guard let view = model.zoomView(at: time), let path = daemon.album.key(view.item) else {
-            cache.wantZoom(path: nil, scale: 1)
+        guard let view = model.zoomView(at: time), let key = daemon.album.key(view.item) else {
+            cache.wantZoom(nil, scale: 1)
             return nil
         }
-        cache.wantZoom(path: path, scale: max(view.scale, model.zoomTarget))
-        return ZoomLayer(view: view, picture: cache.zoomImage(for: path))
+        cache.wantZoom(key, scale: max(view.scale, model.zoomTarget))
+        return ZoomLayer(view: view, picture: cache.zoomImage(for: key))
     }
 
     /// Asks the decode cache for what the screen shows at offset `x`, then
@@ -303,7 +303,7 @@ public final class FramePath {
         var current: Int
         var direction: Int
         var wrap: Bool
-        var playing: String?
+        var playing: PageKey?
         var behind: Bool
     }
 

@@ -43,7 +43,7 @@ final class VideoService: LoopService {
     /// The last item key asked whether it is a clip, and the answer: every
     /// model change asks for the current item (each frame of a slide), and
     /// the name's extension need not be parsed again for the same key.
-    private var lastAsked: (key: String, isClip: Bool)?
+    private var lastAsked: (key: PageKey, isClip: Bool)?
 
     init(daemon: Daemon) {
         self.daemon = daemon
@@ -56,12 +56,13 @@ final class VideoService: LoopService {
         ClipPlayback.Settings(loop: config.video.loop, maxSeconds: config.video.maxSeconds)
     }
 
-    /// The clip whose frames show in place of its first frame, if one does.
-    var framedKey: String? { current != nil ? player?.path : nil }
+    /// The page of the clip whose frames show in place of its first frame, if one does.
+    var framedKey: PageKey? { current != nil ? player.map { PageKey($0.path) } : nil }
 
-    /// The frame to show for `key` instead of the decode cache's picture, if its clip plays (or paused on it).
-    func picture(for key: String) -> DecodedImage? {
-        guard let player, let current, player.path == key else { return nil }
+    /// The frame to show for `key` instead of the decode cache's picture, if
+    /// its clip plays (or paused on it): a clip is always alone on its page.
+    func picture(for key: PageKey) -> DecodedImage? {
+        guard let player, let current, !key.isPair, key.first == player.path else { return nil }
         return current.picture
     }
 
@@ -103,9 +104,9 @@ final class VideoService: LoopService {
         }
     }
 
-    private func isClip(_ key: String) -> Bool {
+    private func isClip(_ key: PageKey) -> Bool {
         if let lastAsked, lastAsked.key == key { return lastAsked.isClip }
-        let answer = ClipName.isClip(key)
+        let answer = !key.isPair && ClipName.isClip(key.first)
         lastAsked = (key, answer)
         return answer
     }
@@ -125,8 +126,8 @@ final class VideoService: LoopService {
             if player != nil, playerSettings != daemon.layout.cacheSettings(daemon.config) { restart(now: now) }
             // The album changed under the clip: it plays on under its new
             // index, or stops if it left.
-            if let player, daemon.album.key(item) != player.path {
-                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == player.path }) {
+            if let player, daemon.album.key(item) != PageKey(player.path) {
+                if let moved = (0..<daemon.album.count).first(where: { daemon.album.key($0) == PageKey(player.path) }) {
                     item = moved
                     playback.renumber(to: moved)
                 } else {
@@ -179,7 +180,8 @@ final class VideoService: LoopService {
             elapsed = { 0 }
         }
         playerSettings = daemon.layout.cacheSettings(config)
-        let player = ClipPlayer(path: key, settings: playerSettings!,
+        // A clip is always alone on its page.
+        let player = ClipPlayer(path: key.first, settings: playerSettings!,
                                 hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels,
                                 elapsed: elapsed) { bell.ring() }
         self.player = player
