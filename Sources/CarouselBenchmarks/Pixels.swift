@@ -174,14 +174,14 @@ struct PixelBenchmarks {
             _ = shell("convert -size 1920x1080 plasma:fractal -quality 85 \(folder)/src\(i).jpg 2>/dev/null")
         }
         for i in 0..<count { symlink("\(folder)/src\(i % 10).jpg", "\(sub)/img\(i).jpg") }
-        let paths = (0..<count).map { "\(sub)/img\($0).jpg" }
+        let pages = (0..<count).map { PageKey("\(sub)/img\($0).jpg") }
         let cache = ItemCache(settings: .init(itemSize: PixelSize(width: 1920, height: 1080), fit: .contain,
                                               background: .black, maxPixels: 64_000_000, budgetBytes: 64 << 20))
         var peak = 0
         let before = residentKB()
         for step in 0..<40 {
             let i = step * max(1, count / 40)
-            cache.want([paths[i % count], paths[(i + 1) % count], paths[(i + 2) % count], paths[(i + count - 1) % count]])
+            cache.want([pages[i % count], pages[(i + 1) % count], pages[(i + 2) % count], pages[(i + count - 1) % count]])
             cache.waitUntilIdle()
             peak = max(peak, residentKB())
         }

@@ -1,3 +1,4 @@
+import CarouselCore
 import CarouselImaging
 import CarouselRender
 #if canImport(Glibc)
@@ -52,7 +53,7 @@ struct PrepareBenchmarks {
             }
         }
         let prepare = measure("the cache's preparation (ItemCache.prepare)", operations: n, rounds: 3) {
-            paths.reduce(0) { $0 &+ ((try? ItemCache.prepare(path: $1, settings: settings))?.width ?? 0) }
+            paths.reduce(0) { $0 &+ ((try? ItemCache.prepare(PageKey($1), settings: settings))?.width ?? 0) }
         }
         let c = copy.perOperation[0]
         func line(_ r: Result) -> String {

@@ -42,7 +42,7 @@ public final class VideoService: LoopService {
     /// The last item key asked whether it is a clip, and the answer: every
     /// model change asks for the current item (each frame of a slide), and
     /// the name's extension need not be parsed again for the same key.
-    private var lastAsked: (key: String, isClip: Bool)?
+    private var lastAsked: (key: PageKey, isClip: Bool)?
 
     public init(context: ServiceContext) {
         self.context = context
@@ -92,9 +92,9 @@ public final class VideoService: LoopService {
         }
     }
 
-    private func isClip(_ key: String) -> Bool {
+    private func isClip(_ key: PageKey) -> Bool {
         if let lastAsked, lastAsked.key == key { return lastAsked.isClip }
-        let answer = ClipName.isClip(key)
+        let answer = !key.isPair && ClipName.isClip(key.first)
         lastAsked = (key, answer)
         return answer
     }
@@ -108,8 +108,8 @@ public final class VideoService: LoopService {
         if player != nil, playerSettings != pages.pictureSettings { restart(now: now) }
         // The album changed under the clip: it plays on under its new
         // index, or stops if it left.
-        if let player, pages.pageKey(item) != player.path {
-            if let moved = (0..<pages.pageCount).first(where: { pages.pageKey($0) == player.path }) {
+        if let player, pages.pageKey(item) != PageKey(player.path) {
+            if let moved = (0..<pages.pageCount).first(where: { pages.pageKey($0) == PageKey(player.path) }) {
                 item = moved
                 playback.renumber(to: moved)
             } else {
@@ -159,7 +159,8 @@ public final class VideoService: LoopService {
             elapsed = { 0 }
         }
         playerSettings = context.view.pictureSettings
-        let player = ClipPlayer(path: key, settings: playerSettings!,
+        // A clip is always alone on its page.
+        let player = ClipPlayer(path: key.first, settings: playerSettings!,
                                 hardware: config.video.hardware == .auto, maxPixels: config.video.maxPixels,
                                 elapsed: elapsed) { bell.ring() }
         self.player = player
@@ -185,7 +186,7 @@ public final class VideoService: LoopService {
         self.player = nil
         if current != nil {
             current = nil
-            context.ask(.picture(key: player.path, nil))
+            context.ask(.picture(key: PageKey(player.path), nil))
         }
     }
 
@@ -221,7 +222,7 @@ public final class VideoService: LoopService {
             takenAtPresented = context.view.framesPresented
             shown += 1
             droppedOnLoop += taken.dropped
-            context.ask(.picture(key: player.path, frame.picture))
+            context.ask(.picture(key: PageKey(player.path), frame.picture))
             if awaitingFirstFrame {
                 awaitingFirstFrame = false
                 if case .playing = playback.state { player.play(from: frame.time, at: now) } else { pausedAt = frame.time }

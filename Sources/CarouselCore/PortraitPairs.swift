@@ -23,24 +23,12 @@ public enum PortraitPairs {
         return pages
     }
 
-    /// The page keys of `paths` in order, portraits as `isPortrait` says
+    /// The pages of `paths` in order, portraits as `isPortrait` says
     /// paired: what a list of files shows as pages (`render`, `simulate`).
-    public static func keys(_ paths: [String], isPortrait: (String) -> Bool) -> [String] {
-        pages(portrait: paths.map(isPortrait)).map { key(paths[$0]) }
+    public static func keys(_ paths: [String], isPortrait: (String) -> Bool) -> [PageKey] {
+        pages(portrait: paths.map(isPortrait)).map { PageKey(paths: paths[$0]) }
     }
 
     /// Every picture alone on its page (pairing off).
     public static func singles(_ count: Int) -> [Range<Int>] { (0..<count).map { $0..<$0 + 1 } }
-
-    /// What stands between the paths of a page in its key (the decode
-    /// cache's name for the page's picture): no path holds a NUL.
-    public static let separator: Character = "\u{0}"
-
-    /// The key of a page showing `paths`: the path itself for one picture.
-    public static func key(_ paths: some Collection<String>) -> String { paths.joined(separator: String(separator)) }
-
-    /// The paths a page key names, in order (one for a single picture).
-    public static func paths(inKey key: String) -> [String] {
-        key.contains(separator) ? key.split(separator: separator, omittingEmptySubsequences: false).map(String.init) : [key]
-    }
 }

@@ -13,9 +13,9 @@ public struct AlbumState: Sendable {
     /// The pages, in order: ranges of `entries` covering it exactly. The
     /// model's items are pages.
     public private(set) var pages: [Range<Int>]
-    /// Each page's key for the decode cache (`PortraitPairs.key`: the path of
-    /// a picture alone), kept alongside: every frame looks pages up by index.
-    public private(set) var keys: [String]
+    /// Each page's key for the decode cache (the pictures it shows), kept
+    /// alongside: every frame looks pages up by index.
+    public private(set) var keys: [PageKey]
     /// `[images] pair_portraits` on a landscape screen: tells whether a
     /// picture would show as a portrait (read from its header, once per
     /// version of the file: `portraits`); nil, every picture alone.
@@ -55,7 +55,7 @@ public struct AlbumState: Sendable {
     public func path(_ index: Int) -> String? { paths.indices.contains(index) ? paths[index] : nil }
 
     /// The decode cache's key of page `index`, or nil out of range.
-    public func key(_ index: Int) -> String? { keys.indices.contains(index) ? keys[index] : nil }
+    public func key(_ index: Int) -> PageKey? { keys.indices.contains(index) ? keys[index] : nil }
 
     /// The paths of the pictures on page `index`, in order (none out of range).
     public func pictures(_ index: Int) -> [String] {
@@ -117,7 +117,7 @@ public struct AlbumState: Sendable {
     private mutating func regroup(_ groups: [Range<Int>]) {
         paths = entries.map(\.path)
         pages = groups
-        keys = groups.map { PortraitPairs.key(paths[$0]) }
+        keys = groups.map { PageKey(paths: paths[$0]) }
     }
 
     /// order = shuffle, with pairs: the pages the shuffle made stay together
@@ -271,7 +271,7 @@ public struct AlbumState: Sendable {
     /// ahead in the direction of travel (`direction` +1 forward, -1 back) and
     /// one behind, unless `behind` is false.
     public func wanted(onScreen: [Int], heading: [Int] = [], current: Int, direction: Int, wrap: Bool,
-                       behind: Bool = true) -> [String] {
+                       behind: Bool = true) -> [PageKey] {
         guard !keys.isEmpty else { return [] }
         var indices: [Int] = []
         for i in onScreen + heading where keys.indices.contains(i) && !indices.contains(i) { indices.append(i) }

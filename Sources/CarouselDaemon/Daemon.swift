@@ -271,7 +271,7 @@ public final class Daemon {
     var screenIsShowing: Bool { !power.isOff && backend.isPresent }
 
     /// What the screen shows for `key`: a playing clip's frame, else the decode cache's picture.
-    func picture(for key: String) -> DecodedImage? {
+    func picture(for key: PageKey) -> DecodedImage? {
         if let framed = frames.framed, framed.key == key { return framed.picture }
         return cache.image(for: key)
     }

@@ -61,7 +61,7 @@ public final class FramePath {
     private(set) var clockStamp: SceneStamp?
     /// A picture shown for a page instead of its decoded one: a playing
     /// clip's frame (the clip's service asks for it).
-    var framed: (key: String, picture: DecodedImage)?
+    var framed: (key: PageKey, picture: DecodedImage)?
     /// The content moves with time (a settle, momentum, an animation, a
     /// drift), as the model's effects said: draw every frame until it stops.
     private(set) var moving = false
@@ -271,12 +271,12 @@ public final class FramePath {
     /// then the screen-size picture is scaled up), and lets it go after.
     private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
         let model = daemon.model, cache = daemon.cache
-        guard let view = model.zoomView(at: time), let path = daemon.album.key(view.item) else {
-            cache.wantZoom(path: nil, scale: 1)
+        guard let view = model.zoomView(at: time), let key = daemon.album.key(view.item) else {
+            cache.wantZoom(nil, scale: 1)
             return nil
         }
-        cache.wantZoom(path: path, scale: max(view.scale, model.zoomTarget))
-        return ZoomLayer(view: view, picture: cache.zoomImage(for: path))
+        cache.wantZoom(key, scale: max(view.scale, model.zoomTarget))
+        return ZoomLayer(view: view, picture: cache.zoomImage(for: key))
     }
 
     /// Asks the decode cache for what the screen shows at offset `x`, then
@@ -317,7 +317,7 @@ public final class FramePath {
         var current: Int
         var direction: Int
         var wrap: Bool
-        var playing: String?
+        var playing: PageKey?
         var behind: Bool
     }
 

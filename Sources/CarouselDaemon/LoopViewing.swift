@@ -10,11 +10,11 @@ import CarouselText
 /// (`ServiceContext.view`); they never see `Daemon` itself.
 extension Daemon: LoopView {
     public var pageCount: Int { album.count }
-    public func pageKey(_ page: Int) -> String? { album.key(page) }
+    public func pageKey(_ page: Int) -> PageKey? { album.key(page) }
     public var framesPresented: Int { frames.pacer.framesPresented }
     public var pictureSettings: ItemCache.Settings { layout.cacheSettings(config) }
     public var screen: ScreenFacts { layout.screenFacts(config) }
-    public func awaitsDecode(_ key: String) -> Bool { cache.missing.contains(key) }
+    public func awaitsDecode(_ key: PageKey) -> Bool { cache.missing.contains(key) }
     public var now: Int64 { clock() }
 }
 

@@ -14,8 +14,9 @@ import CarouselSimulation
 public struct SimulationSession {
     let script: SimulationScript
     let base: Configuration
-    /// The pictures of `frame` steps: those of the configured folder or list.
-    let paths: [String]
+    /// The pages of `frame` steps: the pictures of the configured folder or
+    /// list, one a page or with portraits paired.
+    let pages: [PageKey]
     let itemCount: Int
 
     /// The script text at `path`, or standard input for "-".
@@ -35,24 +36,26 @@ public struct SimulationSession {
     public init(script text: String, base: Configuration, listsImages: Bool) throws(ScriptError) {
         script = try SimulationScript.parse(text, configuration: base)
         self.base = base
-        var paths: [String] = []
+        var pages: [PageKey] = []
         var count = script.itemCount
         if listsImages {
             do {
-                paths = try base.listedImagePaths()
+                let paths = try base.listedImagePaths()
                 // With pair_portraits on a landscape layout, an item is a page of one or two pictures.
                 let effective = script.configuration(base: base)
                 if Self.layout(effective, script).pairsPortraits(effective) {
-                    paths = PortraitPairs.keys(paths, isPortrait: Layout.isPortrait(path:))
+                    pages = PortraitPairs.keys(paths, isPortrait: Layout.isPortrait(path:))
+                } else {
+                    pages = paths.map(PageKey.init)
                 }
-                if !script.itemCountGiven { count = paths.count }
+                if !script.itemCountGiven { count = pages.count }
             } catch {
                 if script.hasFrames || !script.itemCountGiven {
                     log(.warning, "\(error); simulating \(count) items without pictures")
                 }
             }
         }
-        self.paths = paths
+        self.pages = pages
         itemCount = count
     }
 
@@ -93,7 +96,7 @@ public struct SimulationSession {
     /// The daemon's painter for the script's size, turned as configured.
     private func makePainter(_ effective: Configuration) -> FramePainter {
         // Captions as the daemon draws them; no clock (scripts run on a virtual clock).
-        Layout.stillPainter(effective, panel: Self.panel(effective, script), paths: paths)
+        Layout.stillPainter(effective, panel: Self.panel(effective, script), pages: pages)
     }
 
     /// One `frame` step's PNG; the error's text when it cannot be written.

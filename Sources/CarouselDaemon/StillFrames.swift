@@ -9,17 +9,17 @@ import CarouselRender
 /// them: `carouseld render` (one frame at an offset) and `carouseld
 /// simulate`'s `frame` steps.
 extension Layout {
-    /// A painter of `config`'s pictures on a panel of `panel` pixels, with
-    /// its layout, style, cache budget and captions.
-    public static func stillPainter(_ config: Configuration, panel: PixelSize, paths: [String]) -> FramePainter {
-        stillPainter(config, layout: Layout(config: config, backend: OffscreenBackend(size: panel)), paths: paths)
+    /// A painter of `pages` of `config`'s pictures on a panel of `panel`
+    /// pixels, with its layout, style, cache budget and captions.
+    public static func stillPainter(_ config: Configuration, panel: PixelSize, pages: [PageKey]) -> FramePainter {
+        stillPainter(config, layout: Layout(config: config, backend: OffscreenBackend(size: panel)), pages: pages)
     }
 
-    private static func stillPainter(_ config: Configuration, layout: Layout, paths: [String]) -> FramePainter {
+    private static func stillPainter(_ config: Configuration, layout: Layout, pages: [PageKey]) -> FramePainter {
         let panel = layout.compositor.panel
         let logical = config.rotation.logicalSize(panelWidth: panel.width, panelHeight: panel.height)
         return FramePainter(panel: panel, rotation: config.rotation, settings: config.carousel, style: config.renderStyle,
-                            paths: paths, maxPixels: config.images.maxPixels,
+                            pages: pages, maxPixels: config.images.maxPixels,
                             // Nothing kept for pages paged past: a still is one frame.
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height),
                                                            boardMemory: 0),
@@ -37,7 +37,7 @@ extension Layout {
     public static func still(_ config: Configuration, panel: PixelSize, paths: [String], offset: Double,
                              clock time: (hour: Int, minute: Int), zoom: ZoomView?, crossfade: Double?) -> Frame {
         let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
-        let painter = stillPainter(config, layout: layout, paths: paths)
+        let painter = stillPainter(config, layout: layout, pages: paths.map(PageKey.init))
         painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
         painter.textStamp = layout.textFileStamp(config)
         if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
@@ -46,7 +46,7 @@ extension Layout {
         // A file that changed since (or fails only at the frame's size) is
         // skipped as met: paint again until every item on screen decoded.
         while true {
-            let count = painter.paths.count
+            let count = painter.pages.count
             let lattice = PageLattice(count: count, settings: config.carousel)
             let page = lattice.cyclePage(lattice.nearestPage(to: offset))
             let zoomed = zoom.map { view -> ZoomView in

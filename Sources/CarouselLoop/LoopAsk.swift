@@ -33,7 +33,7 @@ public enum LoopAsk {
     case stamp(StampSlot, SceneStamp?)
     /// The picture to show for the page `key` instead of its decoded one
     /// (a playing clip's frame); nil: the decoded one again.
-    case picture(key: String, DecodedImage?)
+    case picture(key: PageKey, DecodedImage?)
     /// A presence sensor's word at `time` (µs, CLOCK_MONOTONIC: its edge's own stamp).
     case presence(Bool, at: Int64)
     /// The presence sensor went or changed: nobody is taken to be there.

@@ -16,7 +16,7 @@ public protocol LoopView: AnyObject {
     /// How many pages the album makes, and the key of page `page` (its
     /// picture's path; the decode cache's name for it).
     var pageCount: Int { get }
-    func pageKey(_ page: Int) -> String?
+    func pageKey(_ page: Int) -> PageKey?
     /// The display is switched off (`display off`, the idle rule, the schedule).
     var displayIsOff: Bool { get }
     /// Frames handed to the display since start.
@@ -29,7 +29,7 @@ public protocol LoopView: AnyObject {
     /// Whether the loop's clock is the monotonic clock (false: a test's manual clock).
     var realTime: Bool { get }
     /// Whether the decoder still owes the picture of `key` it was asked for.
-    func awaitsDecode(_ key: String) -> Bool
+    func awaitsDecode(_ key: PageKey) -> Bool
     /// The loop's clock now (µs).
     var now: Int64 { get }
     /// Milliseconds since the daemon started: the clock of `uptime_ms` and event `t`.

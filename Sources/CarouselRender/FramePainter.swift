@@ -9,7 +9,8 @@ public final class FramePainter {
     public let compositor: Compositor
     public let rotation: Rotation
     public let panel: PixelSize
-    public private(set) var paths: [String]
+    /// The pages, in order: item `i` shows `pages[i]`.
+    public private(set) var pages: [PageKey]
     public let cache: ItemCache
     private let writer: ScreenWriter
     private let settings: CarouselSettings
@@ -24,11 +25,12 @@ public final class FramePainter {
     /// orientation `rotation` gives and written turned. `caption`: captions
     /// drawn into the pictures (`[overlay] caption`).
     public init(panel: PixelSize, rotation: Rotation, settings: CarouselSettings, style: RenderStyle,
-                paths: [String], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0,
+                pages: [PageKey], maxPixels: Int, budgetBytes: Int, caption: Captioning? = nil, pairGap: Int = 0,
                 clipMaxPixels: Int = 8_294_400, decodeBudget: Int = .max) {
         self.panel = panel
         self.rotation = rotation
-        self.paths = paths
+        self.pages = pages
+        pictures = pages.flatMap(\.paths)
         self.settings = settings
         fit = style.fit
         self.maxPixels = maxPixels
@@ -50,19 +52,13 @@ public final class FramePainter {
     /// `removeUndecodable`, as the running carousel pairs what shows.
     public func pairPortraits(_ isPortrait: @escaping (String) -> Bool) {
         pairing = isPortrait
-        pictures = paths
-        regroup()
+        pages = PortraitPairs.keys(pictures, isPortrait: isPortrait)
     }
 
-    /// `pairPortraits`' rule, and the pictures it pairs: a picture that
-    /// fails later leaves, and the rest pair again as the daemon pairs them.
+    /// `pairPortraits`' rule, and the pictures the pages show: a picture
+    /// that fails later leaves, and the rest pair again as the daemon pairs them.
     private var pairing: ((String) -> Bool)?
-    private var pictures: [String] = []
-
-    private func regroup() {
-        guard let pairing else { return }
-        paths = PortraitPairs.keys(pictures, isPortrait: pairing)
-    }
+    private var pictures: [String]
 
     /// Decodes every file once (at the item size, then lets the pixels go)
     /// and leaves out those that fail, in list order. After this, item `i`
@@ -71,7 +67,7 @@ public final class FramePainter {
     /// not decoded yet (and `render` named only the broken files it met).
     public func removeUndecodable() -> [ItemCache.Failure] {
         var failures: [ItemCache.Failure] = []
-        for path in paths {
+        for path in pictures {
             do {
                 // A clip shows its first frame, as on the running carousel.
                 if ClipName.isClip(path) {
@@ -83,24 +79,28 @@ public final class FramePainter {
             } catch let failure as ItemCache.Failure {
                 failures.append(failure)
             } catch {
-                failures.append(ItemCache.Failure(path: path, message: "\(error)"))
+                failures.append(ItemCache.Failure(key: PageKey(path), message: "\(error)"))
             }
         }
-        remove(failures.map(\.path))
+        remove(failures.map(\.file))
         return failures
     }
 
     /// Leaves the files `failed` out of the list (files that could not be
-    /// decoded are skipped); paired pictures pair again without them.
+    /// decoded are skipped): with `pairPortraits`, the pictures left pair
+    /// again; without, a page showing a failed file leaves.
     public func remove(_ failed: [String]) {
         let set = Set(failed)
-        paths.removeAll { set.contains($0) }
         pictures.removeAll { set.contains($0) }
-        regroup()
+        if let pairing {
+            pages = PortraitPairs.keys(pictures, isPortrait: pairing)
+        } else {
+            pages.removeAll { $0.paths.contains(where: set.contains) }
+        }
     }
 
     /// The frame at `offset` (unwrapped items) with `count` items, of which
-    /// item `i` shows `paths[i]` (items past the list are background).
+    /// item `i` shows `pages[i]` (items past the list are background).
     /// Returns the panel-oriented frame and the files that failed to decode.
     /// With `crossfade`, the frame of that crossfade (`offset` is then unused).
     /// `zoom`: the zoomed picture, drawn from a decode at the resolution
@@ -109,13 +109,13 @@ public final class FramePainter {
                       zoom: ZoomView? = nil) -> (frame: Frame, failures: [ItemCache.Failure]) {
         let offsets = crossfade.map { [$0.from, $0.to] } ?? [offset]
         let placed = offsets.flatMap { compositor.placements(offset: $0, count: count, wrap: settings.wrap) }
-        let wanted = placed.compactMap { $0.index < paths.count ? paths[$0.index] : nil }
+        let wanted = placed.compactMap { $0.index < pages.count ? pages[$0.index] : nil }
         cache.want(wanted)
-        let zoomPath = zoom.flatMap { $0.item < paths.count ? paths[$0.item] : nil }
-        cache.wantZoom(path: zoomPath, scale: zoom?.scale ?? 1)
+        let zoomPage = zoom.flatMap { $0.item < pages.count ? pages[$0.item] : nil }
+        cache.wantZoom(zoomPage, scale: zoom?.scale ?? 1)
         cache.waitUntilIdle()
-        let image = { (i: Int) in i < self.paths.count ? self.cache.image(for: self.paths[i]) : nil }
-        let layer = zoom.map { ZoomLayer(view: $0, picture: zoomPath.flatMap(cache.zoomImage(for:))) }
+        let image = { (i: Int) in i < self.pages.count ? self.cache.image(for: self.pages[i]) : nil }
+        let layer = zoom.map { ZoomLayer(view: $0, picture: zoomPage.flatMap(cache.zoomImage(for:))) }
         compositor.layOut(&writer.scene, offset: offsets[0], count: count, wrap: settings.wrap, page: page,
                           pageCount: pageCount, zoom: layer, image: image)
         writer.fade = crossfade?.fraction

@@ -66,37 +66,37 @@ public final class ItemCache: Sendable {
 
     /// A file that could not be shown, and why (one line for the log).
     public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
-        /// The key asked for: a picture's path, or a pair's (`PortraitPairs.key`).
-        public var path: String
+        /// The page asked for: a picture alone, or a pair.
+        public var key: PageKey
         public var message: String
-        /// The file that failed: `path`, or the pair's picture that did.
+        /// The file that failed: `key`'s picture, or the pair's picture that did.
         public var file: String
         public var description: String { message }
 
-        public init(path: String, message: String, file: String? = nil) {
-            self.path = path
+        public init(key: PageKey, message: String, file: String? = nil) {
+            self.key = key
             self.message = message
-            self.file = file ?? path
+            self.file = file ?? key.first
         }
     }
 
     private struct State {
         var settings: Settings
-        var ready: [String: DecodedImage] = [:]
-        var lastUse: [String: UInt64] = [:]
-        var failed: [String: String] = [:]
-        var wanted: [String] = []
+        var ready: [PageKey: DecodedImage] = [:]
+        var lastUse: [PageKey: UInt64] = [:]
+        var failed: [PageKey: String] = [:]
+        var wanted: [PageKey] = []
         var working = false
         var bytes = 0
         var useClock: UInt64 = 0
         var newFailures: [Failure] = []
         /// Bumped by `reset`: a decode started under older settings is thrown away.
         var generation = 0
-        /// The file being decoded now (one decoder thread), and whether
-        /// `forget` named it meanwhile: a decode of a file that changed on disk
+        /// The page being decoded now (one decoder thread), and whether
+        /// `forget` named its file meanwhile: a decode of a file that changed on disk
         /// while it ran (a half-copied file completed, a file replaced) is
         /// thrown away, success or failure, and the file is decoded again.
-        var inFlight: String?
+        var inFlight: PageKey?
         var inFlightForgotten = false
         /// The picture a zoom needs at more than the screen's resolution, and
         /// the zoom factor it needs (see `wantZoom`).
@@ -104,12 +104,12 @@ public final class ItemCache: Sendable {
         /// What the decoder made for it: `image` nil when the file has no
         /// more pixels than the screen-size picture (the renderer scales that up).
         var zoomHeld: (decode: ZoomDecode, image: DecodedImage?)?
-        var zoomFailed: String?
+        var zoomFailed: PageKey?
 
         var zoomMissing: Bool {
-            guard let want = zoomWant, zoomFailed != want.path else { return false }
+            guard let want = zoomWant, zoomFailed != want.key else { return false }
             guard let held = zoomHeld else { return true }
-            return held.decode.path != want.path || held.decode.factor < want.factor
+            return held.decode.key != want.key || held.decode.factor < want.factor
         }
 
         /// Whether the decoder must be started: something wanted is neither
@@ -124,7 +124,7 @@ public final class ItemCache: Sendable {
     }
 
     struct ZoomDecode: Equatable {
-        var path: String
+        var key: PageKey
         var factor: Double
     }
 
@@ -134,9 +134,9 @@ public final class ItemCache: Sendable {
     /// codec's buffers) is paid once, never once per core.
     private let queue = DispatchQueue(label: "carouseld.decoder", qos: .utility)
     private let onReady: @Sendable () -> Void
-    /// Reads, decodes and scales one file (a seam for tests that must hold a
-    /// decode in flight; the real one is `prepare`).
-    public typealias Prepare = @Sendable (_ path: String, _ settings: Settings) throws -> DecodedImage
+    /// Reads, decodes and scales one page's pictures (a seam for tests that
+    /// must hold a decode in flight; the real one is `prepare`).
+    public typealias Prepare = @Sendable (_ key: PageKey, _ settings: Settings) throws -> DecodedImage
     private let prepare: Prepare
 
     public convenience init(settings: Settings, onReady: @escaping @Sendable () -> Void = {}) {
@@ -149,18 +149,17 @@ public final class ItemCache: Sendable {
         self.onReady = onReady
     }
 
-    /// The picture for `path` as the cache keeps it: decoded for the item
-    /// size and fit, scaled onto exactly the item size, its caption drawn
-    /// over it (in the item's upright orientation), then turned to the
+    /// The picture for page `key` as the cache keeps it: decoded for the
+    /// item size and fit, scaled onto exactly the item size, its caption
+    /// drawn over it (in the item's upright orientation), then turned to the
     /// panel's orientation.
     ///
-    /// A pair's key (`PortraitPairs.key`) makes one picture of the item size:
-    /// each picture prepared for its half as a picture alone is for the whole
-    /// (fit, blurred fill, its own caption), with `pairGap` of background
-    /// between them.
-    public static func prepare(path: String, settings: Settings) throws -> DecodedImage {
-        let pair = PortraitPairs.paths(inKey: path)
-        if pair.count == 2 { return try preparePair(pair, settings: settings, factor: 1).turned(settings.rotation) }
+    /// A pair makes one picture of the item size: each picture prepared for
+    /// its half as a picture alone is for the whole (fit, blurred fill, its
+    /// own caption), with `pairGap` of background between them.
+    public static func prepare(_ key: PageKey, settings: Settings) throws -> DecodedImage {
+        if key.isPair { return try preparePair(key, settings: settings, factor: 1).turned(settings.rotation) }
+        let path = key.first
         // A picture the item's size that nothing is drawn over or turned is
         // kept as it is decoded: straight to 3 bytes a pixel, no 32-bit
         // copy on the way (issue 31: the memory and the packing pass).
@@ -181,7 +180,7 @@ public final class ItemCache: Sendable {
             return try VideoDecoder.poster(path: path, maxPixels: settings.clipMaxPixels,
                                            maxSide: 2 * max(item.width, item.height))
         } catch {
-            throw Failure(path: path, message: error.description)
+            throw Failure(key: PageKey(path), message: error.description)
         }
     }
 
@@ -193,25 +192,25 @@ public final class ItemCache: Sendable {
                 PixelSize(width: max(box.width - gap - left, 1), height: box.height), left + gap)
     }
 
-    /// The pair `paths` side by side on the item size times `factor`, upright;
+    /// The pair `key` side by side on the item size times `factor`, upright;
     /// throws a `Failure` naming the picture that could not be decoded.
-    static func preparePair(_ paths: [String], settings: Settings, factor: Double,
+    static func preparePair(_ key: PageKey, settings: Settings, factor: Double,
                             decodedSize: ((Int, PixelSize) -> Void)? = nil) throws -> DecodedImage {
         let item = settings.itemSize
         let box = PixelSize(width: max(1, Int((Double(item.width) * factor).rounded())),
                             height: max(1, Int((Double(item.height) * factor).rounded())))
         let halves = pairHalves(box: box, gap: Int((Double(settings.pairGap) * factor).rounded()))
         var pictures: [DecodedImage] = []
-        for (i, (path, half)) in zip(paths, [halves.left, halves.right]).enumerated() {
+        for (i, (path, half)) in zip(key.paths, [halves.left, halves.right]).enumerated() {
             do {
                 let decoded = try ImageDecoder.decode(path: path, targetSize: half, fit: settings.fit,
                                                       maxPixels: settings.maxPixels, decodeBudget: settings.decodeBudget)
                 decodedSize?(i, decoded.size)
                 pictures.append(try finish(decoded, path: path, settings: settings, box: half, factor: factor))
             } catch let error as ImageError {
-                throw Failure(path: PortraitPairs.key(paths), message: error.description, file: path)
+                throw Failure(key: key, message: error.description, file: path)
             } catch {
-                throw Failure(path: PortraitPairs.key(paths), message: "\(path): \(error)", file: path)
+                throw Failure(key: key, message: "\(path): \(error)", file: path)
             }
         }
         return try DecodedImage.sideBySide(pictures[0], pictures[1], x: halves.rightX, width: box.width,
@@ -238,17 +237,17 @@ public final class ItemCache: Sendable {
         return scaled
     }
 
-    /// The prepared picture for `path`, or `nil` if it is not ready (yet).
-    public func image(for path: String) -> DecodedImage? {
+    /// The prepared picture for page `key`, or `nil` if it is not ready (yet).
+    public func image(for key: PageKey) -> DecodedImage? {
         state.withLock { s in
-            guard let image = s.ready[path] else { return nil }
+            guard let image = s.ready[key] else { return nil }
             s.useClock += 1
-            s.lastUse[path] = s.useClock
+            s.lastUse[key] = s.useClock
             return image
         }
     }
 
-    /// Asks for `path` decoded for a zoom at `scale` (`nil`: no zoom; the
+    /// Asks for page `key` decoded for a zoom at `scale` (`nil`: no zoom; the
     /// picture held for one is let go). The decode is made off the loop at
     /// the scale rounded up to a half, within `[images] max_pixels`, the
     /// largest picture pixman and the decoder take, the file's own pixels
@@ -256,38 +255,37 @@ public final class ItemCache: Sendable {
     /// screen's pictures. Until it is ready (`zoomImage`), the renderer
     /// scales the screen-size picture up. Fit `none` draws pictures
     /// unscaled, so a zoom of one always scales the screen picture.
-    public func wantZoom(path: String?, scale: Double) {
+    public func wantZoom(_ key: PageKey?, scale: Double) {
         let start = state.withLock { s -> Bool in
-            // A clip is zoomed from its frame on screen (a decode of the
-            // file as a picture would read all of it to fail).
-            guard let path, scale > 1, s.settings.fit != .none, !ClipName.isClip(path) else {
+            // A clip (always alone on its page) is zoomed from its frame on
+            // screen (a decode of the file as a picture would read all of it to fail).
+            guard let key, scale > 1, s.settings.fit != .none, key.isPair || !ClipName.isClip(key.first) else {
                 s.zoomWant = nil
                 s.zoomHeld = nil
                 return false
             }
-            let want = ZoomDecode(path: path, factor: (scale * 2).rounded(.up) / 2)
-            if s.zoomWant?.path != path { s.zoomHeld = nil }
+            let want = ZoomDecode(key: key, factor: (scale * 2).rounded(.up) / 2)
+            if s.zoomWant?.key != key { s.zoomHeld = nil }
             // Only ever more: a zoom coming back keeps the sharper picture.
-            if let held = s.zoomWant, held.path == path, held.factor >= want.factor { return false }
+            if let held = s.zoomWant, held.key == key, held.factor >= want.factor { return false }
             s.zoomWant = want
             return s.startIfMissing()
         }
         if start { queue.async { self.work() } }
     }
 
-    /// The decode made for a zoom of `path`, if one is ready and has more
-    /// pixels than the screen-size picture.
-    public func zoomImage(for path: String) -> DecodedImage? {
-        state.withLock { s in s.zoomHeld?.decode.path == path ? s.zoomHeld?.image : nil }
+    /// The decode made for a zoom of page `key`, if one is ready and has
+    /// more pixels than the screen-size picture.
+    public func zoomImage(for key: PageKey) -> DecodedImage? {
+        state.withLock { s in s.zoomHeld?.decode.key == key ? s.zoomHeld?.image : nil }
     }
 
-    /// The picture for `path` decoded for a zoom by `factor` (times the
+    /// The picture for page `key` decoded for a zoom by `factor` (times the
     /// item size, at most): `nil` when the file has no more pixels than the
     /// screen-size picture shows.
-    static func prepareZoom(path: String, settings: Settings, factor: Double) throws -> DecodedImage? {
+    static func prepareZoom(_ key: PageKey, settings: Settings, factor: Double) throws -> DecodedImage? {
         let item = settings.itemSize
-        let pair = PortraitPairs.paths(inKey: path)
-        if pair.count == 2 {
+        if key.isPair {
             // No more than the sharper picture has: its size over its half's.
             let half = pairHalves(box: item, gap: settings.pairGap).left
             var native = 1.0
@@ -296,11 +294,12 @@ public final class ItemCache: Sendable {
                 native = max(native, Double(size.width) / Double(max(fitted.width, 1)),
                              Double(size.height) / Double(max(fitted.height, 1)))
             }
-            let picture = try preparePair(pair, settings: settings, factor: factor, decodedSize: fittedRatio)
+            let picture = try preparePair(key, settings: settings, factor: factor, decodedSize: fittedRatio)
             let f = min(factor, native)
             guard f > 1.05 else { return nil }
-            return try (f < factor ? preparePair(pair, settings: settings, factor: f) : picture).turned(settings.rotation)
+            return try (f < factor ? preparePair(key, settings: settings, factor: f) : picture).turned(settings.rotation)
         }
+        let path = key.first
         func box(_ f: Double) -> PixelSize {
             PixelSize(width: max(1, Int((Double(item.width) * f).rounded())), height: max(1, Int((Double(item.height) * f).rounded())))
         }
@@ -324,8 +323,8 @@ public final class ItemCache: Sendable {
     /// What pictures are prepared for now.
     public var settings: Settings { state.withLock { $0.settings } }
 
-    /// Whether `path` failed to decode (it should be skipped).
-    public func failure(for path: String) -> String? { state.withLock { $0.failed[path] } }
+    /// Why page `key` failed to decode, if it did (it should be skipped).
+    public func failure(for key: PageKey) -> String? { state.withLock { $0.failed[key] } }
 
     /// Sets what should be ready, most important first (on screen, then the
     /// neighbours in the direction of motion), and starts decoding what is missing.
@@ -336,14 +335,14 @@ public final class ItemCache: Sendable {
     ///
     /// Pictures no longer wanted are let go at once: the cache holds what
     /// the screen needs, not what fits in the budget (which only bounds it).
-    public func want(_ paths: [String]) {
+    public func want(_ keys: [PageKey]) {
         let start = state.withLock { s -> Bool in
-            guard paths != s.wanted else { return false }
-            s.wanted = paths
-            let keep = Set(paths)
-            for path in s.ready.keys where !s.settings.keepsUnwanted && !keep.contains(path) {
-                s.bytes -= s.ready.removeValue(forKey: path)!.byteCount
-                s.lastUse[path] = nil
+            guard keys != s.wanted else { return false }
+            s.wanted = keys
+            let keep = Set(keys)
+            for key in s.ready.keys where !s.settings.keepsUnwanted && !keep.contains(key) {
+                s.bytes -= s.ready.removeValue(forKey: key)!.byteCount
+                s.lastUse[key] = nil
             }
             return s.startIfMissing()
         }
@@ -368,7 +367,7 @@ public final class ItemCache: Sendable {
 
     /// The wanted pictures neither ready nor known broken: none once the
     /// decoder has caught up, unless the budget had no room for them.
-    public var missing: [String] {
+    public var missing: [PageKey] {
         state.withLock { s in s.wanted.filter { s.ready[$0] == nil && s.failed[$0] == nil } }
     }
 
@@ -395,22 +394,21 @@ public final class ItemCache: Sendable {
         if start { queue.async { self.work() } }
     }
 
-    /// Forgets `paths` (files replaced or removed on disk): they are decoded again if wanted.
+    /// Forgets the files at `paths` (replaced or removed on disk): the pages
+    /// showing them are decoded again if wanted.
     public func forget(_ paths: [String]) {
         let start = state.withLock { s -> Bool in
             // A pair's picture made of a forgotten file goes with it.
             let named = Set(paths)
-            let keys = Set(s.ready.keys).union(s.failed.keys).union([s.inFlight, s.zoomHeld?.decode.path].compactMap { $0 })
-            let paths = paths + keys.filter { $0.contains(PortraitPairs.separator)
-                && PortraitPairs.paths(inKey: $0).contains(where: named.contains) }
-            for p in paths {
-                if let image = s.ready.removeValue(forKey: p) { s.bytes -= image.byteCount }
-                s.lastUse[p] = nil
-                s.failed[p] = nil
+            func stale(_ key: PageKey) -> Bool { key.paths.contains(where: named.contains) }
+            for key in Set(s.ready.keys).union(s.failed.keys) where stale(key) {
+                if let image = s.ready.removeValue(forKey: key) { s.bytes -= image.byteCount }
+                s.lastUse[key] = nil
+                s.failed[key] = nil
             }
-            if let p = s.inFlight, paths.contains(p) { s.inFlightForgotten = true }
-            if let held = s.zoomHeld, paths.contains(held.decode.path) { s.zoomHeld = nil }
-            if let failed = s.zoomFailed, paths.contains(failed) { s.zoomFailed = nil }
+            if let key = s.inFlight, stale(key) { s.inFlightForgotten = true }
+            if let held = s.zoomHeld, stale(held.decode.key) { s.zoomHeld = nil }
+            if let failed = s.zoomFailed, stale(failed) { s.zoomFailed = nil }
             return s.startIfMissing()
         }
         if start { queue.async { self.work() } }
@@ -426,14 +424,14 @@ public final class ItemCache: Sendable {
         ThreadPriority.yieldToTheLoop()
         while let job = nextJob() {
             if let zoom = job.zoom {
-                let image = Result { try Self.prepareZoom(path: zoom.path, settings: job.settings, factor: zoom.factor) }
+                let image = Result { try Self.prepareZoom(zoom.key, settings: job.settings, factor: zoom.factor) }
                 state.withLock { s in
                     defer { s.inFlight = nil }
-                    guard s.generation == job.generation, !s.inFlightForgotten, s.zoomWant?.path == zoom.path else { return }
+                    guard s.generation == job.generation, !s.inFlightForgotten, s.zoomWant?.key == zoom.key else { return }
                     switch image {
-                    case .success(let picture): s.zoomHeld = (ZoomDecode(path: zoom.path, factor: job.zoomAsked), picture)
+                    case .success(let picture): s.zoomHeld = (ZoomDecode(key: zoom.key, factor: job.zoomAsked), picture)
                     // Not one line more in the log: the screen-size decode reports a broken file.
-                    case .failure: s.zoomFailed = zoom.path
+                    case .failure: s.zoomFailed = zoom.key
                     }
                 }
                 onReady()
@@ -441,16 +439,16 @@ public final class ItemCache: Sendable {
             }
             let result: Result<DecodedImage, Failure>
             do {
-                var image = try prepare(job.path, job.settings)
+                var image = try prepare(job.key, job.settings)
                 // Kept at 3 bytes a pixel, packed in place: the picture is this decode's own.
                 if isKnownUniquelyReferenced(&image) { image = image.packed() }
                 result = .success(image)
             } catch let failure as Failure {
                 result = .failure(failure)
             } catch let error as ImageError {
-                result = .failure(Failure(path: job.path, message: error.description))
+                result = .failure(Failure(key: job.key, message: error.description))
             } catch {
-                result = .failure(Failure(path: job.path, message: "\(job.path): \(error)"))
+                result = .failure(Failure(key: job.key, message: "\(job.key): \(error)"))
             }
             state.withLock { s in
                 defer { s.inFlight = nil }
@@ -458,13 +456,13 @@ public final class ItemCache: Sendable {
                 switch result {
                 case .success(let image):
                     // No longer wanted (the carousel moved on while it decoded): not kept.
-                    guard s.settings.keepsUnwanted || s.wanted.contains(job.path) else { return }
-                    s.ready[job.path] = image
+                    guard s.settings.keepsUnwanted || s.wanted.contains(job.key) else { return }
+                    s.ready[job.key] = image
                     s.bytes += image.byteCount
                     s.useClock += 1
-                    s.lastUse[job.path] = s.useClock
+                    s.lastUse[job.key] = s.useClock
                 case .failure(let failure):
-                    s.failed[job.path] = failure.message
+                    s.failed[job.key] = failure.message
                     s.newFailures.append(failure)
                 }
             }
@@ -473,7 +471,7 @@ public final class ItemCache: Sendable {
     }
 
     private struct Job {
-        var path: String
+        var key: PageKey
         var settings: Settings
         var generation: Int
         /// A decode for a zoom, at this factor, for a zoom that asked `zoomAsked`.
@@ -487,7 +485,7 @@ public final class ItemCache: Sendable {
         state.withLock { s -> Job? in
             let itemBytes = Self.keptBytes(s.settings.itemSize)
             let wantedSet = Set(s.wanted)
-            for (rank, path) in s.wanted.enumerated() where s.ready[path] == nil && s.failed[path] == nil {
+            for (rank, key) in s.wanted.enumerated() where s.ready[key] == nil && s.failed[key] == nil {
                 // Make room by dropping pictures nobody wants, the one shown
                 // last first: when an album does not fit, the pictures kept
                 // then stay and are shown without a decode on every pass,
@@ -502,9 +500,9 @@ public final class ItemCache: Sendable {
                 // The first picture (on screen) is decoded whatever the budget;
                 // the rest only while they fit.
                 if rank > 0, s.bytes + itemBytes > s.settings.budgetBytes { break }
-                s.inFlight = path
+                s.inFlight = key
                 s.inFlightForgotten = false
-                return Job(path: path, settings: s.settings, generation: s.generation)
+                return Job(key: key, settings: s.settings, generation: s.generation)
             }
             // The screen's pictures first; then the zoomed one, sharper.
             if s.zoomMissing, var want = s.zoomWant, s.wanted.allSatisfy({ s.ready[$0] != nil || s.failed[$0] != nil }) {
@@ -520,15 +518,15 @@ public final class ItemCache: Sendable {
                 if want.factor > limit {
                     want.factor = limit
                     if limit <= 1.05 {
-                        s.zoomHeld = (ZoomDecode(path: want.path, factor: asked), nil)
+                        s.zoomHeld = (ZoomDecode(key: want.key, factor: asked), nil)
                         s.working = false
                         return nil
                     }
                 }
-                s.inFlight = want.path
+                s.inFlight = want.key
                 s.inFlightForgotten = false
-                return Job(path: want.path, settings: s.settings, generation: s.generation,
-                           zoom: ZoomDecode(path: want.path, factor: want.factor), zoomAsked: asked)
+                return Job(key: want.key, settings: s.settings, generation: s.generation,
+                           zoom: ZoomDecode(key: want.key, factor: want.factor), zoomAsked: asked)
             }
             s.working = false
             return nil

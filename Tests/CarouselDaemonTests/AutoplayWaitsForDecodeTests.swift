@@ -15,13 +15,13 @@ struct AutoplayWaitsForDecodeTests {
     @Test("the moment passes on the picture on screen while the next is decoded; it slides once that is ready")
     func waitsThenSlides() throws {
         let gate = DispatchSemaphore(value: 0)
-        let d = try OffscreenDaemon(prepare: { path, settings in
+        let d = try OffscreenDaemon(prepare: { key, settings in
             // The second picture's decode is held until the test lets it go.
-            if path.hasSuffix("02-sunset.jpg") {
+            if key.first.hasSuffix("02-sunset.jpg") {
                 gate.wait()
                 gate.signal()
             }
-            return try ItemCache.prepare(path: path, settings: settings)
+            return try ItemCache.prepare(key, settings: settings)
         })
         defer { gate.signal() }
         let first = try #require(d.daemon.album.key(0)), second = try #require(d.daemon.album.key(1))

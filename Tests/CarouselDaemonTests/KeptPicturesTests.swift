@@ -17,9 +17,9 @@ struct KeptPicturesTests {
     final class Decodes: Sendable {
         let counts = Mutex<[String: Int]>([:])
         var prepare: ItemCache.Prepare {
-            { path, settings in
-                self.counts.withLock { $0[(path as NSString).lastPathComponent, default: 0] += 1 }
-                return try ItemCache.prepare(path: path, settings: settings)
+            { key, settings in
+                self.counts.withLock { $0[(key.first as NSString).lastPathComponent, default: 0] += 1 }
+                return try ItemCache.prepare(key, settings: settings)
             }
         }
         var total: Int { counts.withLock { $0.values.reduce(0, +) } }

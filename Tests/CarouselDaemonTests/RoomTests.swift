@@ -72,11 +72,12 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
 
     @Test func prefetchWantsTheScreenThenOneAheadInTheDirectionOfTravelAndOneBehind() {
         #expect(five.wanted(onScreen: [1], current: 1, direction: 1, wrap: false)
-            == ["/p/1.jpg", "/p/2.jpg", "/p/0.jpg"])
-        #expect(five.wanted(onScreen: [1], current: 1, direction: -1, wrap: false) == ["/p/1.jpg", "/p/0.jpg", "/p/2.jpg"])
+            == [PageKey("/p/1.jpg"), PageKey("/p/2.jpg"), PageKey("/p/0.jpg")])
+        #expect(five.wanted(onScreen: [1], current: 1, direction: -1, wrap: false)
+            == [PageKey("/p/1.jpg"), PageKey("/p/0.jpg"), PageKey("/p/2.jpg")])
         // Across the seam with wrap.
         #expect(five.wanted(onScreen: [0, 4], current: 0, direction: -1, wrap: true)
-            == ["/p/0.jpg", "/p/4.jpg", "/p/1.jpg"])
+            == [PageKey("/p/0.jpg"), PageKey("/p/4.jpg"), PageKey("/p/1.jpg")])
         #expect(AlbumState().wanted(onScreen: [0], current: 0, direction: 1, wrap: true).isEmpty)
     }
 
@@ -111,9 +112,9 @@ private func entry(_ name: String, inode: UInt64, size: Int64 = 10) -> AlbumEntr
     @Test func whereAMotionComesToRestIsWantedRightAfterTheScreen() {
         // A fling from item 0 heading for item 3 (the model's prefetch effect).
         #expect(five.wanted(onScreen: [0, 1], heading: [3], current: 0, direction: 1, wrap: false)
-            == ["/p/0.jpg", "/p/1.jpg", "/p/3.jpg"])
+            == [PageKey("/p/0.jpg"), PageKey("/p/1.jpg"), PageKey("/p/3.jpg")])
         #expect(five.wanted(onScreen: [0], heading: [0, 9], current: 0, direction: 1, wrap: false)
-            == ["/p/0.jpg", "/p/1.jpg"])
+            == [PageKey("/p/0.jpg"), PageKey("/p/1.jpg")])
     }
 
     @Test func aNewListingKeepsThePictureOnScreenAndNamesStalePixels() {

@@ -1,6 +1,7 @@
 // Start-up: the first picture comes as early as the machine allows, so the
 // start item is decoded while the rest of the daemon is still being set up.
 
+import CarouselCore
 @testable import CarouselDaemon
 import Testing
 
@@ -12,6 +13,6 @@ struct StartPictureTests {
         #expect(d.daemon.frames.pacer.framesPresented == 0)
         d.daemon.cache.waitUntilIdle()
         let start = try #require(d.daemon.album.path(2))
-        #expect(d.daemon.cache.image(for: start) != nil, "nothing asked for \(start) before the first frame")
+        #expect(d.daemon.cache.image(for: PageKey(start)) != nil, "nothing asked for \(start) before the first frame")
     }
 }

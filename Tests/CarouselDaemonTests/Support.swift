@@ -178,10 +178,10 @@ extension ItemCache {
     /// The real decode, each waiting until `gate` is signalled (once
     /// signalled, every decode runs).
     static func held(by gate: DispatchSemaphore) -> Prepare {
-        { path, settings in
+        { key, settings in
             gate.wait()
             gate.signal()
-            return try ItemCache.prepare(path: path, settings: settings)
+            return try ItemCache.prepare(key, settings: settings)
         }
     }
 }

@@ -97,7 +97,7 @@ import Testing
         #expect(Self.colour(d) == "red")
         // While its frames show, its first frame is not kept besides them.
         let key = try #require(v["image"]?.stringValue)
-        #expect(d.daemon.cache.image(for: key) == nil)
+        #expect(d.daemon.cache.image(for: PageKey(key)) == nil)
         Self.play(d, ms: 1000)
         #expect(Self.colour(d) == "green")
         Self.play(d, ms: 1000)

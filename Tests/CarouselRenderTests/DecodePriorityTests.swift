@@ -1,3 +1,4 @@
+import CarouselCore
 import CarouselImaging
 import CarouselPlatform
 import CarouselRender
@@ -20,7 +21,7 @@ struct DecodePriorityTests {
             seen.withLock { $0.append(ThreadPriority.currentNice()) }
             return try DecodedImage(width: 8, height: 8, format: .xrgb8888) { _, _ in }
         })
-        cache.want(["a", "b", "c"])
+        cache.want([PageKey("a"), PageKey("b"), PageKey("c")])
         cache.waitUntilIdle()
         let loop = ThreadPriority.currentNice()
         let nices = seen.withLock { $0 }

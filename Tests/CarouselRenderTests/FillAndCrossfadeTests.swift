@@ -95,7 +95,7 @@ struct FillAndCrossfadeTests {
         var style = RenderStyle()
         style.indicator.enabled = false
         let painter = FramePainter(panel: PixelSize(width: panel.w, height: panel.h), rotation: .none,
-                                   settings: CarouselSettings(), style: style, paths: pictures.map(\.path),
+                                   settings: CarouselSettings(), style: style, pages: pictures.map { PageKey($0.path) },
                                    maxPixels: 64_000_000, budgetBytes: 64 << 20)
         let (frame, failures) = painter.paint(offset: 0, count: 2, page: 0, pageCount: 2,
                                               crossfade: Crossfade(from: 0, to: 1, fraction: fraction))
@@ -176,10 +176,10 @@ struct RenderBudgetTests {
         let budget = needs(small.path)
         #expect(budget > 0 && needs(big.path) > budget)
         let painter = FramePainter(panel: PixelSize(width: 160, height: 100), rotation: .none,
-                                   settings: CarouselSettings(), style: RenderStyle(), paths: [big.path, small.path],
+                                   settings: CarouselSettings(), style: RenderStyle(), pages: [PageKey(big.path), PageKey(small.path)],
                                    maxPixels: 64_000_000, budgetBytes: 64 << 20, decodeBudget: budget)
         let failures = painter.removeUndecodable()
-        #expect(failures.map(\.path) == [big.path], "\(failures) budget \(budget)")
+        #expect(failures.map(\.key) == [PageKey(big.path)], "\(failures) budget \(budget)")
         #expect(failures.first?.message.contains("decode budget ([images] decode_mb)") == true, "\(failures)")
     }
 }

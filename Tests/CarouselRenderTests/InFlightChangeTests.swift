@@ -23,7 +23,7 @@ struct InFlightChangeTests {
         let release = DispatchSemaphore(value: 0)
         let calls = Mutex(0)
 
-        func prepare(path: String, settings: ItemCache.Settings) throws -> DecodedImage {
+        func prepare(key: PageKey, settings: ItemCache.Settings) throws -> DecodedImage {
             let call = calls.withLock { n -> Int in
                 n += 1
                 return n
@@ -31,7 +31,7 @@ struct InFlightChangeTests {
             if call == 1 {
                 entered.signal()
                 release.wait()
-                throw ImageError(path: path, reason: .corrupt(.jpeg, detail: "file is truncated (100 bytes)"))
+                throw ImageError(path: key.first, reason: .corrupt(.jpeg, detail: "file is truncated (100 bytes)"))
             }
             return try DecodedImage(width: settings.itemSize.width, height: settings.itemSize.height,
                                     format: .xrgb8888) { bytes, _ in bytes.initializeMemory(as: UInt8.self, repeating: 0x80) }
@@ -42,15 +42,15 @@ struct InFlightChangeTests {
     func staleFailure() throws {
         let decoder = HeldDecoder()
         let cache = ItemCache(settings: Self.settings, prepare: decoder.prepare)
-        cache.want(["/pictures/new.jpg"])
+        cache.want([PageKey("/pictures/new.jpg")])
         #expect(decoder.entered.wait(timeout: .now() + 30) == .success, "the decoder never started")
         // The copy completes: the album sees the file changed and forgets it.
         cache.forget(["/pictures/new.jpg"])
         decoder.release.signal()
         cache.waitUntilIdle()
         #expect(cache.drainFailures().isEmpty, "the half-copied read was reported as a broken file")
-        #expect(cache.failure(for: "/pictures/new.jpg") == nil)
-        #expect(cache.image(for: "/pictures/new.jpg") != nil, "the complete file was not decoded again")
+        #expect(cache.failure(for: PageKey("/pictures/new.jpg")) == nil)
+        #expect(cache.image(for: PageKey("/pictures/new.jpg")) != nil, "the complete file was not decoded again")
         #expect(decoder.calls.withLock { $0 } == 2)
     }
 
@@ -58,14 +58,14 @@ struct InFlightChangeTests {
     func realFailure() throws {
         let decoder = HeldDecoder()
         let cache = ItemCache(settings: Self.settings, prepare: decoder.prepare)
-        cache.want(["/pictures/bad.jpg"])
+        cache.want([PageKey("/pictures/bad.jpg")])
         #expect(decoder.entered.wait(timeout: .now() + 30) == .success, "the decoder never started")
         decoder.release.signal()
         cache.waitUntilIdle()
-        #expect(cache.drainFailures().map(\.path) == ["/pictures/bad.jpg"])
-        cache.want(["/pictures/bad.jpg"])
+        #expect(cache.drainFailures().map(\.key) == [PageKey("/pictures/bad.jpg")])
+        cache.want([PageKey("/pictures/bad.jpg")])
         cache.waitUntilIdle()
-        #expect(cache.image(for: "/pictures/bad.jpg") == nil)
+        #expect(cache.image(for: PageKey("/pictures/bad.jpg")) == nil)
         #expect(decoder.calls.withLock { $0 } == 1)
     }
 
@@ -73,11 +73,11 @@ struct InFlightChangeTests {
     func otherFile() throws {
         let decoder = HeldDecoder()
         let cache = ItemCache(settings: Self.settings, prepare: decoder.prepare)
-        cache.want(["/pictures/a.jpg"])
+        cache.want([PageKey("/pictures/a.jpg")])
         #expect(decoder.entered.wait(timeout: .now() + 30) == .success, "the decoder never started")
         cache.forget(["/pictures/b.jpg"])
         decoder.release.signal()
         cache.waitUntilIdle()
-        #expect(cache.drainFailures().map(\.path) == ["/pictures/a.jpg"])
+        #expect(cache.drainFailures().map(\.key) == [PageKey("/pictures/a.jpg")])
     }
 }

@@ -1,6 +1,7 @@
 // ItemCache: memory stays within the budget however many files there are,
 // and the render path never waits for a decode (SPEC.md section 5).
 
+import CarouselCore
 import CarouselImaging
 import CarouselRender
 import Dispatch
@@ -18,8 +19,9 @@ struct ItemCacheTests {
     static let itemBytes = 64 * 40 * 3
 
     /// 20 distinct small PNGs (one ImageMagick call) and `count` symbolic
-    /// links cycling through them: distinct paths, so distinct cache entries.
-    static func folder(count: Int, in scratch: Scratch) throws -> [String] {
+    /// links cycling through them, a page each: distinct paths, so distinct
+    /// cache entries.
+    static func folder(count: Int, in scratch: Scratch) throws -> [PageKey] {
         var args: [String] = []
         var originals: [String] = []
         for i in 0..<20 {
@@ -30,13 +32,13 @@ struct ItemCacheTests {
             originals.append(path)
         }
         try Tools.magick(args + ["-size", "1x1", "xc:black", "null:"])
-        var paths: [String] = []
+        var pages: [PageKey] = []
         for i in 0..<count {
             let link = scratch.file(String(format: "img%05d.png", i))
             guard symlink(originals[i % 20], link) == 0 else { throw ToolError(message: "symlink \(link): errno \(errno)") }
-            paths.append(link)
+            pages.append(PageKey(link))
         }
-        return paths
+        return pages
     }
 
     static func settings(budgetItems: Int) -> ItemCache.Settings {
@@ -50,16 +52,16 @@ struct ItemCacheTests {
           arguments: [6, 3, 1])
     func scroll(budgetItems: Int) throws {
         let scratch = try Scratch("cache")
-        let paths = try Self.folder(count: 2000, in: scratch)
+        let pages = try Self.folder(count: 2000, in: scratch)
         let budget = budgetItems * Self.itemBytes
         let cache = ItemCache(settings: Self.settings(budgetItems: budgetItems))
         var peakBytes = 0, peakCount = 0
         var missingOnScreen: [Int] = []
-        for step in 0..<(2 * paths.count - 1) {
+        for step in 0..<(2 * pages.count - 1) {
             let first = step / 2
             let visible = step % 2 == 0 ? [first] : [first, first + 1]
             let neighbours = [visible.last! + 1, first - 1]
-            let wanted = (visible + neighbours).filter { paths.indices.contains($0) }.map { paths[$0] }
+            let wanted = (visible + neighbours).filter { pages.indices.contains($0) }.map { pages[$0] }
             cache.want(wanted)
             cache.waitUntilIdle()
             peakBytes = max(peakBytes, cache.residentBytes)
@@ -76,17 +78,17 @@ struct ItemCacheTests {
         #expect(missingOnScreen.isEmpty, "the item on screen was not ready after waitUntilIdle at steps \(missingOnScreen.prefix(10))")
         #expect(cache.drainFailures().isEmpty)
         // Pictures come out at the item size, whatever the file's size.
-        let last = try #require(cache.image(for: paths[paths.count - 1]))
+        let last = try #require(cache.image(for: pages[pages.count - 1]))
         #expect(last.size == Self.item)
     }
 
     @Test("with room, everything wanted is ready after waitUntilIdle")
     func allWantedReady() throws {
         let scratch = try Scratch("cache-ready")
-        let paths = try Self.folder(count: 40, in: scratch)
+        let pages = try Self.folder(count: 40, in: scratch)
         let cache = ItemCache(settings: Self.settings(budgetItems: 8))
         for start in stride(from: 0, to: 36, by: 3) {
-            let wanted = Array(paths[start..<(start + 4)])
+            let wanted = Array(pages[start..<(start + 4)])
             cache.want(wanted)
             cache.waitUntilIdle()
             for p in wanted { #expect(cache.image(for: p) != nil, "\(p) not ready") }
@@ -97,30 +99,30 @@ struct ItemCacheTests {
     @Test("a picture the wanted list leaves out is let go at once, though the budget has room")
     func unwantedPicturesAreLetGo() throws {
         let scratch = try Scratch("cache-let-go")
-        let paths = try Self.folder(count: 6, in: scratch)
+        let pages = try Self.folder(count: 6, in: scratch)
         let cache = ItemCache(settings: Self.settings(budgetItems: 8))
-        cache.want(Array(paths[0..<4]))
+        cache.want(Array(pages[0..<4]))
         cache.waitUntilIdle()
         #expect(cache.residentCount == 4)
-        cache.want([paths[1], paths[2]])
+        cache.want([pages[1], pages[2]])
         #expect(cache.residentCount == 2)
         #expect(cache.residentBytes == 2 * Self.itemBytes)
-        #expect(cache.image(for: paths[0]) == nil && cache.image(for: paths[1]) != nil)
+        #expect(cache.image(for: pages[0]) == nil && cache.image(for: pages[1]) != nil)
         // Wanted again: decoded again.
-        cache.want([paths[0], paths[1]])
+        cache.want([pages[0], pages[1]])
         cache.waitUntilIdle()
-        #expect(cache.image(for: paths[0]) != nil)
+        #expect(cache.image(for: pages[0]) != nil)
         #expect(cache.residentCount == 2)
         // Given memory to keep them (an explicit cache_mb): they stay while they fit.
         var keeping = Self.settings(budgetItems: 8)
         keeping.keepsUnwanted = true
         let kept = ItemCache(settings: keeping)
-        kept.want(Array(paths[0..<4]))
+        kept.want(Array(pages[0..<4]))
         kept.waitUntilIdle()
-        kept.want([paths[4]])
+        kept.want([pages[4]])
         kept.waitUntilIdle()
         #expect(kept.residentCount == 5)
-        #expect(kept.image(for: paths[0]) != nil)
+        #expect(kept.image(for: pages[0]) != nil)
     }
 
     /// A flag that is true once.
@@ -139,7 +141,7 @@ struct ItemCacheTests {
     @Test("image(for:) returns nil at once for an item not decoded yet, while the decoder is busy")
     func neverBlocks() throws {
         let scratch = try Scratch("cache-nonblocking")
-        let paths = try Self.folder(count: 2, in: scratch)
+        let pages = try Self.folder(count: 2, in: scratch)
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let once = Once()
@@ -151,15 +153,15 @@ struct ItemCacheTests {
                 release.wait()
             }
         })
-        #expect(cache.image(for: paths[0]) == nil, "nothing wanted yet")
-        cache.want([paths[0]])
+        #expect(cache.image(for: pages[0]) == nil, "nothing wanted yet")
+        cache.want([pages[0]])
         guard entered.wait(timeout: .now() + 30) == .success else {
             Issue.record("the decoder never finished the first picture")
             release.signal()
             return
         }
-        #expect(cache.image(for: paths[0]) != nil)
-        cache.want([paths[0], paths[1]])
+        #expect(cache.image(for: pages[0]) != nil)
+        cache.want([pages[0], pages[1]])
 
         // Ask on another thread with a watchdog, so that a blocking call fails
         // the test instead of hanging it. (A liveness guard, not a timing assertion.)
@@ -167,7 +169,7 @@ struct ItemCacheTests {
         final class Box: @unchecked Sendable { var image: DecodedImage?; var asked = false }
         let box = Box()
         let cacheRef = cache
-        let second = paths[1]
+        let second = pages[1]
         DispatchQueue.global().async {
             box.image = cacheRef.image(for: second)
             box.asked = true
@@ -180,13 +182,13 @@ struct ItemCacheTests {
 
         release.signal()
         cache.waitUntilIdle()
-        #expect(cache.image(for: paths[1]) != nil, "the picture appears once decoded")
+        #expect(cache.image(for: pages[1]) != nil, "the picture appears once decoded")
     }
 
     @Test("a broken file is reported once and never returned")
     func failure() throws {
         let scratch = try Scratch("cache-failure")
-        let bad = try scratch.write("bad.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10])
+        let bad = PageKey(try scratch.write("bad.jpg", bytes: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]))
         let good = try Self.folder(count: 1, in: scratch)[0]
         let cache = ItemCache(settings: Self.settings(budgetItems: 4))
         cache.want([bad, good])
@@ -195,8 +197,8 @@ struct ItemCacheTests {
         #expect(cache.failure(for: bad) != nil)
         #expect(cache.image(for: good) != nil)
         let failures = cache.drainFailures()
-        #expect(failures.map(\.path) == [bad])
-        #expect(failures.first?.message.hasPrefix(bad + ": ") == true, "\(failures)")
+        #expect(failures.map(\.key) == [bad])
+        #expect(failures.first?.message.hasPrefix(bad.first + ": ") == true, "\(failures)")
         // Wanting it again does not decode or report it again.
         cache.want([bad, good])
         cache.waitUntilIdle()

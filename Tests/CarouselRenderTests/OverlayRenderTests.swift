@@ -163,11 +163,11 @@ struct OverlayReferenceTests {
         let size = PixelSize(width: 160, height: 100)
         var settings = ItemCache.Settings(itemSize: size, fit: .contain, background: .black, maxPixels: 1_000_000,
                                           budgetBytes: 1 << 20)
-        let plainImage = try ItemCache.prepare(path: picture, settings: settings)
+        let plainImage = try ItemCache.prepare(PageKey(picture), settings: settings)
         let captioning = Captioning(kind: .name, position: .bottomRight, style: TextStyle(), size: 14)
         settings.caption = captioning
         settings.rotation = rotation
-        let captioned = try ItemCache.prepare(path: picture, settings: settings)
+        let captioned = try ItemCache.prepare(PageKey(picture), settings: settings)
         // Turned back upright, the captioned picture is the plain one with the sprite composited at its corner.
         let upright = rotation == .none ? captioned : try captioned.turned(.clockwise270)
         let placed = try #require(Captioner.sprite(for: picture, in: size, captioning))
@@ -266,9 +266,9 @@ struct ZoomDecodeLooksTests {
         var settings = ItemCache.Settings(itemSize: item, fit: .blur, background: .black, maxPixels: 1_000_000,
                                           budgetBytes: 8 << 20, blur: BlurStyle(radius: 6, dim: 0.6))
         settings.caption = Captioning(kind: .name, position: .bottomRight, style: TextStyle(), size: 12)
-        let screen = try ItemCache.prepare(path: picture, settings: settings)
+        let screen = try ItemCache.prepare(PageKey(picture), settings: settings)
         let factor = 3
-        let zoomed = try #require(try ItemCache.prepareZoom(path: picture, settings: settings, factor: Double(factor)))
+        let zoomed = try #require(try ItemCache.prepareZoom(PageKey(picture), settings: settings, factor: Double(factor)))
         try #require(zoomed.width == item.width * factor && zoomed.height == item.height * factor)
         // The zoom decode averaged back down to the screen's size, per channel.
         func shrunk(_ x: Int, _ y: Int, _ shift: UInt32) -> Int {

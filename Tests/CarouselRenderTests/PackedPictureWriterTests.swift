@@ -185,7 +185,7 @@ struct PackedPictureWriterTests {
         func prepared() throws -> (DecodedImage, [Int]) {
             let sizes = Mutex<[Int]>([])
             let image = try DecodedImage.$allocationObserver.withValue({ bytes in sizes.withLock { $0.append(bytes) } }) {
-                try ItemCache.prepare(path: path, settings: settings)
+                try ItemCache.prepare(PageKey(path), settings: settings)
             }
             return (image, sizes.withLock { $0 })
         }

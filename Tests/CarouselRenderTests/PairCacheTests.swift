@@ -26,8 +26,8 @@ struct PairCacheTests {
 
     @Test func eachPortraitIsFittedToItsHalfWithTheGapBetween() throws {
         let scratch = try Scratch("pair")
-        let key = PortraitPairs.key(try Self.portraits(scratch))
-        let page = try ItemCache.prepare(path: key, settings: Self.settings())
+        let key = PageKey(paths: try Self.portraits(scratch))
+        let page = try ItemCache.prepare(key, settings: Self.settings())
         #expect(page.width == 200 && page.height == 100)
         // Contain: 50x100 in each 95-wide half, centred (22 pixels of bar before it).
         func rgb(_ x: Int, _ y: Int) -> UInt32 { page.pixel(x: x, y: y) & 0xFFFFFF }
@@ -50,13 +50,13 @@ struct PairCacheTests {
         let scratch = try Scratch("pairbroken")
         let good = try Self.portraits(scratch)[0]
         let broken = try scratch.write("broken.jpg", "not a picture")
-        let key = PortraitPairs.key([good, broken])
+        let key = PageKey(pair: good, broken)
         let cache = ItemCache(settings: Self.settings())
         cache.want([key])
         cache.waitUntilIdle()
         let failures = cache.drainFailures()
         #expect(failures.count == 1)
-        #expect(failures.first?.path == key)
+        #expect(failures.first?.key == key)
         #expect(failures.first?.file == broken)
         #expect(failures.first?.message.contains(broken) == true)
     }
@@ -64,28 +64,28 @@ struct PairCacheTests {
     @Test func forgettingAFileLetsItsPairsGo() throws {
         let scratch = try Scratch("pairforget")
         let paths = try Self.portraits(scratch)
-        let key = PortraitPairs.key(paths)
+        let key = PageKey(paths: paths)
         let cache = ItemCache(settings: Self.settings())
-        cache.want([key, paths[0]])
+        cache.want([key, PageKey(paths[0])])
         cache.waitUntilIdle()
         #expect(cache.image(for: key) != nil)
         cache.forget([paths[1]])
-        #expect(cache.image(for: paths[0]) != nil)
+        #expect(cache.image(for: PageKey(paths[0])) != nil)
         // Wanted still: decoded again.
         cache.waitUntilIdle()
         #expect(cache.image(for: key) != nil)
-        cache.want([paths[0]])
+        cache.want([PageKey(paths[0])])
         cache.forget([paths[1]])
         #expect(cache.image(for: key) == nil)
     }
 
     @Test func aZoomDecodesThePairSharper() throws {
         let scratch = try Scratch("pairzoom")
-        let key = PortraitPairs.key(try Self.portraits(scratch))
+        let key = PageKey(paths: try Self.portraits(scratch))
         let cache = ItemCache(settings: Self.settings())
         cache.want([key])
         cache.waitUntilIdle()
-        cache.wantZoom(path: key, scale: 2)
+        cache.wantZoom(key, scale: 2)
         cache.waitUntilIdle()
         let zoomed = try #require(cache.zoomImage(for: key))
         #expect(zoomed.width == 400 && zoomed.height == 200)
@@ -96,10 +96,10 @@ struct PairCacheTests {
 
     @Test func eachHalfHasItsOwnCaption() throws {
         let scratch = try Scratch("paircaption")
-        let key = PortraitPairs.key(try Self.portraits(scratch))
+        let key = PageKey(paths: try Self.portraits(scratch))
         let caption = Captioning(kind: .name, position: .bottomLeft, style: TextStyle(), size: 14)
-        let plain = try ItemCache.prepare(path: key, settings: Self.settings())
-        let captioned = try ItemCache.prepare(path: key, settings: Self.settings(caption: caption))
+        let plain = try ItemCache.prepare(key, settings: Self.settings())
+        let captioned = try ItemCache.prepare(key, settings: Self.settings(caption: caption))
         // Something is drawn in the bottom of each half, nothing in the gap.
         func changed(_ xs: Range<Int>) -> Int {
             var n = 0

@@ -17,9 +17,9 @@ struct WantedAgainTests {
 
     /// A decoder that counts its calls and makes a grey picture of the item size.
     final class CountingDecoder: Sendable {
-        let calls = Mutex<[String]>([])
-        func prepare(path: String, settings: ItemCache.Settings) throws -> DecodedImage {
-            calls.withLock { $0.append(path) }
+        let calls = Mutex<[PageKey]>([])
+        func prepare(key: PageKey, settings: ItemCache.Settings) throws -> DecodedImage {
+            calls.withLock { $0.append(key) }
             return try DecodedImage(width: settings.itemSize.width, height: settings.itemSize.height,
                                     format: .xrgb8888) { bytes, _ in bytes.initializeMemory(as: UInt8.self, repeating: 0x80) }
         }
@@ -29,14 +29,14 @@ struct WantedAgainTests {
     func forgottenIsDecodedAgain() {
         let decoder = CountingDecoder()
         let cache = ItemCache(settings: Self.settings, prepare: decoder.prepare)
-        cache.want(["/p/a.jpg", "/p/b.jpg"])
+        cache.want([PageKey("/p/a.jpg"), PageKey("/p/b.jpg")])
         cache.waitUntilIdle()
         cache.forget(["/p/b.jpg"])
         cache.waitUntilIdle()
-        #expect(cache.image(for: "/p/b.jpg") != nil, "the replaced file stayed missing until the next want")
-        #expect(decoder.calls.withLock { $0 } == ["/p/a.jpg", "/p/b.jpg", "/p/b.jpg"])
+        #expect(cache.image(for: PageKey("/p/b.jpg")) != nil, "the replaced file stayed missing until the next want")
+        #expect(decoder.calls.withLock { $0 } == [PageKey("/p/a.jpg"), PageKey("/p/b.jpg"), PageKey("/p/b.jpg")])
         // The same list again decodes nothing more.
-        cache.want(["/p/a.jpg", "/p/b.jpg"])
+        cache.want([PageKey("/p/a.jpg"), PageKey("/p/b.jpg")])
         cache.waitUntilIdle()
         #expect(decoder.calls.withLock { $0.count } == 3)
     }
@@ -45,13 +45,13 @@ struct WantedAgainTests {
     func resetDecodesAnew() throws {
         let decoder = CountingDecoder()
         let cache = ItemCache(settings: Self.settings, prepare: decoder.prepare)
-        cache.want(["/p/a.jpg"])
+        cache.want([PageKey("/p/a.jpg")])
         cache.waitUntilIdle()
         var wider = Self.settings
         wider.itemSize = PixelSize(width: 16, height: 4)
         cache.reset(settings: wider)
         cache.waitUntilIdle()
-        let image = try #require(cache.image(for: "/p/a.jpg"), "the picture on screen stayed missing after the reset")
+        let image = try #require(cache.image(for: PageKey("/p/a.jpg")), "the picture on screen stayed missing after the reset")
         #expect(image.size == wider.itemSize)
     }
 }

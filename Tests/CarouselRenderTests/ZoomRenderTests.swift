@@ -203,12 +203,12 @@ struct ZoomRenderTests {
         var style = RenderStyle()
         style.indicator.enabled = false
         let painter = FramePainter(panel: panel, rotation: c.rotation, settings: CarouselSettings(), style: style,
-                                   paths: [source], maxPixels: 64_000_000, budgetBytes: 64 << 20)
+                                   pages: [PageKey(source)], maxPixels: 64_000_000, budgetBytes: 64 << 20)
         let (frame, failures) = painter.paint(offset: 0, count: 1, page: 0, pageCount: 1,
                                               zoom: ZoomView(item: 0, scale: c.scale, translation: c.translation))
         #expect(failures.isEmpty)
         let hiRes = c.picture.width > 320
-        #expect((painter.cache.zoomImage(for: source) != nil) == hiRes, "a decode for the zoom only with pixels to gain")
+        #expect((painter.cache.zoomImage(for: PageKey(source)) != nil) == hiRes, "a decode for the zoom only with pixels to gain")
         try frame.writePNG(to: scratch.file("actual.png"))
         let actual = try RGBImage(file: scratch.file("actual.png"))
         let expected = try Self.reference(source, crop: c.crop, size: PixelSize(width: 320, height: 200),
