@@ -51,7 +51,9 @@ let package = Package(
         .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"]),
         .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
-        .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore"]),
+        .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselPlatform",
+                                                        "CarouselAlbum", "CarouselImaging", "CarouselRender", "CarouselText"],
+                swiftSettings: textHeadersSwift),
         .target(
             name: "CarouselDaemon",
             dependencies: [
@@ -187,7 +189,7 @@ let package = Package(
         .testTarget(name: "CarouselDaemonTests", dependencies: [
             "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
-            "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText",
+            "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
         ]),
     ]
 )

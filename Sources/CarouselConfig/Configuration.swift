@@ -324,3 +324,8 @@ extension OverlaySettings {
         return nil
     }
 }
+
+extension Configuration {
+    /// Where the pictures come from, for log lines: the folder, or the `[images] files` list.
+    public var albumSource: String { images.files.isEmpty ? images.path : "the [images] files list" }
+}

@@ -5,6 +5,7 @@ import CarouselDisplay
 import CarouselImaging
 import CarouselPlatform
 import CarouselRender
+import CarouselServices
 
 /// The album changing under the carousel (files that fail to decode, the
 /// folder's changes).
@@ -18,13 +19,11 @@ extension Daemon {
         albumChanged(change)
     }
 
-    /// The watched folder changed (its descriptor is readable): list it again.
-    public func folderChanged() { services.first(FolderWatchService.self)?.drain() }
+    /// The watched folder changed: what its descriptor says is taken now, as
+    /// the loop takes it when it wakes (tests on a manual clock).
+    public func folderChanged() { try? dispatchDescriptors(timeoutMilliseconds: 0) }
 
-    /// What the watcher saw (events, or a look after a mount or unmount).
-    func folderChanged(_ change: FolderWatcher.Change) { services.first(FolderWatchService.self)?.changed(change) }
-
-    /// The images folder's watch, if there is one.
+    /// The images folder's watch, if there is one (tests).
     var watcher: FolderWatcher? { services.first(FolderWatchService.self)?.watcher }
 
     /// Lists the album again and shows the new list, keeping the picture on

@@ -71,9 +71,9 @@ public final class Daemon {
     /// The loop's one timer, armed for the earliest deadline.
     private let timer: Timer
     /// Local time for `[power] schedule` and the clock.
-    let localClock: LocalClock
-    /// `[overlay] clock`: its stamp and the next minute (ClockOverlay.swift).
-    let clockOverlay = ClockOverlay()
+    public let localClock: LocalClock
+    /// `[overlay] clock`: its stamp and the next minute (the CarouselServices room).
+    private(set) var clockOverlay: ClockOverlay!
     /// Clips (`[video]`): the one that plays, its frames (the CarouselClips room).
     private(set) var video: VideoService?
     /// The screen's power: the policy and its deadline (DisplayPower.swift).
@@ -134,6 +134,8 @@ public final class Daemon {
         openBacklight()
         executor.answer(decoded) { [unowned self] in self.decodesFinished() }
         registerServices(options, signals: signals)
+        // What they asked while being made (the position: start on another picture).
+        services.flush()
         // The start picture is decoded (on the decoder thread) from here on,
         // while the rest of the start runs (input devices wait for the first
         // frame): the first frame would ask for it only once all that is done.
@@ -155,24 +157,17 @@ public final class Daemon {
     /// A new source is one line here.
     private func registerServices(_ options: Options, signals: SignalService?) {
         // First: it may start the carousel on another picture, which the start decodes.
-        if let directory = stateDirectory { services.register { _ in PositionService(daemon: self, directory: directory) } }
-        if let signals {
-            signals.attach(configPath: configPath) { [unowned self] in self.ask($0) }
-            services.register { _ in signals }
-        }
+        if let directory = stateDirectory { services.register { PositionService(context: $0, directory: directory) } }
+        if let signals { services.register { [configPath] in signals.attach($0, configPath: configPath) } }
         services.register { [notifier, startTime] _ in WatchdogService(notifier: notifier, now: startTime) }
         services.register { _ in screenPower }
         services.register { PresenceService(context: $0) }
         services.register { _ in DisplayFlipService(daemon: self) }
         if options.hotplug, backend.hotplugDevice != nil { services.register { _ in DisplayHotplugService(daemon: self) } }
-        services.register { _ in FolderWatchService(daemon: self) }
-        if options.localClock == nil {
-            services.register { _ in WallClockService(onSet: { [unowned self] in self.wallClockWasSet(now: $0) }) }
-        }
+        services.register { FolderWatchService(context: $0) }
+        if options.localClock == nil { services.register { WallClockService(context: $0) } }
         if options.controlSocket { services.register { _ in ControlService(daemon: self) } }
-        clockOverlay.daemon = self
-        clockOverlay.reconfigure(layout.clockLook(config))
-        services.register { _ in clockOverlay }
+        clockOverlay = services.register { ClockOverlay(context: $0) }
         services.register { PushedTextService(context: $0) }
         video = services.register { VideoService(context: $0) }
         services.register { _ in MQTTService(daemon: self) }
@@ -268,7 +263,7 @@ public final class Daemon {
     }
 
     /// Whether frames can be shown now: the display is there and on.
-    var screenIsShowing: Bool { !power.isOff && backend.isPresent }
+    public var screenIsShowing: Bool { !power.isOff && backend.isPresent }
 
     /// What the screen shows for `key`: a playing clip's frame, else the decode cache's picture.
     func picture(for key: PageKey) -> DecodedImage? {
@@ -310,6 +305,8 @@ public final class Daemon {
             presenceSensorGone()
         case let .startOn(page):
             startOn(page)
+        case let .wallClockSet(at):
+            wallClockWasSet(now: at)
         case let .stop(reason):
             log(.info, "\(reason), stopping")
             running = false

@@ -1,6 +1,8 @@
 import CarouselConfig
 import CarouselDisplay
+import CarouselLoop
 import CarouselRender
+import CarouselServices
 
 extension Daemon {
     /// What the daemon opens besides the display. Tests on the offscreen

@@ -96,7 +96,6 @@ extension Configuration {
     }
 
     /// Where the pictures come from, for log lines.
-    public var albumSource: String { images.files.isEmpty ? images.path : "the [images] files list" }
 
     /// The display mode `[display] mode` asks for, as the display room takes it.
     public var displayModeRequest: DisplayModeRequest? { display.mode.map(\.displayModeRequest) }

@@ -4,6 +4,7 @@ import CarouselLoop
 import CarouselPlatform
 import CarouselPushedText
 import CarouselRender
+import CarouselServices
 import CarouselText
 
 /// What the services read of the daemon: the one view through their port
@@ -16,15 +17,42 @@ extension Daemon: LoopView {
     public var screen: ScreenFacts { layout.screenFacts(config) }
     public func awaitsDecode(_ key: PageKey) -> Bool { cache.missing.contains(key) }
     public var now: Int64 { clock() }
+    public var isMoving: Bool { frames.moving }
+    public func pictureName(onPage page: Int) -> String? {
+        album.pages.indices.contains(page) ? pictureName(album.pages[page].lowerBound) : nil
+    }
+    public func page(ofPictureNamed name: String) -> Int? {
+        guard let index = album.entries.indices.first(where: { pictureName($0) == name }) else { return nil }
+        return album.page(ofPicture: index) ?? 0
+    }
+
+    /// A picture as the position file names it: by its name in the folder,
+    /// or its path when `[images] files` lists them.
+    private func pictureName(_ index: Int) -> String? {
+        guard album.entries.indices.contains(index) else { return nil }
+        return config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
+    }
 }
 
 extension Layout {
+    /// The clock's look for `config` on this layout; nil: no clock.
+    func clockLook(_ config: Configuration) -> ClockLook? {
+        ClockLook(config, rotation: rotation, logical: size, panel: compositor.panel, textSize: textSize(config))
+    }
+
+    /// The clock of `config` showing `hour`:`minute`, as a frame of this
+    /// layout draws it (`carouseld render`); nil without a clock or a font.
+    public func clockStamp(_ config: Configuration, hour: Int, minute: Int) -> SceneStamp? {
+        guard let look = clockLook(config) else { return nil }
+        return ClockOverlay.draw(look.text(hour: hour, minute: minute), look)
+    }
+
     /// The screen as a stamp over the pictures is placed on it, for `config`.
     func screenFacts(_ config: Configuration) -> ScreenFacts {
         var clock: (position: OverlayPosition, height: Int)?
         if let look = clockLook(config) {
             // The clock's sprite is as high whatever the minute (one line of digits).
-            clock = (look.position, ClockOverlay.sprite(look.format.text(hour: 12, minute: 0), look)?.height ?? 0)
+            clock = (look.position, ClockOverlay.sprite(look.text(hour: 12, minute: 0), look)?.height ?? 0)
         }
         return ScreenFacts(rotation: rotation, logical: size, panel: compositor.panel, textSize: textSize(config), clock: clock)
     }

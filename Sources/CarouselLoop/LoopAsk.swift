@@ -40,6 +40,10 @@ public enum LoopAsk {
     case presenceSensorGone
     /// Start on page `page` instead of `start_index` (before the first frame).
     case startOn(page: Int)
+
+    // MARK: - The loop's own services
+    /// The wall clock was set at loop time `at` (NTP, by hand).
+    case wallClockSet(at: Int64)
 }
 
 /// The model commands a service may ask for (`Carousel`'s, at the loop's time).

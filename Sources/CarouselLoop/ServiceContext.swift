@@ -34,6 +34,19 @@ public protocol LoopView: AnyObject {
     var now: Int64 { get }
     /// Milliseconds since the daemon started: the clock of `uptime_ms` and event `t`.
     func uptimeMilliseconds(_ microseconds: Int64) -> Int64
+
+    // MARK: - The loop's own services
+    /// Frames can be shown now: the display is there and on.
+    var screenIsShowing: Bool { get }
+    /// Local wall-clock time (`[overlay] clock`, `[power] schedule`).
+    var localClock: LocalClock { get }
+    /// The content moves (a slide, a drag, momentum): not at rest.
+    var isMoving: Bool { get }
+    /// The picture the position file names for page `page` (its first):
+    /// its name in the folder, or its path when `[images] files` lists them.
+    func pictureName(onPage page: Int) -> String?
+    /// The page showing the picture the position file names `name`.
+    func page(ofPictureNamed name: String) -> Int?
 }
 
 /// The screen as a stamp over the pictures is placed on it.

@@ -10,6 +10,8 @@ import CarouselImaging
 import Foundation
 import Testing
 @testable import CarouselDaemon
+import CarouselLoop
+@testable import CarouselServices
 
 @Suite("[overlay] clock, manual clock and week") struct ClockOverlayTests {
     /// Every screen pixel.

@@ -8,6 +8,8 @@ import CarouselPlatform
 import Foundation
 import Testing
 @testable import CarouselDaemon
+import CarouselLoop
+@testable import CarouselServices
 
 /// A week on the loop's clock: loop time `origin` is minute `start` of the
 /// week, and the week's minutes pass as the loop's do; `jump` moves the

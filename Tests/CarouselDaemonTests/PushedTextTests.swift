@@ -12,6 +12,8 @@ import CarouselPlatform
 import Foundation
 import Testing
 @testable import CarouselDaemon
+import CarouselLoop
+@testable import CarouselServices
 
 /// A folder of its own for a text file (not the album's: its parent is watched too).
 final class TextFolder {

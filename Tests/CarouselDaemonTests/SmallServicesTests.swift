@@ -6,7 +6,9 @@
 // would wake every daemon of a full run, which other tests count.)
 
 @testable import CarouselDaemon
+import CarouselLoop
 import CarouselPlatform
+@testable import CarouselServices
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -62,28 +64,29 @@ struct SmallServicesTests {
         try withThreadMask {
             let service = try SignalService()
             var asked: [String] = []
-            service.attach(configPath: "/etc/carouseld/test.ini") { ask in
+            let port = try PortHarness { ask in
                 switch ask {
                 case .reload: asked.append("reload")
                 case let .stop(reason): asked.append("stop: \(reason)")
                 default: asked.append("something else")
                 }
             }
+            port.loop.register { service.attach($0, configPath: "/etc/carouseld/test.ini") }
             let fd = try #require(service.interests.first?.fd)
             // A wake-up with nothing pending asks nothing.
-            service.ready(fd, events: readableEvents, now: 0)
+            port.ready(service, fd, events: readableEvents)
             #expect(asked.isEmpty)
 
             // Sent to this thread, where the service blocked them: pending, not delivered.
             pthread_kill(pthread_self(), SIGHUP)
             #expect(readable(fd))
-            service.ready(fd, events: readableEvents, now: 0)
+            port.ready(service, fd, events: readableEvents)
             #expect(asked == ["reload"])
             #expect(!readable(fd), "the signal was read, not left pending")
 
             pthread_kill(pthread_self(), SIGTERM)
             pthread_kill(pthread_self(), SIGINT)
-            service.ready(fd, events: readableEvents, now: 0)
+            port.ready(service, fd, events: readableEvents)
             // Pending standard signals are read lowest number first: SIGINT (2), then SIGTERM (15).
             #expect(asked == ["reload", "stop: received SIGINT", "stop: received SIGTERM"])
             #expect(!readable(fd))
@@ -99,10 +102,11 @@ struct SmallServicesTests {
             service.ready(fd, events: readableEvents, now: 0)
             #expect(readable(fd))
             var asked = 0
-            service.attach(configPath: "x.ini") { ask in
+            let port = try PortHarness { ask in
                 if case .reload = ask { asked += 1 }
             }
-            service.ready(fd, events: readableEvents, now: 0)
+            port.loop.register { service.attach($0, configPath: "x.ini") }
+            port.ready(service, fd, events: readableEvents)
             #expect(asked == 1)
             #expect(!readable(fd))
         }
@@ -126,23 +130,26 @@ struct SmallServicesTests {
     @Test func aSettingOfTheWallClockIsPassedOnWithTheLoopsTime() throws {
         let change = try TestClockChange()
         var told: [Int64] = []
-        let service = WallClockService(watch: change, onSet: { told.append($0) })
+        let port = try PortHarness { ask in
+            if case let .wallClockSet(at) = ask { told.append(at) }
+        }
+        let service = try #require(port.loop.register { WallClockService(watch: change, context: $0) })
         #expect(service.interests.map(\.fd) == [change.fd.raw])
         #expect(service.deadline == nil, "it costs no wake-up of its own")
 
         change.wakeup.signal()
-        service.ready(change.fd.raw, events: readableEvents, now: 7_000)
+        port.ready(service, change.fd.raw, events: readableEvents, now: 7_000)
         #expect(told == [7_000])
 
         // Readable, but the clock was not set (the timer's own expiry): nothing.
         change.wasSet = false
         change.wakeup.signal()
-        service.ready(change.fd.raw, events: readableEvents, now: 8_000)
+        port.ready(service, change.fd.raw, events: readableEvents, now: 8_000)
         #expect(told == [7_000])
 
         change.wasSet = true
         change.wakeup.signal()
-        service.ready(change.fd.raw, events: readableEvents, now: 9_000)
+        port.ready(service, change.fd.raw, events: readableEvents, now: 9_000)
         #expect(told == [7_000, 9_000])
     }
 

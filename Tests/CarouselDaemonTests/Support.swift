@@ -7,6 +7,7 @@ import CarouselControl
 import CarouselCore
 import CarouselDaemon
 import CarouselDisplay
+import CarouselLoop
 import CarouselImaging
 import CarouselPlatform
 import CarouselRender

@@ -6,19 +6,19 @@ import CarouselPlatform
 /// The images folder followed with inotify (not an explicit file list):
 /// files that come, go or change, the folder moved, re-created or mounted
 /// over. What it sees goes to the daemon, which lists the album again.
-final class FolderWatchService: LoopService {
-    let name = "folder watch"
-    let subscriptions: LoopHappening.Kinds = .configured
-    private unowned let daemon: Daemon
-    private(set) var watcher: FolderWatcher?
+public final class FolderWatchService: LoopService {
+    public let name = "folder watch"
+    public let subscriptions: LoopHappening.Kinds = .configured
+    private let context: ServiceContext
+    public private(set) var watcher: FolderWatcher?
     /// Bumped for every watcher, so that a new one's descriptors are told
     /// from the old one's that reused their numbers.
     private var generation: UInt64 = 0
     private var watched: (path: String, recursive: Bool)?
 
-    init(daemon: Daemon) {
-        self.daemon = daemon
-        watch(daemon.config)
+    public init(context: ServiceContext) {
+        self.context = context
+        watch(context.view.config)
     }
 
     /// Watches the folder `config` names (a new watcher, whatever there was),
@@ -40,7 +40,7 @@ final class FolderWatchService: LoopService {
         }
     }
 
-    var interests: [EpollInterest] {
+    public var interests: [EpollInterest] {
         guard let w = watcher else { return [] }
         var wanted = [EpollInterest(fd: w.fileDescriptor, serial: generation)]
         // Without it a file system mounted on the folder later goes unseen; not fatal.
@@ -50,7 +50,7 @@ final class FolderWatchService: LoopService {
         return wanted
     }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard let w = watcher else { return }
         if fd == w.mountsDescriptor {
             changed(w.mountsChanged())
@@ -65,13 +65,13 @@ final class FolderWatchService: LoopService {
         do {
             changed(try w.drain())
         } catch {
-            log(.warning, "watching \(daemon.config.images.path): \(error)")
+            log(.warning, "watching \(context.view.config.images.path): \(error)")
         }
     }
 
     /// What the watcher saw (events, or a look after a mount or unmount).
     func changed(_ change: FolderWatcher.Change) {
-        let path = daemon.config.images.path
+        let path = context.view.config.images.path
         if change.folderReplaced {
             log(.info, "\(path) is another folder now (re-created, moved in, or a file system mounted"
                 + " or unmounted there); watching it")
@@ -80,19 +80,19 @@ final class FolderWatchService: LoopService {
         }
         if let failure = watcher?.takeNewWatchFailure() { log(.warning, "not watching for changes: \(failure)") }
         guard !change.isEmpty else { return }
-        daemon.ask(.rescanAlbum)
+        context.ask(.rescanAlbum)
     }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         guard case .configured = happening else { return }
-        let config = daemon.config
+        let config = context.view.config
         let wanted: (path: String, recursive: Bool)? = config.images.files.isEmpty ? (config.images.path, config.images.recursive) : nil
         if wanted?.path != watched?.path || wanted?.recursive != watched?.recursive || (wanted == nil) != (watcher == nil) {
             watch(config)
         }
     }
 
-    func stop() {
+    public func stop() {
         watcher?.close()
         watcher = nil
     }

@@ -9,15 +9,32 @@ import Dispatch
 
 /// How the clock looks on this screen: what a drawn clock depends on
 /// besides its text (a reload or a display change makes a new one).
-struct ClockLook: Equatable, Sendable {
-    var format: ClockFormat
-    var position: OverlayPosition
-    var style: TextStyle
-    var size: Int
-    var rotation: Rotation
+public struct ClockLook: Equatable, Sendable {
+    public var format: ClockFormat
+    public var position: OverlayPosition
+    public var style: TextStyle
+    public var size: Int
+    public var rotation: Rotation
     /// The layout's (upright) size and the panel's.
-    var logical: PixelSize
-    var panel: PixelSize
+    public var logical: PixelSize
+    public var panel: PixelSize
+}
+
+extension ClockLook {
+    /// The clock's look for `config` on a screen of these facts; nil: no clock.
+    public init?(_ config: Configuration, rotation: Rotation, logical: PixelSize, panel: PixelSize, textSize: Int) {
+        guard let format = config.overlay.clock else { return nil }
+        self.init(format: format, position: config.overlay.clockPosition, style: config.overlay.text, size: textSize,
+                  rotation: rotation, logical: logical, panel: panel)
+    }
+
+    /// The clock's look for `config` on `screen`; nil: no clock.
+    init?(_ config: Configuration, on screen: ScreenFacts) {
+        self.init(config, rotation: screen.rotation, logical: screen.logical, panel: screen.panel, textSize: screen.textSize)
+    }
+
+    /// The text of the minute `hour`:`minute`.
+    public func text(hour: Int, minute: Int) -> String { format.text(hour: hour, minute: minute) }
 }
 
 /// The clock of `[overlay] clock`: its text for the minute on the wall
@@ -27,20 +44,26 @@ struct ClockLook: Equatable, Sendable {
 /// hands it back), so that the loop only hands it to the writer when the
 /// minute comes (after a start, a reload or a clock step the loop draws the
 /// first one itself: a few glyphs, well under a millisecond).
-final class ClockOverlay {
-    private(set) var look: ClockLook?
+public final class ClockOverlay {
+    public private(set) var look: ClockLook?
     /// The loop time at which the wall clock shows the next minute.
-    private(set) var nextTick: Int64?
-    private(set) var text: String?
-    private(set) var stamp: SceneStamp?
+    public private(set) var nextTick: Int64?
+    public private(set) var text: String?
+    public private(set) var stamp: SceneStamp?
     /// The next minute's stamp, drawn off the loop and handed back.
-    private(set) var ahead: (look: ClockLook, text: String, stamp: SceneStamp?)?
+    public private(set) var ahead: (look: ClockLook, text: String, stamp: SceneStamp?)?
     /// Stamps the loop drew itself (none was drawn ahead for the minute).
-    private(set) var drawnOnTheLoop = 0
+    public private(set) var drawnOnTheLoop = 0
     /// The stamp being drawn off the loop now, so that it is asked for once.
     private var drawing: (look: ClockLook, text: String)?
-    /// The daemon it draws for.
-    weak var daemon: Daemon?
+    private let context: ServiceContext
+    /// A stamp was handed to the frame path (and must be taken away when there is none).
+    private var stampShown = false
+
+    public init(context: ServiceContext) {
+        self.context = context
+        reconfigure(ClockLook(context.view.config, on: context.view.screen))
+    }
     private static let worker = DispatchQueue(label: "carouseld.clock", qos: .utility)
 
     /// Takes a new look (nil: no clock); the next `tick` draws it anew.
@@ -85,9 +108,8 @@ final class ClockOverlay {
     private func prepare(_ text: String, _ look: ClockLook) {
         if let made = ahead, made.look == look, made.text == text { return }
         if let drawing, drawing.look == look, drawing.text == text { return }
-        guard let executor = daemon?.executor else { return }
         drawing = (look, text)
-        executor.run(on: Self.worker, { Self.draw(text, look) }, then: { [weak self] stamp in
+        context.run(on: Self.worker, { Self.draw(text, look) }, then: { [weak self] stamp in
             guard let self else { return }
             self.ahead = (look, text, stamp)
             if let drawing = self.drawing, drawing.look == look, drawing.text == text { self.drawing = nil }
@@ -96,7 +118,7 @@ final class ClockOverlay {
 
     /// The stamp of `text`: the sprite turned to the panel, placed at the
     /// look's position; nil when there is no font (logged once).
-    static func draw(_ text: String, _ look: ClockLook) -> SceneStamp? {
+    public static func draw(_ text: String, _ look: ClockLook) -> SceneStamp? {
         guard let sprite = Self.sprite(text, look), let turned = try? sprite.turned(look.rotation) else { return nil }
         let o = TextSprite.origin(of: sprite.size, in: look.logical, at: look.position, margin: TextSprite.margin(size: look.size))
         // The logical rectangle's corners on the panel.
@@ -108,7 +130,7 @@ final class ClockOverlay {
 
     /// The sprite of `text` upright (not yet turned to the panel); nil when
     /// there is no font (logged once).
-    static func sprite(_ text: String, _ look: ClockLook) -> DecodedImage? {
+    public static func sprite(_ text: String, _ look: ClockLook) -> DecodedImage? {
         let (result, isNew) = TextRenderer.shared(pattern: look.style.font, pixelSize: look.size)
         guard case let .success(renderer) = result else {
             if isNew, case let .failure(error) = result { log(.warning, "overlay: \(error); captions, the clock and pushed text are not drawn") }
@@ -119,52 +141,35 @@ final class ClockOverlay {
     }
 }
 
-extension Layout {
-    /// The clock's look for `config` on this layout; nil: no clock.
-    func clockLook(_ config: Configuration) -> ClockLook? {
-        guard let format = config.overlay.clock else { return nil }
-        return ClockLook(format: format, position: config.overlay.clockPosition, style: config.overlay.text,
-                         size: textSize(config), rotation: rotation, logical: size, panel: compositor.panel)
-    }
-
-    /// The clock of `config` showing `hour`:`minute`, as a frame of this
-    /// layout draws it (`carouseld render`); nil without a clock or a font.
-    public func clockStamp(_ config: Configuration, hour: Int, minute: Int) -> SceneStamp? {
-        guard let look = clockLook(config) else { return nil }
-        return ClockOverlay.draw(look.format.text(hour: hour, minute: minute), look)
-    }
-}
-
 /// The clock on the loop: its one deadline is the next minute, while
 /// there is a screen to show it on (off, the first pass after waking draws
 /// the minute it is then); a new minute asks for a frame, in which only the
 /// clock's rectangle changes.
 extension ClockOverlay: LoopService {
-    var name: String { "clock overlay" }
-    var subscriptions: LoopHappening.Kinds { [.laidOut, .wallClockSet] }
+    public var name: String { "clock overlay" }
+    public var subscriptions: LoopHappening.Kinds { [.laidOut, .wallClockSet] }
 
-    var deadline: Int64? {
-        guard look != nil, let daemon, daemon.screenIsShowing else { return nil }
+    public var deadline: Int64? {
+        guard look != nil, context.view.screenIsShowing else { return nil }
         return nextTick ?? .min
     }
 
-    func due(now: Int64) { tick(now: now) }
+    public func due(now: Int64) { tick(now: now) }
 
     private func tick(now: Int64) {
-        guard let daemon else { return }
-        let changed = tick(now: now, clock: daemon.localClock)
+        let changed = tick(now: now, clock: context.view.localClock)
         // A new minute, or the clock taken away (a reload without it).
-        if changed || (stamp == nil && daemon.frames.clockStamp != nil) {
-            daemon.ask(.stamp(.clock, stamp))
-            daemon.ask(.frame)
+        if changed || (stamp == nil && stampShown) {
+            stampShown = stamp != nil
+            context.ask(.stamp(.clock, stamp))
+            context.ask(.frame)
         }
     }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
-        guard let daemon else { return }
+    public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .laidOut:
-            reconfigure(daemon.layout.clockLook(daemon.config))
+            reconfigure(ClockLook(context.view.config, on: context.view.screen))
             tick(now: now)
         case .wallClockSet:
             realign()

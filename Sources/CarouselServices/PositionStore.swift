@@ -11,7 +11,7 @@ import Glibc
 /// path as `[images] files` lists it) and a newline: a name, not an index,
 /// so that pictures added or removed while the daemon was down do not move
 /// the viewer to another picture.
-struct PositionStore {
+public struct PositionStore {
     static let fileName = "position"
     /// Longer than any name a file system allows under a folder (PATH_MAX):
     /// a bigger file is not ours.
@@ -31,7 +31,7 @@ struct PositionStore {
 
     /// Where the position is kept: systemd's `StateDirectory=` (the first
     /// of `$STATE_DIRECTORY`'s colon-separated paths), else /var/lib/carouseld.
-    static func directory(environment value: String?) -> String {
+    public static func directory(environment value: String?) -> String {
         let first = value?.split(separator: ":", omittingEmptySubsequences: true).first.map(String.init)
         return first ?? "/var/lib/carouseld"
     }

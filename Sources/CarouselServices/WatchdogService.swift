@@ -4,14 +4,14 @@ import CarouselPlatform
 /// systemd's watchdog: `WATCHDOG=1` every half of `WatchdogSec=`, sent from
 /// the loop itself, so that a loop that hangs stops them and systemd
 /// restarts the daemon.
-final class WatchdogService: LoopService {
-    let name = "watchdog"
+public final class WatchdogService: LoopService {
+    public let name = "watchdog"
     private let notifier: ServiceNotifier
     private let interval: Int64
-    private(set) var deadline: Int64?
+    public private(set) var deadline: Int64?
 
     /// Nil when systemd wants no keep-alives.
-    init?(notifier: ServiceNotifier, now: Int64) {
+    public init?(notifier: ServiceNotifier, now: Int64) {
         guard let interval = notifier.watchdogInterval else { return nil }
         self.notifier = notifier
         self.interval = interval
@@ -19,7 +19,7 @@ final class WatchdogService: LoopService {
         log(.info, "systemd watchdog: a keep-alive every \(interval / 2000) ms")
     }
 
-    func due(now: Int64) {
+    public func due(now: Int64) {
         notifier.watchdog()
         deadline = now + interval / 2
     }

@@ -2,18 +2,17 @@ import CarouselLoop
 import CarouselPlatform
 
 /// The wall clock being set (NTP, by hand): the services that follow local
-/// time (the schedule, the clock on screen) look again (`onSet`, with the
-/// loop's time).
-final class WallClockService: LoopService {
-    let name = "wall clock"
+/// time (the schedule, the clock on screen) look again (`LoopAsk.wallClockSet`).
+public final class WallClockService: LoopService {
+    public let name = "wall clock"
     private let watch: any ClockChangeSource
-    private let onSet: (Int64) -> Void
+    private let context: ServiceContext
 
     /// Nil, with one line, when the kernel does not say (the schedule may
     /// then run late after a clock change).
-    convenience init?(onSet: @escaping (Int64) -> Void) {
+    public convenience init?(context: ServiceContext) {
         do {
-            self.init(watch: try ClockChangeWatch(), onSet: onSet)
+            self.init(watch: try ClockChangeWatch(), context: context)
         } catch {
             log(.warning, "the wall clock's changes are not watched (\(error)): [power] schedule may run late after one")
             return nil
@@ -22,17 +21,17 @@ final class WallClockService: LoopService {
 
     /// `watch` says when the clock was set (tests give one of their own:
     /// stepping the machine's clock would wake every daemon of a full run).
-    init(watch: any ClockChangeSource, onSet: @escaping (Int64) -> Void) {
+    init(watch: any ClockChangeSource, context: ServiceContext) {
         self.watch = watch
-        self.onSet = onSet
+        self.context = context
     }
 
-    var interests: [EpollInterest] { [EpollInterest(fd: watch.fd.raw)] }
+    public var interests: [EpollInterest] { [EpollInterest(fd: watch.fd.raw)] }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard watch.clockWasSet() else { return }
         log(.info, "the wall clock was set: [power] schedule and [overlay] clock looked at again")
-        onSet(now)
+        context.ask(.wallClockSet(at: now))
     }
 }
 
