@@ -43,12 +43,15 @@ let package = Package(
         // read-only `LoopView`, an outbox of typed `LoopAsk`s), the
         // happenings it subscribes to, the loop's one way off it
         // (`LoopExecutor`). Services live in rooms that see this, never the daemon.
-        .target(name: "CarouselLoop", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform", "CarouselImaging", "CarouselRender"]),
+        .target(name: "CarouselLoop", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform", "CarouselImaging", "CarouselRender"],
+                swiftSettings: textHeadersSwift),
         // Services behind the port, a room each for a capability: clips
         // (`[video]`), the presence sensor, pushed text; and the loop's own
         // small services. None of them sees the daemon.
-        .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"]),
-        .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"]),
+        .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"],
+                swiftSettings: textHeadersSwift),
+        .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
+                swiftSettings: textHeadersSwift),
         .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
         .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselPlatform",
