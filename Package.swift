@@ -43,7 +43,7 @@ let package = Package(
         // read-only `LoopView`, an outbox of typed `LoopAsk`s), the
         // happenings it subscribes to, the loop's one way off it
         // (`LoopExecutor`). Services live in rooms that see this, never the daemon.
-        .target(name: "CarouselLoop", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform", "CarouselImaging", "CarouselRender"],
+        .target(name: "CarouselLoop", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform", "CarouselImaging", "CarouselRender", "CarouselInput"],
                 swiftSettings: textHeadersSwift),
         // Services behind the port, a room each for a capability: clips
         // (`[video]`), the presence sensor, pushed text; and the loop's own
@@ -64,6 +64,7 @@ let package = Package(
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
+                "CarouselInputService",
             ]
         ),
         .executableTarget(
@@ -137,6 +138,10 @@ let package = Package(
         // libinput's va_list log handler, formatted in C and passed on as plain text.
         .target(name: "CInputShim", dependencies: ["CLibinput"]),
         .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputLoader", "CInputShim"]),
+        // Input on the loop, behind the port: the seat's devices opened after
+        // the first frame, and what they say routed into the carousel's words.
+        .target(name: "CarouselInputService", dependencies: ["CarouselLoop", "CarouselInput", "CarouselConfig", "CarouselCore", "CarouselImaging", "CarouselPlatform"],
+                swiftSettings: textHeadersSwift),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput", "CInputLoader", "CLibinput", "CUdev"]),
         // Text over pictures ([overlay]): fontconfig finds the font and its
         // fallbacks, HarfBuzz shapes (right-to-left, CJK), FreeType rasterises.
@@ -193,6 +198,7 @@ let package = Package(
             "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
             "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
+            "CarouselInputService",
         ]),
     ]
 )

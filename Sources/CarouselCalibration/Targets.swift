@@ -6,8 +6,8 @@ import CarouselCore
 ///
 /// libinput applies the matrix to the device's normalised position and then
 /// scales the result to the panel (`libinput_event_touch_get_x_transformed`);
-/// the daemon turns panel pixels into layout pixels with its rotation
-/// (`InputRouter`). So the matrix maps device to *panel*, whatever the
+/// the input service turns panel pixels into layout pixels with the
+/// rotation (`InputRouter`). So the matrix maps device to *panel*, whatever the
 /// rotation: a target drawn at a logical position is turned onto the panel
 /// first.
 public struct CalibrationTargets: Equatable, Sendable {

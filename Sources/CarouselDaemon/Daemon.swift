@@ -5,6 +5,7 @@ import CarouselCore
 import CarouselDisplay
 import CarouselImaging
 import CarouselClips
+import CarouselInputService
 import CarouselLoop
 import CarouselPresence
 import CarouselPushedText
@@ -173,7 +174,7 @@ public final class Daemon {
         services.register { _ in MQTTService(daemon: self) }
         services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.
-        if options.input { services.register { _ in InputService(daemon: self, openBy: startTime + Self.startHoldMicroseconds) } }
+        if options.input { services.register { InputService(context: $0, openBy: startTime + Self.startHoldMicroseconds) } }
     }
 
     // MARK: - The loop
@@ -322,6 +323,8 @@ public final class Daemon {
             displayMayBeBack()
         case .displayChanged:
             displayChanged()
+        case let .input(routed):
+            carryOut(routed)
         }
         // What services read may have changed with it: their deadlines and
         // descriptors are asked for again.

@@ -1,11 +1,14 @@
 import CarouselCore
+import CarouselInput
+import CarouselInputService
 import CarouselPlatform
 
 /// Input and commands into the model: a routed input event (touch, a key's
 /// command, a touchscreen coming or going), a touch at its own time stamp,
 /// a command now.
 extension Daemon {
-    /// Carries out one routed input event.
+    /// Carries out one routed input event (what the input service asks:
+    /// `LoopAsk.input`).
     public func carryOut(_ routed: RoutedInput) {
         if takenByDisplayPower(routed) { return }
         switch routed {

@@ -2,6 +2,7 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselDisplay
+import CarouselInput
 import CarouselLoop
 import CarouselPlatform
 import CarouselPresence

@@ -1,5 +1,6 @@
 import CarouselConfig
 import CarouselCore
+import CarouselImaging
 import CarouselLoop
 import CarouselPlatform
 import CarouselPushedText
@@ -32,6 +33,11 @@ extension Daemon: LoopView {
         guard album.entries.indices.contains(index) else { return nil }
         return config.images.files.isEmpty ? album.entries[index].name : album.entries[index].path
     }
+
+    // MARK: - Input and the display
+
+    // `rotation` is the layout's (Daemon.swift).
+    public var panelSize: PixelSize { backend.panelSize }
 }
 
 extension Layout {

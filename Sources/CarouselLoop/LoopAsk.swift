@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselCore
 import CarouselImaging
+import CarouselInput
 import CarouselPlatform
 import CarouselRender
 
@@ -44,6 +45,13 @@ public enum LoopAsk {
     // MARK: - The loop's own services
     /// The wall clock was set at loop time `at` (NTP, by hand).
     case wallClockSet(at: Int64)
+
+    // MARK: - Input and the display
+
+    /// What an input device said, routed: a touch, a key's command, the
+    /// presence key, a touchscreen coming or going (the daemon carries it
+    /// out: the screen's power first, which may swallow it, then the model).
+    case input(RoutedInput)
 }
 
 /// The model commands a service may ask for (`Carousel`'s, at the loop's time).

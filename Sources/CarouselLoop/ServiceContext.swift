@@ -47,6 +47,13 @@ public protocol LoopView: AnyObject {
     func pictureName(onPage page: Int) -> String?
     /// The page showing the picture the position file names `name`.
     func page(ofPictureNamed name: String) -> Int?
+
+    // MARK: - Input and the display
+
+    /// The turn from the panel to the layout, and the panel's size in
+    /// pixels (what libinput's transformed coordinates span).
+    var rotation: Rotation { get }
+    var panelSize: PixelSize { get }
 }
 
 /// The screen as a stamp over the pictures is placed on it.

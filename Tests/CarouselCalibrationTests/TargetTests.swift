@@ -17,7 +17,7 @@ struct TargetTests {
             let n = rotation.normalizedPanelPoint(p, panelWidth: panelWidth, panelHeight: panelHeight)
             #expect((0...1).contains(n.x) && (0...1).contains(n.y))
             // libinput scales the calibrated fraction to panel pixels; the
-            // daemon's InputRouter turns them with Rotation.logical.
+            // input service's InputRouter turns them with Rotation.logical.
             let routed = rotation.logical(Point(x: n.x * Double(panelWidth), y: n.y * Double(panelHeight)),
                                           panelWidth: Double(panelWidth), panelHeight: Double(panelHeight))
             #expect(abs(routed.x - p.x) < 1e-9 && abs(routed.y - p.y) < 1e-9, "\(rotation): \(p) came back as \(routed)")

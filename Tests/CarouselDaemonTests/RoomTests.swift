@@ -10,6 +10,7 @@ import CarouselDaemon
 import CarouselDisplay
 import CarouselImaging
 import CarouselInput
+import CarouselInputService
 import CarouselPlatform
 import CarouselRender
 import Foundation

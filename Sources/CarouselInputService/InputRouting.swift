@@ -1,32 +1,13 @@
 import CarouselConfig
 import CarouselCore
-import CarouselImaging
 import CarouselInput
 import CarouselPlatform
-
-/// What one input event means to the carousel.
-public enum RoutedInput: Equatable, Sendable {
-    /// A finger (or the pointer with its button held) in layout pixels, at
-    /// the event's own time stamp (µs, CLOCK_MONOTONIC).
-    case touch(TouchInput, time: Int64)
-    /// A key (or an IR remote's key) asked for a command.
-    case command(CarouselCommand)
-    /// The presence sensor's key (`[power] presence = key:NAME`): down, someone
-    /// is there; up, they left. At the event's own time stamp (µs).
-    case presence(Bool, time: Int64)
-    /// A touchscreen came that reports its size: the touch slop can follow
-    /// its density.
-    case touchscreenAdded(InputDeviceInfo, size: InputPhysicalSize)
-    /// A touchscreen that reported its size went away.
-    case touchscreenRemoved(InputDeviceInfo)
-    /// Worth a log line (devices coming and going).
-    case note(String)
-}
 
 /// Turns libinput's events into the carousel's: touch in panel pixels
 /// mapped through the display rotation into layout pixels, a pointer with
 /// its left button held as one more finger, keys as commands. A value with
-/// no I/O: the daemon feeds it events and carries out what comes back.
+/// no I/O: the input service feeds it events and asks the loop to carry out
+/// what comes back (`LoopAsk.input`).
 public struct InputRouter: Sendable {
     /// The model's id for the pointer-as-finger (touch slots are small numbers).
     public static let pointerID = 1_000_000

@@ -1,13 +1,14 @@
-import CarouselLoop
-import CarouselImaging
 import CarouselConfig
 import CarouselCore
+import CarouselImaging
 import CarouselInput
+import CarouselLoop
 import CarouselPlatform
 
 /// The seat's devices through libinput, and the router for what they say.
-/// A missing seat or a permission problem is logged by the daemon, which
-/// runs on without input (autoplay, commands) rather than not at all.
+/// A missing seat or a permission problem is logged by the input service,
+/// and the carousel runs on without input (autoplay, commands) rather than
+/// not at all.
 final class InputSource {
     let context: InputContext
     var router: InputRouter
@@ -60,23 +61,28 @@ final class InputSource {
 /// a permission problem or libinput not installed is one line (the service
 /// opens once, never again), and the carousel runs on (autoplay, commands)
 /// rather than not at all.
-final class InputService: LoopService {
-    let name = "input"
-    let subscriptions: LoopHappening.Kinds = [.firstFramePresented, .configured, .laidOut]
-    private unowned let daemon: Daemon
+///
+/// What the devices say, routed (`InputRouter`), the loop carries out
+/// (`LoopAsk.input`): the model, the screen's power and the layout are the
+/// daemon's.
+public final class InputService: LoopService {
+    public let name = "input"
+    public let subscriptions: LoopHappening.Kinds = [.firstFramePresented, .configured, .laidOut]
+    private let context: ServiceContext
     private(set) var source: InputSource?
-    private(set) var deadline: Int64?
+    public private(set) var deadline: Int64?
 
-    init(daemon: Daemon, openBy: Int64) {
-        self.daemon = daemon
+    public init(context: ServiceContext, openBy: Int64) {
+        self.context = context
         deadline = openBy
     }
 
     private func open() {
         deadline = nil
-        let config = daemon.config
+        let view = context.view
+        let config = view.config
         do {
-            source = try InputSource(config: config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
+            source = try InputSource(config: config.input, rotation: view.rotation, panel: view.panelSize)
             source?.router.presenceKey = Self.presenceKey(config)
         } catch {
             log(.warning, "no input: \(error)")
@@ -89,15 +95,15 @@ final class InputService: LoopService {
         return nil
     }
 
-    var interests: [EpollInterest] { source.map { [EpollInterest(fd: $0.context.fileDescriptor)] } ?? [] }
+    public var interests: [EpollInterest] { source.map { [EpollInterest(fd: $0.context.fileDescriptor)] } ?? [] }
 
-    func due(now: Int64) { open() }
+    public func due(now: Int64) { open() }
 
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
-        for routed in source?.read() ?? [] { daemon.carryOut(routed) }
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
+        for routed in source?.read() ?? [] { context.ask(.input(routed)) }
     }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .firstFramePresented:
             // Right after the first frame is handed to the display, while it
@@ -105,9 +111,10 @@ final class InputService: LoopService {
             // flip is seen, then means touch works too.
             if deadline != nil { open() }
         case .configured:
-            source?.router.presenceKey = Self.presenceKey(daemon.config)
+            source?.router.presenceKey = Self.presenceKey(context.view.config)
         case .laidOut:
-            source?.reconfigure(config: daemon.config.input, rotation: daemon.rotation, panel: daemon.backend.panelSize)
+            let view = context.view
+            source?.reconfigure(config: view.config.input, rotation: view.rotation, panel: view.panelSize)
         default:
             break
         }
