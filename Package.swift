@@ -64,7 +64,7 @@ let package = Package(
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
-                "CarouselInputService",
+                "CarouselInputService", "CarouselDisplayServices",
             ]
         ),
         .executableTarget(
@@ -121,6 +121,10 @@ let package = Package(
         // The kernel's DRM/KMS display (libdrm).
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM", "CUdev"]),
+        // The display on the loop, behind the port: its flip events, its hotplug
+        // (udev). The backend itself stays the daemon's.
+        .target(name: "CarouselDisplayServices", dependencies: ["CarouselLoop", "CarouselDRM", "CarouselPlatform"],
+                swiftSettings: textHeadersSwift),
         // The Linux framebuffer device (SPI panels, kernels without KMS): ioctls and the RGB565 row kernel in C.
         .target(name: "CFBDev"),
         .target(name: "CarouselFBDev", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CFBDev"]),

@@ -3,6 +3,7 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselDisplay
+import CarouselDisplayServices
 import CarouselImaging
 import CarouselClips
 import CarouselInputService
@@ -163,8 +164,8 @@ public final class Daemon {
         services.register { [notifier, startTime] _ in WatchdogService(notifier: notifier, now: startTime) }
         services.register { _ in screenPower }
         services.register { PresenceService(context: $0) }
-        services.register { _ in DisplayFlipService(daemon: self) }
-        if options.hotplug, backend.hotplugDevice != nil { services.register { _ in DisplayHotplugService(daemon: self) } }
+        services.register { DisplayFlipService(context: $0) }
+        if options.hotplug, backend.hotplugDevice != nil { services.register { DisplayHotplugService(context: $0) } }
         services.register { FolderWatchService(context: $0) }
         if options.localClock == nil { services.register { WallClockService(context: $0) } }
         if options.controlSocket { services.register { _ in ControlService(daemon: self) } }
@@ -315,8 +316,6 @@ public final class Daemon {
             _ = reload()
         case .rescanAlbum:
             rescanAlbum()
-        case .flipCompleted:
-            frames.flipCompleted()
         case let .displayGone(why):
             displayWentAway(why)
         case .displayMayBeBack:
@@ -325,6 +324,15 @@ public final class Daemon {
             displayChanged()
         case let .input(routed):
             carryOut(routed)
+        case .displayEvents:
+            do {
+                // Nothing completed: nothing anyone reads changed.
+                guard try backend.dispatch() else { return }
+            } catch {
+                log(.error, "display: \(error)")
+                return
+            }
+            frames.flipCompleted()
         }
         // What services read may have changed with it: their deadlines and
         // descriptors are asked for again.

@@ -36,8 +36,10 @@ extension Daemon: LoopView {
 
     // MARK: - Input and the display
 
-    // `rotation` is the layout's (Daemon.swift).
+    // `rotation` is the layout's (Daemon.swift), `displayIsAway` DisplayPresence.swift's.
     public var panelSize: PixelSize { backend.panelSize }
+    public var displayDescriptor: (fd: Int32, generation: UInt64)? { backend.fileDescriptor.map { ($0, backendGeneration) } }
+    public var displayHotplugDevice: UInt64? { backend.hotplugDevice }
 }
 
 extension Layout {

@@ -16,8 +16,6 @@ public enum LoopAsk {
     case reload
     /// List the album again (the folder changed).
     case rescanAlbum
-    /// A presented frame reached the screen.
-    case flipCompleted
     /// The display's device went away (why, for the log).
     case displayGone(why: String)
     /// A device appeared while the display was away: try to open it again.
@@ -52,6 +50,9 @@ public enum LoopAsk {
     /// presence key, a touchscreen coming or going (the daemon carries it
     /// out: the screen's power first, which may swallow it, then the model).
     case input(RoutedInput)
+    /// The display's descriptor is readable: the backend reads its events
+    /// (a completed flip frees the pacer for the next frame).
+    case displayEvents
 }
 
 /// The model commands a service may ask for (`Carousel`'s, at the loop's time).

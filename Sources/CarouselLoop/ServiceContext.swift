@@ -54,6 +54,15 @@ public protocol LoopView: AnyObject {
     /// pixels (what libinput's transformed coordinates span).
     var rotation: Rotation { get }
     var panelSize: PixelSize { get }
+    /// The display's descriptor for its events (DRM's page flips), and
+    /// which display it is (a new one's may reuse the old one's number);
+    /// nil on a display whose frames are on screen as they are presented.
+    var displayDescriptor: (fd: Int32, generation: UInt64)? { get }
+    /// The device number (`st_rdev`) of the display's card, which udev's
+    /// events name; nil for a display that names none.
+    var displayHotplugDevice: UInt64? { get }
+    /// The display's device is away (it went; the daemon waits for it).
+    var displayIsAway: Bool { get }
 }
 
 /// The screen as a stamp over the pictures is placed on it.
