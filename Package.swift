@@ -122,7 +122,8 @@ let package = Package(
         .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev"])]),
         .target(name: "CarouselDRM", dependencies: ["CarouselDisplay", "CarouselPlatform", "CarouselImaging", "CDRM", "CUdev"]),
         // The display on the loop, behind the port: its flip events, its hotplug
-        // (udev). The backend itself stays the daemon's.
+        // (udev), the screen power's timer. The backend and the screen power's
+        // policy stay the daemon's.
         .target(name: "CarouselDisplayServices", dependencies: ["CarouselLoop", "CarouselDRM", "CarouselPlatform"],
                 swiftSettings: textHeadersSwift),
         // The Linux framebuffer device (SPI panels, kernels without KMS): ioctls and the RGB565 row kernel in C.

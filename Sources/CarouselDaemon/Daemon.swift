@@ -78,8 +78,9 @@ public final class Daemon {
     private(set) var clockOverlay: ClockOverlay!
     /// Clips (`[video]`): the one that plays, its frames (the CarouselClips room).
     private(set) var video: VideoService?
-    /// The screen's power: the policy and its deadline (DisplayPower.swift).
-    private(set) var screenPower: ScreenPowerService!
+    /// The screen's power: the policy, the backlight it dims, a wake being
+    /// timed (DisplayPower.swift); its deadline is `ScreenPowerService`'s.
+    var screenPower: ScreenPower
     let backlightRoot: String?
     /// The clock is the monotonic clock (see `Options.realTime`).
     public let realTime: Bool
@@ -129,8 +130,8 @@ public final class Daemon {
                          count: album.count, zoom: config.zoom, at: Timestamp(microseconds: startTime))
         try epoll.add(timer.fd.raw, token: LoopServices.loopToken)
         stateDirectory = options.stateDirectory
+        screenPower = ScreenPower(config, at: startTime)
         frames = FramePath(daemon: self)
-        screenPower = ScreenPowerService(daemon: self, at: startTime)
         services.view = self
         services.carryOut = { [unowned self] in self.ask($0) }
         openBacklight()
@@ -162,7 +163,7 @@ public final class Daemon {
         if let directory = stateDirectory { services.register { PositionService(context: $0, directory: directory) } }
         if let signals { services.register { [configPath] in signals.attach($0, configPath: configPath) } }
         services.register { [notifier, startTime] _ in WatchdogService(notifier: notifier, now: startTime) }
-        services.register { _ in screenPower }
+        services.register { ScreenPowerService(context: $0) }
         services.register { PresenceService(context: $0) }
         services.register { DisplayFlipService(context: $0) }
         if options.hotplug, backend.hotplugDevice != nil { services.register { DisplayHotplugService(context: $0) } }
@@ -333,6 +334,8 @@ public final class Daemon {
                 return
             }
             frames.flipCompleted()
+        case let .screenPowerDue(at):
+            screenPowerDue(now: at)
         }
         // What services read may have changed with it: their deadlines and
         // descriptors are asked for again.

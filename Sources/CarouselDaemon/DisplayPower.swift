@@ -7,17 +7,16 @@ import CarouselLoop
 import CarouselPlatform
 import CarouselPresence
 
-/// The screen's power on the loop: `ScreenPowerPolicy`'s deadline is its
-/// deadline, and what the policy decides (off, on, dim, undim) it carries
-/// out through the daemon's display and backlight. Off, nothing is drawn or
-/// presented, autoplay is paused (the model's `display` pause source) and
-/// the loop wakes only for input, commands and what it must.
-final class ScreenPowerService: LoopService {
-    let name = "screen power"
-    let subscriptions: LoopHappening.Kinds = .configured
-    /// The schedule's and the policy's deadlines change with what the daemon does.
-    let deadlineIsVolatile = true
-    unowned let daemon: Daemon
+/// The screen's power as the daemon keeps it: `ScreenPowerPolicy` (its
+/// rules over time), the backlight it dims, and a wake being timed. What the
+/// policy decides (off, on, dim, undim) the daemon carries out through its
+/// display and backlight; its deadline is on the loop through
+/// `ScreenPowerService` (CarouselDisplayServices), which reads it through the
+/// view (`screenPowerDeadline`) and asks for it when it comes
+/// (`LoopAsk.screenPowerDue`). Off, nothing is drawn or presented, autoplay
+/// is paused (the model's `display` pause source) and the loop wakes only
+/// for input, commands and what it must.
+struct ScreenPower {
     var policy: ScreenPowerPolicy
     /// The panel's backlight, if there is one to drive (BacklightControl.swift):
     /// the policy dims what it lights.
@@ -29,44 +28,22 @@ final class ScreenPowerService: LoopService {
     var wokeAt: Int64?
     var wokenBy = ""
 
-    init(daemon: Daemon, at now: Int64) {
-        self.daemon = daemon
-        policy = ScreenPowerPolicy(rules: Self.rules(daemon.config), at: now)
+    init(_ config: Configuration, at now: Int64) {
+        policy = ScreenPowerPolicy(rules: ScreenPowerPolicy.Rules(config), at: now)
     }
+}
 
-    static func rules(_ config: Configuration) -> ScreenPowerPolicy.Rules {
-        ScreenPowerPolicy.Rules(idleOffMinutes: config.power.idleOff, dimAfterMinutes: config.power.dimAfter,
-                                dimLevel: config.power.dimLevel,
-                                presenceWakesAtNight: config.power.presenceAtNight == .wake)
-    }
-
-    /// What is due at once is due at `.min`, not at the clock's reading now:
-    /// the loop compares deadlines with the instant its pass began, which a
-    /// running clock has already left behind.
-    var deadline: Int64? {
-        let now = daemon.clock()
-        var due = policy.deadline(now: now)
-        if let first = daemon.scheduleFirstDue(now: now) { due = min(due ?? first, first) }
-        return due.map { $0 <= now ? .min : $0 }
-    }
-
-    func due(now: Int64) {
-        daemon.applySchedule(now: now)
-        for action in policy.due(now: now) { daemon.carryOut(action, at: now) }
-    }
-
-    func observe(_ happening: LoopHappening, now: Int64) {
-        guard case let .configured(old) = happening else { return }
-        policy.rules = Self.rules(daemon.config)
-        if daemon.config.power.schedule != old.power.schedule { daemon.applySchedule(now: now, recompute: true) }
-        if let action = policy.presenceReasserted() { daemon.carryOut(action, at: now) }
+extension ScreenPowerPolicy.Rules {
+    /// The rules `config`'s `[power]` section sets.
+    init(_ config: Configuration) {
+        self.init(idleOffMinutes: config.power.idleOff, dimAfterMinutes: config.power.dimAfter,
+                  dimLevel: config.power.dimLevel, presenceWakesAtNight: config.power.presenceAtNight == .wake)
     }
 }
 
 extension Daemon {
-    /// The screen's power policy (the state lives in its service). Its
-    /// deadline, and what others read of it (the clock shows only on a lit
-    /// screen), are asked for again after a change.
+    /// The screen's power policy. Its deadline, and what others read of it
+    /// (the clock shows only on a lit screen), are asked for again after a change.
     var power: ScreenPowerPolicy {
         get { screenPower.policy }
         set {
@@ -75,7 +52,7 @@ extension Daemon {
         }
     }
 
-    /// The panel's backlight (its state lives in the screen power's service).
+    /// The panel's backlight (kept with the policy, which dims it).
     var backlight: BacklightState {
         get { screenPower.backlight }
         set { screenPower.backlight = newValue }
@@ -89,6 +66,34 @@ extension Daemon {
 
     /// When the backlight dims (µs), if it will.
     var dimDeadline: Int64? { power.dimDeadline }
+
+    /// When the screen's power must be looked at next (the view's
+    /// `screenPowerDeadline`): the rules' deadline or the schedule's first
+    /// word, whichever comes first. What is due at once is due at `.min`,
+    /// not at the clock's reading now: the loop compares deadlines with the
+    /// instant its pass began, which a running clock has already left behind.
+    public var screenPowerDeadline: Int64? {
+        let now = clock()
+        var due = power.deadline(now: now)
+        if let first = scheduleFirstDue(now: now) { due = min(due ?? first, first) }
+        return due.map { $0 <= now ? .min : $0 }
+    }
+
+    /// The screen power's deadline came (`LoopAsk.screenPowerDue`): the
+    /// schedule's word, then what the idle and dim rules decide at `now`.
+    func screenPowerDue(now: Int64) {
+        applySchedule(now: now)
+        for action in power.due(now: now) { carryOut(action, at: now) }
+    }
+
+    /// A new configuration (`apply`, before the services are told of it):
+    /// the rules read `[power]` again, a changed schedule is looked at
+    /// again, and presence that holds the display holds it under the new rules.
+    func screenPowerFollows(_ old: Configuration, now: Int64) {
+        power.rules = ScreenPowerPolicy.Rules(config)
+        if config.power.schedule != old.power.schedule { applySchedule(now: now, recompute: true) }
+        if let action = power.presenceReasserted() { carryOut(action, at: now) }
+    }
 
     /// Carries out what the policy decided.
     func carryOut(_ action: ScreenPowerPolicy.Action, at now: Int64) {

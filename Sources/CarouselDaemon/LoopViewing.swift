@@ -36,7 +36,8 @@ extension Daemon: LoopView {
 
     // MARK: - Input and the display
 
-    // `rotation` is the layout's (Daemon.swift), `displayIsAway` DisplayPresence.swift's.
+    // `rotation` is the layout's (Daemon.swift), `displayIsAway` DisplayPresence.swift's,
+    // `screenPowerDeadline` DisplayPower.swift's.
     public var panelSize: PixelSize { backend.panelSize }
     public var displayDescriptor: (fd: Int32, generation: UInt64)? { backend.fileDescriptor.map { ($0, backendGeneration) } }
     public var displayHotplugDevice: UInt64? { backend.hotplugDevice }

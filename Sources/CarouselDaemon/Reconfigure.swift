@@ -120,6 +120,7 @@ extension Daemon {
         let rescan = new.images.path != old.images.path || new.images.files != old.images.files
             || new.images.order != old.images.order || new.images.recursive != old.images.recursive
         relayout(previousCache: previousCache, rescan: rescan, panelChanged: backend.panelSize != panelBefore)
+        screenPowerFollows(old, now: clock())
         tell(.configured(old: old))
         return pending
     }

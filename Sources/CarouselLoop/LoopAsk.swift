@@ -53,6 +53,9 @@ public enum LoopAsk {
     /// The display's descriptor is readable: the backend reads its events
     /// (a completed flip frees the pacer for the next frame).
     case displayEvents
+    /// The screen power's deadline came (`at`: the pass's instant): the
+    /// schedule's word, then what the idle and dim rules decide.
+    case screenPowerDue(at: Int64)
 }
 
 /// The model commands a service may ask for (`Carousel`'s, at the loop's time).

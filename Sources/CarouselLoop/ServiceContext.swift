@@ -63,6 +63,11 @@ public protocol LoopView: AnyObject {
     var displayHotplugDevice: UInt64? { get }
     /// The display's device is away (it went; the daemon waits for it).
     var displayIsAway: Bool { get }
+    /// When the screen's power must be looked at next (the idle and dim
+    /// rules, the schedule), µs; `.min` when at once. It changes with what
+    /// the daemon does (use, the schedule, the first picture), not only
+    /// when a service ran.
+    var screenPowerDeadline: Int64? { get }
 }
 
 /// The screen as a stamp over the pictures is placed on it.
