@@ -74,7 +74,8 @@ extension Daemon {
     /// instant its pass began, which a running clock has already left behind.
     public var screenPowerDeadline: Int64? {
         let now = clock()
-        var due = power.deadline(now: now)
+        // In place, not through `power`'s copy: this is read before every sleep.
+        var due = screenPower.policy.deadline(now: now)
         if let first = scheduleFirstDue(now: now) { due = min(due ?? first, first) }
         return due.map { $0 <= now ? .min : $0 }
     }
