@@ -76,8 +76,6 @@ public final class Daemon {
     public let localClock: LocalClock
     /// `[overlay] clock`: its stamp and the next minute (the CarouselServices room).
     private(set) var clockOverlay: ClockOverlay!
-    /// Clips (`[video]`): the one that plays, its frames (the CarouselClips room).
-    private(set) var video: VideoService?
     /// The screen's power: the policy, the backlight it dims, a wake being
     /// timed (DisplayPower.swift); its deadline is `ScreenPowerService`'s.
     var screenPower: ScreenPower
@@ -172,7 +170,7 @@ public final class Daemon {
         if options.controlSocket { services.register { _ in ControlService(daemon: self) } }
         clockOverlay = services.register { ClockOverlay(context: $0) }
         services.register { PushedTextService(context: $0) }
-        video = services.register { VideoService(context: $0) }
+        services.register { VideoService(context: $0) }
         services.register { _ in MQTTService(daemon: self) }
         services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.

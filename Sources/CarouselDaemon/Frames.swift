@@ -157,7 +157,7 @@ public final class FramePath {
         let d = daemon
         guard moving || needsFrame, !d.power.isOff, pacer.mayDraw(at: now) else { return }
         if windowRoomDue, !d.displayIsAway { applyWindowRoom() }
-        let model = d.model, album = d.album, cache = d.cache, compositor = d.compositor
+        let model = d.model, album = d.album, compositor = d.compositor
         let x = model.offset(at: Timestamp(microseconds: now))
         // A crossfade shows the pictures at both ends: those it fades out
         // are asked for with the ones it fades in (the motion's heading).

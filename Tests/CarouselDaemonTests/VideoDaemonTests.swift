@@ -4,6 +4,7 @@
 // end, a drag pauses it, the display off stops it, pause and play, status
 // and events, a damaged clip skipped.
 
+import CarouselClips
 import CarouselConfig
 import CarouselControl
 import CarouselCore
@@ -46,13 +47,16 @@ import Testing
         return d
     }
 
+    /// The clips' service on `d`'s loop.
+    static func clips(_ d: OffscreenDaemon) -> VideoService? { d.daemon.services.first(VideoService.self) }
+
     /// Runs the loop for `ms` in steps of `step`, letting the clip's thread catch up before each.
     static func play(_ d: OffscreenDaemon, ms: Int, step: Int = 50) {
         for _ in 0..<(ms / step) {
-            d.daemon.video?.settle()
+            Self.clips(d)?.settle()
             d.advance(ms: Int64(step))
         }
-        d.daemon.video?.settle()
+        Self.clips(d)?.settle()
         d.advance(ms: 0)
     }
 
@@ -381,10 +385,10 @@ import Testing
         let d = try Self.daemon()
         Self.toClip(d)
         for _ in 0..<12 {
-            d.daemon.video?.settle()
+            Self.clips(d)?.settle()
             d.advance(ms: 200)
         }
-        d.daemon.video?.settle()
+        Self.clips(d)?.settle()
         let v = try #require(Self.video(d))
         let position = v["position"]?.doubleValue ?? 0
         #expect(position > 2.4 && position < 2.6)
@@ -397,7 +401,7 @@ import Testing
         // 2.4 s) by the time status is read is a race with its thread.
         #expect(shown + dropped >= 23 && shown + dropped <= 26)
         // Said once, with the rate reached.
-        #expect(d.daemon.video?.heavyLogged == true)
+        #expect(Self.clips(d)?.heavyLogged == true)
     }
 
     @Test func aClipLargerThanMaxPixelsIsSkipped() throws {
