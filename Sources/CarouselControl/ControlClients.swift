@@ -293,7 +293,10 @@ extension ControlServer {
             answering = client
             let response = onRequest(request, client.peer)
             answering = nil
-            if client.awaiting { return }
+            if client.awaiting {
+                client.awaited = request
+                return
+            }
             if request == .subscribe, case .ok = response { client.subscriber = true }
             reply(client, response)
         }

@@ -31,13 +31,17 @@ extension ControlServer {
     }
 
     /// Gives the reply of a deferred request. A client that left meanwhile
-    /// is ignored. Call `synchronize` afterwards, as after `handle`.
+    /// is ignored. A `subscribe` answered `.ok` makes the client a
+    /// subscriber, as an immediate reply does. Call `synchronize`
+    /// afterwards, as after `handle`.
     public func complete(_ ticket: ControlTicket, with response: ControlReply) {
         defer { notifyIfChanged() }
         guard let client = clients[ticket.fd], client.serial == ticket.serial, client.awaiting, !client.closed else {
             return
         }
         client.awaiting = false
+        if client.awaited == .subscribe, case .ok = response { client.subscriber = true }
+        client.awaited = nil
         reply(client, response)
         flush(client)
         if !client.closed, !backpressured(client), !client.input.isEmpty { processInput(client) }

@@ -164,6 +164,9 @@ public final class ControlServer {
         /// A request whose reply comes later (`deferReply`): nothing more is
         /// read or answered until `complete` gives it, so replies keep their order.
         var awaiting = false
+        /// The request whose reply is awaited (a `subscribe` answered `.ok`
+        /// makes a subscriber, given now or later).
+        var awaited: ControlRequest?
         /// Since when bytes wait that the socket does not take (µs, CLOCK_MONOTONIC).
         var stalledSince: Int64?
         /// When the client last sent anything (µs, CLOCK_MONOTONIC).

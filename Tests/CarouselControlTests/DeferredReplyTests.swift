@@ -81,6 +81,34 @@ struct DeferredReplyTests {
         h.run { h.server.clientCount == 0 }
         #expect(h.server.clientCount == 0)
     }
+
+    @Test("a deferred subscribe answered ok makes a subscriber; one refused does not")
+    func deferredSubscribe() throws {
+        let h = try Harness()
+        var tickets: [ControlTicket] = []
+        h.server.onRequest = { [unowned h] _, _ in
+            tickets.append(h.server.deferReply())
+            return .ok
+        }
+        let refused = h.connect()
+        refused.send("subscribe\n")
+        h.run { tickets.count == 1 }
+        h.server.complete(tickets[0], with: .error("not now"))
+        #expect(h.waitForLines(refused, 1))
+        #expect(refused.nextLine() == #"{"ok":false,"error":"not now"}"#)
+        #expect(h.server.subscriberCount == 0)
+        let subscriber = h.connect()
+        subscriber.send("subscribe\n")
+        h.run { tickets.count == 2 }
+        #expect(h.server.subscriberCount == 0)
+        h.server.complete(tickets[1], with: .ok)
+        #expect(h.waitForLines(subscriber, 1))
+        #expect(subscriber.nextLine() == #"{"ok":true}"#)
+        #expect(h.server.subscriberCount == 1)
+        h.server.broadcast(line: #"{"event":"didEndDecelerating"}"#)
+        #expect(h.waitForLines(subscriber, 1))
+        #expect(subscriber.nextLine() == #"{"event":"didEndDecelerating"}"#)
+    }
 }
 
 @Suite("ControlClient")
