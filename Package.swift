@@ -57,10 +57,16 @@ let package = Package(
         .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselPlatform",
                                                         "CarouselAlbum", "CarouselImaging", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
+        // The control socket on the loop (the grammar, server and client are
+        // CarouselControl's): it asks the daemon for answers and screenshots
+        // through the port.
+        .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform"],
+                swiftSettings: textHeadersSwift),
         .target(
             name: "CarouselDaemon",
             dependencies: [
                 "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
+                "CarouselControlService",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",

@@ -6,6 +6,7 @@ import CarouselDisplay
 import CarouselDisplayServices
 import CarouselImaging
 import CarouselClips
+import CarouselControlService
 import CarouselInputService
 import CarouselLoop
 import CarouselPresence
@@ -167,7 +168,7 @@ public final class Daemon {
         if options.hotplug, backend.hotplugDevice != nil { services.register { DisplayHotplugService(context: $0) } }
         services.register { FolderWatchService(context: $0) }
         if options.localClock == nil { services.register { WallClockService(context: $0) } }
-        if options.controlSocket { services.register { _ in ControlService(daemon: self) } }
+        if options.controlSocket { services.register { ControlService(context: $0) } }
         clockOverlay = services.register { ClockOverlay(context: $0) }
         services.register { PushedTextService(context: $0) }
         services.register { VideoService(context: $0) }
@@ -334,6 +335,13 @@ public final class Daemon {
             frames.flipCompleted()
         case let .screenPowerDue(at):
             screenPowerDue(now: at)
+
+        // MARK: - The control socket and MQTT
+
+        case let .request(request, grant, reply):
+            reply(answer(request, grant: grant))
+        case let .screenshot(destination, completion):
+            screenshot(to: destination, then: completion)
         }
         // What services read may have changed with it: their deadlines and
         // descriptors are asked for again.

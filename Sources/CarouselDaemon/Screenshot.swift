@@ -1,5 +1,6 @@
 import CarouselCore
 import CarouselImaging
+import CarouselLoop
 import CarouselPlatform
 import CarouselRender
 import CPlatform
@@ -7,44 +8,6 @@ import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// Where a screenshot goes: a path the daemon writes (atomically, under a
-/// fresh name then renamed), a file a client opened with its own rights and
-/// sent over the socket, or memory (MQTT publishes the bytes).
-enum ScreenshotDestination: Sendable {
-    case path(String)
-    case descriptor(FileDescriptor)
-    case memory
-
-    /// Readies a passed descriptor for a PNG (emptied, at its start), or
-    /// says why it cannot take one: it must be a regular file open for
-    /// writing (a pipe or socket could block the writer for ever; a
-    /// terminal or device is no place for one).
-    static func prepare(_ file: FileDescriptor) -> String? {
-        var info = stat()
-        guard fstat(file.raw, &info) == 0 else { return "the file sent cannot be examined: \(String(cString: strerror(errno)))" }
-        guard info.st_mode & S_IFMT == S_IFREG else { return "the descriptor sent is not a regular file" }
-        let mode = fcntl(file.raw, F_GETFL) & O_ACCMODE
-        guard mode == O_WRONLY || mode == O_RDWR else { return "the file sent is not open for writing" }
-        // Start from an empty file, whatever it held.
-        if ftruncate(file.raw, 0) != 0 || lseek(file.raw, 0, SEEK_SET) != 0 {
-            return "the file sent cannot be emptied: \(String(cString: strerror(errno)))"
-        }
-        return nil
-    }
-}
-
-/// A screenshot written: where, as its destination asked.
-enum ScreenshotOutcome: Sendable {
-    case written(path: String)
-    case bytes(Int)
-    case png([UInt8])
-}
-
-/// Why a screenshot was not written (the client knows its file's name; the daemon says why).
-struct ScreenshotFailure: Error, Sendable {
-    let reason: String
-}
 
 /// The one screenshot encoder: a composed frame turned upright and written
 /// as a PNG to its destination, on a queue of its own (never on the loop).
@@ -96,7 +59,8 @@ enum ScreenshotEncoder {
 extension Daemon {
     /// What is on screen, composed once more on the loop (the scene of the
     /// last frame; no frame is kept for this between requests), then
-    /// encoded off the loop; `completion` gets the outcome on the loop.
+    /// encoded off the loop; `completion` gets the outcome on the loop
+    /// (`LoopAsk.screenshot`, the socket's and MQTT's).
     func screenshot(to destination: ScreenshotDestination,
                     then completion: @escaping (Result<ScreenshotOutcome, ScreenshotFailure>) -> Void) {
         let (panel, rotation) = composeScreenshot()

@@ -1,4 +1,5 @@
 import CarouselConfig
+import CarouselControl
 import CarouselCore
 import CarouselImaging
 import CarouselInput
@@ -56,6 +57,18 @@ public enum LoopAsk {
     /// The screen power's deadline came (`at`: the pass's instant): the
     /// schedule's word, then what the idle and dim rules decide.
     case screenPowerDue(at: Int64)
+
+    // MARK: - The control socket and MQTT
+
+    /// A request from a way in holding `grant` (a socket client, an MQTT
+    /// command): the daemon answers it as the grant allows, and the loop
+    /// hands the reply to `reply` (through `ServiceContext.request`, which
+    /// marks the asking service as run).
+    case request(ControlRequest, grant: Grant, reply: (ControlReply) -> Void)
+    /// What is on screen, composed again and written as a PNG to
+    /// `destination` off the loop; the outcome goes to `then` on the loop
+    /// (through `ServiceContext.screenshot`).
+    case screenshot(ScreenshotDestination, then: (Result<ScreenshotOutcome, ScreenshotFailure>) -> Void)
 }
 
 /// The model commands a service may ask for (`Carousel`'s, at the loop's time).

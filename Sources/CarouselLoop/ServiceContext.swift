@@ -1,4 +1,5 @@
 import CarouselConfig
+import CarouselControl
 import CarouselCore
 import CarouselImaging
 import CarouselPlatform
@@ -139,5 +140,29 @@ public final class ServiceContext {
             loop.ran(slot)
         }
         return bell
+    }
+
+    // MARK: - The control socket and MQTT
+
+    /// Asks the daemon to answer `request` as `grant` allows; `reply` gets
+    /// the answer on the loop, after the service returned (its asks are
+    /// carried out after `reply` returns).
+    public func request(_ request: ControlRequest, grant: Grant, reply: @escaping (ControlReply) -> Void) {
+        let slot = self.slot
+        ask(.request(request, grant: grant, reply: { [unowned loop] answer in
+            reply(answer)
+            loop.ran(slot)
+        }))
+    }
+
+    /// Asks for what is on screen as a PNG written to `destination` off the
+    /// loop; `completion` gets the outcome on the loop.
+    public func screenshot(to destination: ScreenshotDestination,
+                           then completion: @escaping (Result<ScreenshotOutcome, ScreenshotFailure>) -> Void) {
+        let slot = self.slot
+        ask(.screenshot(destination, then: { [unowned loop] outcome in
+            completion(outcome)
+            loop.ran(slot)
+        }))
     }
 }

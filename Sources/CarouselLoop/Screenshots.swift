@@ -1,0 +1,24 @@
+import CarouselPlatform
+
+/// Where a screenshot goes (`LoopAsk.screenshot`): a path the daemon writes
+/// (atomically, under a fresh name then renamed), a file a client opened
+/// with its own rights and sent over the socket, or memory (MQTT publishes
+/// the bytes).
+public enum ScreenshotDestination: Sendable {
+    case path(String)
+    case descriptor(FileDescriptor)
+    case memory
+}
+
+/// A screenshot written: where, as its destination asked.
+public enum ScreenshotOutcome: Sendable {
+    case written(path: String)
+    case bytes(Int)
+    case png([UInt8])
+}
+
+/// Why a screenshot was not written (the client knows its file's name; the daemon says why).
+public struct ScreenshotFailure: Error, Sendable {
+    public let reason: String
+    public init(reason: String) { self.reason = reason }
+}
