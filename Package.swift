@@ -58,15 +58,18 @@ let package = Package(
                                                         "CarouselAlbum", "CarouselImaging", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
         // The control socket on the loop (the grammar, server and client are
-        // CarouselControl's): it asks the daemon for answers and screenshots
-        // through the port.
+        // CarouselControl's), and MQTT on the loop: the libmosquitto link and
+        // the service over CarouselMQTT's protocol. Both ask the daemon for
+        // answers and screenshots through the port.
         .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform"],
+                swiftSettings: textHeadersSwift),
+        .target(name: "CarouselMQTTClient", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
                 swiftSettings: textHeadersSwift),
         .target(
             name: "CarouselDaemon",
             dependencies: [
                 "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
-                "CarouselControlService",
+                "CarouselControlService", "CarouselMQTTClient",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
@@ -210,6 +213,7 @@ let package = Package(
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
             "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
             "CarouselInputService",
+            "CarouselMQTT", "CarouselMQTTClient",
         ]),
     ]
 )

@@ -9,6 +9,7 @@ import CarouselClips
 import CarouselControlService
 import CarouselInputService
 import CarouselLoop
+import CarouselMQTTClient
 import CarouselPresence
 import CarouselPushedText
 import CarouselServices
@@ -172,7 +173,7 @@ public final class Daemon {
         clockOverlay = services.register { ClockOverlay(context: $0) }
         services.register { PushedTextService(context: $0) }
         services.register { VideoService(context: $0) }
-        services.register { _ in MQTTService(daemon: self) }
+        services.register { MQTTService(context: $0) }
         services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.
         if options.input { services.register { InputService(context: $0, openBy: startTime + Self.startHoldMicroseconds) } }

@@ -41,6 +41,11 @@ extension Daemon: LoopView {
     public var panelSize: PixelSize { backend.panelSize }
     public var displayDescriptor: (fd: Int32, generation: UInt64)? { backend.fileDescriptor.map { ($0, backendGeneration) } }
     public var displayHotplugDevice: UInt64? { backend.hotplugDevice }
+
+    // MARK: - The control socket and MQTT
+
+    // `status()` is the control socket's answer (ControlAnswers.swift).
+    public var hasBacklight: Bool { backlight.device != nil }
 }
 
 extension Layout {

@@ -69,6 +69,14 @@ public protocol LoopView: AnyObject {
     /// the daemon does (use, the schedule, the first picture), not only
     /// when a service ran.
     var screenPowerDeadline: Int64? { get }
+
+    // MARK: - The control socket and MQTT
+
+    /// What `status` answers now, the services' fields included (MQTT's state topic).
+    func status() -> [String: JSONValue]
+    /// Whether the display has a backlight the daemon drives (MQTT
+    /// discovery then announces a brightness number).
+    var hasBacklight: Bool { get }
 }
 
 /// The screen as a stamp over the pictures is placed on it.

@@ -11,7 +11,7 @@ import CarouselMQTT
 import CarouselPlatform
 import Foundation
 import Testing
-@testable import CarouselDaemon
+@testable import CarouselMQTTClient
 #if canImport(Glibc)
 import Glibc
 #endif

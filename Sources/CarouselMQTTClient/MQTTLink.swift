@@ -9,7 +9,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// One libmosquitto client, driven from the daemon's epoll loop: no thread
+/// One libmosquitto client, driven from the loop (`MQTTService`): no thread
 /// of libmosquitto's own (no `mosquitto_loop_start`), no blocking connect.
 /// The loop watches `socket` (readable: `readable()`; writable while
 /// `wantsWrite`: `writable()`) and calls `tick` at `deadline`
@@ -20,11 +20,11 @@ import Glibc
 /// `getaddrinfo` before its non-blocking connect: a numeric address is
 /// connected from the loop at once; a name is connected from a worker
 /// thread that owns the handle until it returns (the loop leaves the handle
-/// alone meanwhile; the outcome comes back on the loop through the daemon's
-/// `LoopExecutor`, then `onHandBack`), so that a name that takes 30 s not to
-/// resolve never holds a frame.
+/// alone meanwhile; the outcome comes back on the loop through `executor`,
+/// the service's context, then `onHandBack`), so that a name that takes 30 s
+/// not to resolve never holds a frame.
 ///
-/// Callbacks only record what happened (`take()`); the daemon acts on it
+/// Callbacks only record what happened (`take()`); the service acts on it
 /// after the libmosquitto call returned, never from inside one.
 final class MQTTLink {
     enum Happening: Equatable {
@@ -49,7 +49,7 @@ final class MQTTLink {
     private let handle: Handle
     private(set) var phase = Phase.waiting
     /// Where a name is resolved (and connected) off the loop, the outcome handed back on it.
-    private let executor: LoopExecutor
+    private let executor: any OffLoopWork
     /// Called on the loop once a worker's connect was handed back: what it
     /// did is in `take()` now.
     var onHandBack: (() -> Void)?
@@ -85,7 +85,7 @@ final class MQTTLink {
     /// Creates the client with its will, credentials and TLS set; it
     /// connects at the first `tick`. Throws the reason (no memory, a CA file
     /// libmosquitto refuses).
-    init(settings: MQTTConfig, frame: FrameProtocol, password: String?, executor: LoopExecutor) throws(MQTTLinkError) {
+    init(settings: MQTTConfig, frame: FrameProtocol, password: String?, executor: any OffLoopWork) throws(MQTTLinkError) {
         guard let broker = settings.broker else { throw MQTTLinkError("no broker") }
         let lib: cmosq_library
         switch Self.library {
@@ -354,6 +354,17 @@ final class MQTTLink {
         miscAt = nil
     }
 }
+
+/// The one way off the loop and back the link needs: the service's
+/// context, which marks the service as run when the work comes back (a test
+/// drives a `LoopExecutor` of its own).
+protocol OffLoopWork: AnyObject {
+    func run<Result: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> Result,
+                               then completion: @escaping (Result) -> Void)
+}
+
+extension ServiceContext: OffLoopWork {}
+extension LoopExecutor: OffLoopWork {}
 
 struct MQTTLinkError: Error, CustomStringConvertible {
     let description: String

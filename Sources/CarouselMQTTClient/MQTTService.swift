@@ -8,17 +8,19 @@ import CarouselPlatform
 import Glibc
 #endif
 
-/// The daemon's MQTT side on the loop, while `[mqtt] broker` is set: the
+/// The frame's MQTT side on the loop, while `[mqtt] broker` is set: the
 /// link to the broker (`MQTTLink`), the protocol (`FrameProtocol`, no I/O),
 /// the state publisher, what discovery announced. Its descriptors are the
 /// broker's socket (readable always, writable while libmosquitto has
 /// something queued); a connect resolved off the loop comes back through
-/// the daemon's executor.
-final class MQTTService: LoopService {
-    let name = "mqtt"
-    let subscriptions: LoopHappening.Kinds = [.stateChanged, .configured]
-    let takesEvents = true
-    private unowned let daemon: Daemon
+/// its context (`ServiceContext.run`). A command is asked of the loop
+/// (`ServiceContext.request`, under MQTT's grant) and its reply published
+/// when the loop hands it back; the state topic reads `status` (`LoopView`).
+public final class MQTTService: LoopService {
+    public let name = "mqtt"
+    public let subscriptions: LoopHappening.Kinds = [.stateChanged, .configured]
+    public let takesEvents = true
+    private let context: ServiceContext
     private(set) var link: MQTTLink?
     private var state = StatePublisher()
     /// Discovery topics announced on this broker, to remove them when
@@ -36,8 +38,8 @@ final class MQTTService: LoopService {
     private var droppedSinceLine = 0
     static let dropLineInterval: Int64 = 60_000_000
 
-    init(daemon: Daemon) {
-        self.daemon = daemon
+    public init(context: ServiceContext) {
+        self.context = context
         start()
     }
 
@@ -48,8 +50,8 @@ final class MQTTService: LoopService {
         guard settings.broker != nil else { return nil }
         return FrameProtocol(identity: FrameIdentity(
             clientID: settings.effectiveClientID, topic: settings.effectiveTopic, discoveryPrefix: settings.discoveryPrefix,
-            version: CarouselVersion.string, hasBacklight: daemon.hasBacklight,
-            hasPresence: daemon.config.power.presence != nil))
+            version: CarouselVersion.string, hasBacklight: context.view.hasBacklight,
+            hasPresence: context.view.config.power.presence != nil))
     }
 
     /// Starts the client for `[mqtt]`, if a broker is set. A client that
@@ -57,12 +59,12 @@ final class MQTTService: LoopService {
     /// `announced`: what a client before this one announced on the same
     /// broker; what this one does not announce is removed once it is connected.
     private func start(announced: [String] = []) {
-        let settings = daemon.config.mqtt
+        let settings = context.view.config.mqtt
         guard let frame = frameProtocol(settings) else { return }
         let identity = frame.identity
         do {
             let password = try settings.readPassword()
-            let link = try MQTTLink(settings: settings, frame: frame, password: password, executor: daemon.executor)
+            let link = try MQTTLink(settings: settings, frame: frame, password: password, executor: context)
             link.onHandBack = { [weak self, unowned link] in
                 guard let self, self.link === link else { return }
                 self.afterCall(link)
@@ -100,9 +102,9 @@ final class MQTTService: LoopService {
         self.link = nil
     }
 
-    func stop() { close() }
+    public func stop() { close() }
 
-    var interests: [EpollInterest] {
+    public var interests: [EpollInterest] {
         guard let link else { return [] }
         var wanted: [EpollInterest] = []
         if let fd = link.socket {
@@ -114,28 +116,28 @@ final class MQTTService: LoopService {
 
     /// A connection's socket outlives the connection in libmosquitto: one it
     /// no longer wants watched is taken out of the set by hand.
-    func keepsOpen(_ fd: Int32) -> Bool { link?.openSocket == fd }
+    public func keepsOpen(_ fd: Int32) -> Bool { link?.openSocket == fd }
 
     /// When the loop must wake for MQTT (µs): the link's next step, the state's next look.
-    var deadline: Int64? {
+    public var deadline: Int64? {
         guard let link else { return nil }
         let due = connected ? state.deadline : nil
         return [link.deadline, due].compactMap { $0 }.min()
     }
 
     /// The link's timers, then the state if it is due.
-    func due(now: Int64) {
+    public func due(now: Int64) {
         guard let link else { return }
         link.tick(now: now)
         afterCall(link)
         if self.link === link, link.phase == .connected,
-           let status = state.take(now: now, status: { self.daemon.status() }) {
+           let status = state.take(now: now, status: { self.context.view.status() }) {
             link.publish(link.frame.state(status))
         }
     }
 
     /// The broker's socket is ready.
-    func ready(_ fd: Int32, events: UInt32, now: Int64) {
+    public func ready(_ fd: Int32, events: UInt32, now: Int64) {
         guard let link else { return }
         if events & ~EpollInterest.writable != 0 { link.readable() }
         if events & EpollInterest.writable != 0, self.link === link { link.writable() }
@@ -145,7 +147,7 @@ final class MQTTService: LoopService {
     /// Acts on what libmosquitto reported.
     private func afterCall(_ link: MQTTLink) {
         for happening in link.take() {
-            guard self.link === link else { return }  // a command reloaded [mqtt]: this client is gone
+            guard self.link === link else { return }  // a client replaced meanwhile reports nothing more
             switch happening {
             case .connected(0):
                 link.accepted()
@@ -187,7 +189,7 @@ final class MQTTService: LoopService {
     /// one a minute saying how many more were dropped, so that a publisher
     /// sending them in a loop cannot fill the journal either.
     private func dropped(topic: String, bytes: Int) {
-        let now = daemon.clock()
+        let now = context.now
         droppedSinceLine += 1
         if let last = lastDropLine, now - last < Self.dropLineInterval { return }
         let more = droppedSinceLine > 1 ? " (and \(droppedSinceLine - 1) more since the last such line)" : ""
@@ -199,7 +201,7 @@ final class MQTTService: LoopService {
 
     /// One line per new reason, with the retry; the same reason again only at debug level.
     private func failure(_ link: MQTTLink, _ line: String) {
-        let retry = link.retryAt.map { " (trying again in \(max(($0 - daemon.clock()) / 1_000_000, 0) + 1) s; the carousel runs on)" } ?? ""
+        let retry = link.retryAt.map { " (trying again in \(max(($0 - context.now) / 1_000_000, 0) + 1) s; the carousel runs on)" } ?? ""
         if line == lastFailure {
             log(.debug, "mqtt: \(line)\(retry)")
         } else {
@@ -209,18 +211,20 @@ final class MQTTService: LoopService {
     }
 
     /// A message on a command topic: a request of the socket's language,
-    /// answered on the reply topic with the socket's JSON.
+    /// answered on the reply topic with the socket's JSON once the loop
+    /// hands the daemon's answer back.
     private func command(_ payload: [UInt8], _ link: MQTTLink) {
-        let reply: ControlReply
         switch FrameProtocol.request(payload: payload) {
         case let .failure(error):
-            reply = .error(error.message)
+            reply(.error(error.message), link)
         case .success(.screenshot):
-            screenshot()
-            return  // the reply follows the picture
+            screenshot()  // the reply follows the picture
         case let .success(request):
-            reply = daemon.answer(request, grant: .mqtt)
+            context.request(request, grant: .mqtt) { [weak self] answer in self?.reply(answer, link) }
         }
+    }
+
+    private func reply(_ reply: ControlReply, _ link: MQTTLink) {
         // `reload` may have replaced the client: the reply goes out on the one there is.
         self.link?.publish((self.link ?? link).frame.reply(reply))
     }
@@ -229,7 +233,7 @@ final class MQTTService: LoopService {
     /// published on the screenshot topic (an image entity); the reply says
     /// how many bytes.
     private func screenshot() {
-        daemon.screenshot(to: .memory) { [weak self] result in
+        context.screenshot(to: .memory) { [weak self] result in
             guard let self, let link = self.link else { return }
             switch result {
             case let .success(.png(png)):
@@ -246,21 +250,21 @@ final class MQTTService: LoopService {
     /// An event line of the control socket's stream, on the event topic:
     /// all but the per-frame ones (`didScroll`, `didZoom`; `didEndZooming`
     /// carries the scale a zoom came to rest at).
-    func wantsEvents(perFrame: Bool) -> Bool { !perFrame && connected }
+    public func wantsEvents(perFrame: Bool) -> Bool { !perFrame && connected }
 
-    func publish(eventLine line: String) {
+    public func publish(eventLine line: String) {
         guard let link, link.phase == .connected else { return }
         link.publish(link.frame.event(line: line))
     }
 
-    func observe(_ happening: LoopHappening, now: Int64) {
+    public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .stateChanged:
             state.noteChange()
         case let .configured(old):
             state.noteChange()
             // A sensor added or removed changes what discovery announces.
-            reconfigure(old: old.mqtt, announces: (old.power.presence == nil) != (daemon.config.power.presence == nil))
+            reconfigure(old: old.mqtt, announces: (old.power.presence == nil) != (context.view.config.power.presence == nil))
         default:
             break
         }
@@ -268,7 +272,7 @@ final class MQTTService: LoopService {
 
     /// After a reload or `set`: changed `[mqtt]` keys reconnect with the new ones.
     private func reconfigure(old: MQTTConfig, announces changed: Bool = false) {
-        let s = daemon.config.mqtt
+        let s = context.view.config.mqtt
         guard s != old || changed else { return }
         let next = frameProtocol(s)
         // Same broker: the next client removes, once connected, what it does
@@ -281,10 +285,4 @@ final class MQTTService: LoopService {
         if s.broker == nil { log(.info, "mqtt: off") }
         start(announced: sameBroker ? announced : [])
     }
-}
-
-extension Daemon {
-    /// Whether the display has a backlight the daemon drives: discovery then
-    /// announces a brightness number (`brightness N`, state `display.brightness`).
-    var hasBacklight: Bool { backlight.device != nil }
 }
