@@ -72,7 +72,7 @@ let package = Package(
                 "CarouselControlService", "CarouselMQTTClient",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
-                "CarouselText", "CarouselMQTT", "CMosquittoLoader", "CGPIODLoader", "CarouselCalibration", "CarouselSimulation",
+                "CarouselText", "CarouselCalibration", "CarouselSimulation",
                 "CarouselInputService", "CarouselDisplayServices",
             ]
         ),

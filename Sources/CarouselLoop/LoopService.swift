@@ -16,7 +16,7 @@ import CarouselPlatform
 /// another, and the loop never calls a service from inside a service.
 ///
 /// A new source is one room (or file) with a type conforming to this, and
-/// one registration line in `Daemon.registerServices`.
+/// one registration line in the daemon's `registerServices`.
 public protocol LoopService: AnyObject {
     /// What it is, for log lines about the loop itself.
     var name: String { get }

@@ -30,6 +30,9 @@ public final class LoopServices {
     /// The slots that take event lines.
     private var eventTakers: [Int] = []
     private var outbox: [LoopAsk] = []
+    /// The earliest of the deadlines asked for at the last `synchronize`,
+    /// while no service ran since (`earliestDeadline` without a look at each).
+    private var earliestKnown: Int64??
     private var flushing = false
     private let epoll: Epoll
     /// The one way off the loop and back (the first service).
@@ -73,19 +76,31 @@ public final class LoopServices {
     }
 
     /// `slot`'s service ran: its interests and deadline are asked for again.
-    func ran(_ slot: Int) { slots[slot].dirty = true }
+    func ran(_ slot: Int) { markRan(slot) }
+
+    private func markRan(_ slot: Int) {
+        slots[slot].dirty = true
+        earliestKnown = nil
+    }
 
     /// What every service reads may have changed (a new display, a
     /// configuration, the screen's power): all are asked again.
     public func invalidate() {
         for i in slots.indices { slots[i].dirty = true }
+        earliestKnown = nil
     }
 
     /// Brings the epoll set and the deadlines in line with the services
     /// that ran. A service whose descriptor cannot be watched is said once
     /// per failure, and the loop runs on without it.
     public func synchronize() {
-        for i in slots.indices where slots[i].dirty || slots[i].volatile {
+        var earliest: Int64?
+        var failed = false
+        // Known until a service runs, unless one is still to be asked again.
+        defer { earliestKnown = failed ? nil : .some(earliest) }
+        for i in slots.indices {
+            defer { if let due = slots[i].deadline { earliest = min(earliest ?? due, due) } }
+            guard slots[i].dirty || slots[i].volatile else { continue }
             let service = slots[i].service
             guard slots[i].dirty else {
                 slots[i].deadline = service.deadline
@@ -104,6 +119,7 @@ public final class LoopServices {
                 if line != slots[i].failure { log(.error, line) }
                 slots[i].failure = line
                 slots[i].dirty = true
+                failed = true
             }
         }
     }
@@ -114,7 +130,7 @@ public final class LoopServices {
     public func dispatch(token: UInt64, events: UInt32, now: Int64) -> Bool {
         let slot = Int(token >> 32) - 1
         guard slots.indices.contains(slot) else { return false }
-        slots[slot].dirty = true
+        markRan(slot)
         slots[slot].service.ready(Int32(bitPattern: UInt32(truncatingIfNeeded: token)), events: events, now: now)
         flush()
         return true
@@ -124,7 +140,7 @@ public final class LoopServices {
     public func runDue(now: Int64) {
         for i in slots.indices {
             guard let due = deadline(i), now >= due else { continue }
-            slots[i].dirty = true
+            markRan(i)
             slots[i].service.due(now: now)
             flush()
         }
@@ -132,6 +148,7 @@ public final class LoopServices {
 
     /// The earliest deadline of all services.
     public var earliestDeadline: Int64? {
+        if let known = earliestKnown { return known }
         var wake: Int64?
         for i in slots.indices { if let due = deadline(i) { wake = min(wake ?? due, due) } }
         return wake
@@ -140,7 +157,7 @@ public final class LoopServices {
     /// Tells the subscribers of `happening`'s kind, then carries out what they asked.
     public func tell(_ happening: LoopHappening, now: Int64) {
         for slot in listeners[happening.kind.rawValue.trailingZeroBitCount] {
-            slots[slot].dirty = true
+            markRan(slot)
             slots[slot].service.observe(happening, now: now)
         }
         flush()
@@ -152,7 +169,7 @@ public final class LoopServices {
         var built: String?
         for slot in eventTakers where slots[slot].service.wantsEvents(perFrame: perFrame) {
             if built == nil { built = line() }
-            slots[slot].dirty = true
+            markRan(slot)
             slots[slot].service.publish(eventLine: built!)
         }
     }
@@ -162,7 +179,7 @@ public final class LoopServices {
     public func handle(_ request: ControlRequest, now: Int64) -> RequestOutcome? {
         for i in slots.indices {
             guard let outcome = slots[i].service.handle(request, now: now) else { continue }
-            slots[i].dirty = true
+            markRan(i)
             flush()
             return outcome
         }
