@@ -298,10 +298,13 @@ public final class Daemon {
         case .stateChanged:
             tell(.stateChanged)
         case let .stamp(slot, stamp):
+            // What the frame path shows: no service reads it.
             frames.setStamp(slot, stamp)
+            return
         case let .picture(key, picture):
             frames.framed = picture.map { (key, $0) }
             frames.needsFrame = true
+            return
         case let .presence(present, time):
             sensePresence(present, at: time)
         case .presenceSensorGone:
@@ -333,7 +336,10 @@ public final class Daemon {
                 log(.error, "display: \(error)")
                 return
             }
+            // A flip a frame: what it changes that services read (the first
+            // frame on screen) is told, and tells invalidate.
             frames.flipCompleted()
+            return
         case let .screenPowerDue(at):
             screenPowerDue(now: at)
 
