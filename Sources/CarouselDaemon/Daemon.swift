@@ -22,8 +22,8 @@ import Glibc
 /// The running carousel: one loop over the services registered on it
 /// (`LoopService`, `registerServices` lists them), the view they read
 /// (`LoopView`, LoopViewing.swift) and the interpreter of what they ask
-/// (`ask`). At rest it sleeps in `epoll_wait` until a descriptor is ready or
-/// the earliest deadline.
+/// (`ask`, LoopAsks.swift). At rest it sleeps in `epoll_wait` until a
+/// descriptor is ready or the earliest deadline.
 ///
 /// The flow is one way: input and commands go into the model, the model's
 /// events come back and are carried out (logged, published to the services
@@ -84,7 +84,8 @@ public final class Daemon {
     let backlightRoot: String?
     /// The clock is the monotonic clock (see `Options.realTime`).
     public let realTime: Bool
-    private var running = true
+    /// Cleared by a stop (`LoopAsk.stop`): the loop ends after this pass.
+    var running = true
     /// Frames: what the screen shows, written and presented when due (Frames.swift).
     public private(set) var frames: FramePath!
     /// Sees every model event the daemon carries out, after the log and the
@@ -281,93 +282,7 @@ public final class Daemon {
         return "showing \(index + 1) of \(album.count): \(album.pageName(index))"
     }
 
-    // MARK: - What services ask
-
-    /// Carries out what a service asks (the interpreter of `LoopAsk`), once
-    /// the service that asked has returned (`LoopServices.flush`).
-    func ask(_ ask: LoopAsk) {
-        let now = clock()
-        switch ask {
-        case .frame:
-            frames.needsFrame = true
-            return
-        case let .model(command):
-            perform(command, now: now)
-        case let .event(event):
-            publishEvent(event.name, event.fields)
-        case .stateChanged:
-            tell(.stateChanged)
-        case let .stamp(slot, stamp):
-            // What the frame path shows: no service reads it.
-            frames.setStamp(slot, stamp)
-            return
-        case let .picture(key, picture):
-            frames.framed = picture.map { (key, $0) }
-            frames.needsFrame = true
-            return
-        case let .presence(present, time):
-            sensePresence(present, at: time)
-        case .presenceSensorGone:
-            presenceSensorGone()
-        case let .startOn(page):
-            startOn(page)
-        case let .wallClockSet(at):
-            wallClockWasSet(now: at)
-        case let .stop(reason):
-            log(.info, "\(reason), stopping")
-            running = false
-        case .reload:
-            _ = reload()
-        case .rescanAlbum:
-            rescanAlbum()
-        case let .displayGone(why):
-            displayWentAway(why)
-        case .displayMayBeBack:
-            displayMayBeBack()
-        case .displayChanged:
-            displayChanged()
-        case let .input(routed):
-            carryOut(routed)
-        case .displayEvents:
-            do {
-                // Nothing completed: nothing anyone reads changed.
-                guard try backend.dispatch() else { return }
-            } catch {
-                log(.error, "display: \(error)")
-                return
-            }
-            // A flip a frame: what it changes that services read (the first
-            // frame on screen) is told, and tells invalidate.
-            frames.flipCompleted()
-            return
-        case let .screenPowerDue(at):
-            screenPowerDue(now: at)
-
-        // MARK: - The control socket and MQTT
-
-        case let .request(request, grant, reply):
-            reply(answer(request, grant: grant))
-        case let .screenshot(destination, completion):
-            screenshot(to: destination, then: completion)
-        }
-        // What services read may have changed with it: their deadlines and
-        // descriptors are asked for again.
-        services.invalidate()
-    }
-
-    private func perform(_ command: ModelAsk, now: Int64) {
-        let at = Timestamp(microseconds: now)
-        switch command {
-        case let .video(presence):
-            guard model.video != presence else { return }
-            deliver(model.setVideo(presence, at: at))
-        case .videoEnded:
-            deliver(model.videoEnded(at: at))
-        case let .upcomingReady(ready):
-            guard ready != model.isUpcomingReady else { return }
-            deliver(model.setUpcomingReady(ready, at: at))
-        }
-    }
+    // MARK: - What happened, told to the services
 
     /// Tells the services that subscribe to it what happened. Beyond the
     /// model and the decoder, what happened may change what any service's
