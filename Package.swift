@@ -32,7 +32,19 @@ let package = Package(
             dependencies: [.product(name: "RealModule", package: "swift-numerics")]
         ),
         // The INI file: a strict parser and the schema of every key.
-        .target(name: "CarouselConfig", dependencies: ["CarouselCore", "CarouselPlatform"]),
+        .target(name: "CarouselConfig", dependencies: ["CarouselCore", "CarouselPlatform", "CarouselWords", "CarouselCapabilities"]),
+        // What a capability declares (`CapabilityWords`): its INI keys, its
+        // requests, status fields, events and Home Assistant entities. Pure
+        // Swift, below the configuration and the control grammar, which read them.
+        .target(name: "CarouselWords", dependencies: ["CarouselCore", "CarouselPlatform"]),
+        // The one list of the capabilities' words (`Capabilities.all`).
+        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords"]),
+        // A capability's words live in its room, in a module of their own, so
+        // that `carouselctl`, the schema and the documents read them without
+        // linking the service.
+        .target(name: "CarouselClipsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselClips/Words"),
+        .target(name: "CarouselPresenceWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
+                path: "Sources/CarouselPresence/Words"),
         // `carouseld simulate`: script parser and the headless 60 Hz runner.
         .target(name: "CarouselSimulation", dependencies: ["CarouselCore", "CarouselConfig", "CarouselControl", "CarouselPlatform"]),
         // The running carousel: the loop, frame pacing, album state, input
@@ -48,10 +60,10 @@ let package = Package(
         // Services behind the port, a room each for a capability: clips
         // (`[video]`), the presence sensor, pushed text; and the loop's own
         // small services. None of them sees the daemon.
-        .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"],
-                swiftSettings: textHeadersSwift),
-        .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
-                swiftSettings: textHeadersSwift),
+        .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselClipsWords", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"],
+                exclude: ["Words"], swiftSettings: textHeadersSwift),
+        .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselPresenceWords", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
+                exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
         .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselPlatform",
@@ -63,12 +75,12 @@ let package = Package(
         // answers and screenshots through the port.
         .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform"],
                 swiftSettings: textHeadersSwift),
-        .target(name: "CarouselMQTTClient", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
+        .target(name: "CarouselMQTTClient", dependencies: ["CarouselPresenceWords", "CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
                 swiftSettings: textHeadersSwift),
         .target(
             name: "CarouselDaemon",
             dependencies: [
-                "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
+                "CarouselLoop", "CarouselClips", "CarouselClipsWords", "CarouselPresence", "CarouselPresenceWords", "CarouselPushedText", "CarouselServices",
                 "CarouselControlService", "CarouselMQTTClient",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
@@ -154,7 +166,7 @@ let package = Package(
         .target(name: "CarouselInput", dependencies: ["CarouselCore", "CarouselPlatform", "CUdev", "CLibinput", "CInputLoader", "CInputShim"]),
         // Input on the loop, behind the port: the seat's devices opened after
         // the first frame, and what they say routed into the carousel's words.
-        .target(name: "CarouselInputService", dependencies: ["CarouselLoop", "CarouselInput", "CarouselConfig", "CarouselCore", "CarouselImaging", "CarouselPlatform"],
+        .target(name: "CarouselInputService", dependencies: ["CarouselPresenceWords", "CarouselLoop", "CarouselInput", "CarouselConfig", "CarouselCore", "CarouselImaging", "CarouselPlatform"],
                 swiftSettings: textHeadersSwift),
         .testTarget(name: "CarouselInputTests", dependencies: ["CarouselInput", "CInputLoader", "CLibinput", "CUdev"]),
         // Text over pictures ([overlay]): fontconfig finds the font and its
@@ -171,7 +183,7 @@ let package = Package(
         .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText", "CarouselPlatform"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
-        .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig"]),
+        .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig", "CarouselPresenceWords", "CarouselClipsWords"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
         // The album: which image files to show, in what order; the folder watch.
         .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform", "CarouselImaging"]),

@@ -1,3 +1,4 @@
+import CarouselClipsWords
 import CarouselConfig
 import CarouselCore
 import CarouselImaging
@@ -314,7 +315,12 @@ public final class VideoService: LoopService {
 
 extension LoopEvent.Name {
     /// A clip on the page started playing (its first frame is on its way to the screen).
-    public static let didStartVideo = LoopEvent.Name("didStartVideo")
+    public static let didStartVideo = LoopEvent.Name(ClipsWords.didStartVideo)
     /// A clip stopped at its end, at `[video] max_seconds`, or on a failure.
-    public static let didEndVideo = LoopEvent.Name("didEndVideo")
+    public static let didEndVideo = LoopEvent.Name(ClipsWords.didEndVideo)
+}
+
+extension Configuration {
+    /// `[video]`, the settings this room declared (`ClipsWords`).
+    var video: VideoSettings { self[VideoSettings.self] }
 }

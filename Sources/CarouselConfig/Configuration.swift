@@ -1,3 +1,4 @@
+import CarouselCapabilities
 import CarouselCore
 import CarouselPlatform
 
@@ -82,25 +83,6 @@ public struct ImagesConfig: Equatable, Sendable {
 }
 
 /// `[video]`: clips in the album (played with FFmpeg when the carousel rests on one).
-public struct VideoConfig: Equatable, Sendable {
-    /// Clips are shown; false: the album ignores them as it ignores any other file.
-    public var enabled = true
-    /// FFmpeg's V4L2 memory-to-memory decoder where the board has one (`auto`), or software only (`off`).
-    public var hardware = VideoHardware.auto
-    /// A clip starts again at its end while autoplay is off.
-    public var loop = false
-    /// Autoplay waits at most this long for a clip (seconds) before moving on.
-    public var maxSeconds: Double = 120
-    /// Clips with more coded pixels than this are skipped (bounded memory).
-    public var maxPixels = 8_294_400
-
-    public init() {}
-}
-
-public enum VideoHardware: String, CaseIterable, Sendable {
-    case auto, off
-}
-
 public struct ControlConfig: Equatable, Sendable {
     public var socket = "/run/carouseld/control.sock"
     public var mode: UInt32 = 0o660
@@ -129,80 +111,7 @@ public struct PowerConfig: Equatable, Sendable {
     /// dims to `dimLevel` percent; 0: never.
     public var dimAfter: Double = 0
     public var dimLevel = 20
-    /// A presence sensor (`[power] presence`); nil: none.
-    public var presence: PresenceSource?
-    /// The GPIO line reads 0 when someone is there (`presence_active_low`).
-    public var presenceActiveLow = false
-    /// Seconds a GPIO line must hold still before its level counts (`presence_debounce`).
-    public var presenceDebounce = 0.05
-    /// Whether presence wakes the display outside the schedule's on-times.
-    public var presenceAtNight = PresenceAtNight.sleep
     public init() {}
-}
-
-/// `[power] presence_at_night`: outside the schedule's on-times presence
-/// leaves the display dark (`sleep`) or wakes it as by day (`wake`).
-public enum PresenceAtNight: String, Sendable, CaseIterable { case sleep, wake }
-
-/// Where presence comes from (`[power] presence`): a GPIO line through the
-/// kernel's character device (`gpio:CHIP:LINE`), or a key of an input
-/// device (`key:NAME`; a PIR wired as a `gpio-key`), down while someone is there.
-public enum PresenceSource: Equatable, Sendable, CustomStringConvertible {
-    /// `chip`: gpiochip0, /dev/gpiochip0 or a chip's label (libgpiod's
-    /// lookup); `line`: an offset on it or a line's name.
-    case gpio(chip: String, line: GPIOLineName)
-    /// A Linux key code and the name it was given by.
-    case key(code: UInt32, name: String)
-
-    public enum GPIOLineName: Equatable, Sendable, CustomStringConvertible {
-        case offset(UInt32)
-        case named(String)
-        public var description: String {
-            switch self {
-            case let .offset(n): String(n)
-            case let .named(name): name
-            }
-        }
-    }
-
-    /// Parses the key's value; empty: none (`nil`).
-    public static func parse(_ text: String) throws(ValueError) -> PresenceSource? {
-        let text = String(text[...].trimmingWhitespace())
-        if text.isEmpty { return nil }
-        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        let kind = parts[0].lowercased()
-        let rest = parts.count > 1 ? parts[1] : ""
-        switch kind {
-        case "gpio":
-            // The line follows the last colon: a chip's label may hold none, a path none either.
-            guard let colon = rest.lastIndex(of: ":") else {
-                throw ValueError("expected gpio:CHIP:LINE, e.g. gpio:gpiochip0:17 (the chip, then the line's number or name)")
-            }
-            let chip = String(rest[..<colon]), line = String(rest[rest.index(after: colon)...])
-            guard !chip.isEmpty, !line.isEmpty else {
-                throw ValueError("expected gpio:CHIP:LINE, e.g. gpio:gpiochip0:17 (the chip, then the line's number or name)")
-            }
-            guard !(chip + line).unicodeScalars.contains(where: { $0.value < 0x20 }), chip.utf8.count <= 255,
-                  line.utf8.count <= 255 else { throw ValueError("the chip or line name has control characters or is too long") }
-            if chip.contains("/"), !chip.hasPrefix("/dev/") {
-                throw ValueError("a chip given by path is under /dev (e.g. /dev/gpiochip0)")
-            }
-            return .gpio(chip: chip, line: UInt32(line).map { .offset($0) } ?? .named(line))
-        case "key":
-            let name = rest.uppercased()
-            if let code = LinuxKeyNames.codes[name] { return .key(code: code, name: name) }
-            throw ValueError("'\(rest)' is not a Linux key name (e.g. key:KEY_F13 or key:BTN_0, as in linux/input-event-codes.h)")
-        default:
-            throw ValueError("expected gpio:CHIP:LINE (e.g. gpio:gpiochip0:17) or key:NAME (e.g. key:KEY_F13)")
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .gpio(chip, line): "gpio:\(chip):\(line)"
-        case let .key(_, name): "key:\(name)"
-        }
-    }
 }
 
 /// Which backlight the daemon drives (`[power] backlight`): the one the
@@ -242,7 +151,6 @@ public struct Configuration: Equatable, Sendable {
     public var autoplay = AutoplaySettings()
     public var zoom = ZoomSettings()
     public var images = ImagesConfig()
-    public var video = VideoConfig()
     public var indicator = IndicatorStyle()
     public var control = ControlConfig()
     public var power = PowerConfig()
@@ -252,8 +160,16 @@ public struct Configuration: Equatable, Sendable {
     /// `[sync]`: what `carouseld sync` fetches into the album (the daemon itself ignores it).
     public var sync = SyncSettings()
     public var logLevel = LogPriority.info
+    /// The capabilities' settings, each under its own type (`config[VideoSettings.self]`).
+    public var capabilities = SettingsBag()
 
     public init() {}
+
+    /// A capability's settings (its defaults where the INI says nothing of them).
+    public subscript<S: CapabilitySettings>(_ type: S.Type) -> S {
+        get { capabilities[type] }
+        set { capabilities[type] = newValue }
+    }
 
     /// Reads and validates INI text. Every key is checked; the first problem
     /// is thrown as `FILE:LINE: message`.
@@ -261,6 +177,8 @@ public struct Configuration: Equatable, Sendable {
         var config = Configuration()
         var overlayLine: Int?
         var syncLine: Int?
+        // The last line of each capability's keys (by its place in `Capabilities.all`), for its check.
+        var capabilityLines: [Int: Int] = [:]
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
@@ -277,10 +195,16 @@ public struct Configuration: Equatable, Sendable {
             }
             if entry.section == "overlay" { overlayLine = entry.line }
             if entry.section == "sync" { syncLine = entry.line }
+            if let owner = Schema.owner(ofKey: spec) { capabilityLines[owner] = entry.line }
         }
         // Checked once all keys are in: the corners may be set in any order.
         if let line = overlayLine, let problem = config.overlay.conflict {
             throw ConfigError(file: file, line: line, message: problem)
+        }
+        for (index, line) in capabilityLines.sorted(by: { $0.key < $1.key }) {
+            if let problem = Capabilities.all[index].check?(config) {
+                throw ConfigError(file: file, line: line, message: problem)
+            }
         }
         if let line = syncLine, let problem = config.sync.incomplete {
             throw ConfigError(file: file, line: line, message: problem)
@@ -298,15 +222,11 @@ public struct Configuration: Equatable, Sendable {
         var changed = self
         try spec.apply(&changed, value)
         if let problem = changed.overlay.conflict { throw ValueError(problem) }
+        if let owner = Schema.owner(ofKey: spec), let problem = Capabilities.all[owner].check?(changed) {
+            throw ValueError(problem)
+        }
         self = changed
     }
-}
-
-/// Why a value was refused; the caller adds file, line and key.
-public struct ValueError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
 }
 
 extension OverlaySettings {
@@ -329,3 +249,7 @@ extension Configuration {
     /// Where the pictures come from, for log lines: the folder, or the `[images] files` list.
     public var albumSource: String { images.files.isEmpty ? images.path : "the [images] files list" }
 }
+
+/// What a capability's check reads: the configuration's overlay corners and
+/// the capabilities' settings.
+extension Configuration: SettingsReading {}

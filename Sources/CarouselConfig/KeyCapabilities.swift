@@ -9,8 +9,6 @@ extension Schema {
         "display.backend", "display.device", "display.connector",
         "input.seat",
         "images.path", "images.files",
-        // Which devices decode: V4L2's memory-to-memory nodes.
-        "video.hardware",
         "power.backlight", "power.presence",
         "overlay.text_file",
     ]
@@ -23,7 +21,6 @@ extension Schema {
     static let tunedKeys: Set<String> = [
         "display.background",
         "images.order", "images.fit", "images.blur_radius", "images.dim", "images.resume", "images.pair_portraits",
-        "video.enabled", "video.loop", "video.max_seconds",
         "power.idle_off", "power.wake", "power.brightness", "power.dim_after", "power.dim_level", "power.schedule",
         "power.presence_debounce", "power.presence_at_night",
         "overlay.caption", "overlay.position", "overlay.clock", "overlay.clock_position", "overlay.text_position",
@@ -32,6 +29,7 @@ extension Schema {
 
     /// What `set` of `spec` needs.
     public static func capability(of spec: KeySpec) -> Capability {
+        if let declared = spec.declaredCapability { return declared }
         let name = "\(spec.section).\(spec.name)"
         if administeredSections.contains(spec.section) || administeredKeys.contains(name) { return .administer }
         if tunedSections.contains(spec.section) || tunedKeys.contains(name) { return .tune }

@@ -1,44 +1,10 @@
+// The words every capability declares with (`CapabilityWords`, `ValueError`,
+// `ValueDomain`) belong to the configuration's vocabulary: whoever reads a
+// configuration reads them.
+@_exported import CarouselWords
+import CarouselCapabilities
 import CarouselCore
 import CarouselPlatform
-
-/// What values a key takes: the one statement of its range, from which its
-/// validation, its `accepts` text and the tests that walk its edges all come.
-public enum ValueDomain: Sendable, Equatable {
-    case boolean
-    /// A number in `range`; `unit` names it in messages.
-    case number(ClosedRange<Double>, unit: String)
-    case integer(ClosedRange<Int>)
-    /// `auto` (or empty), or a whole number in `range`.
-    case autoOrInteger(ClosedRange<Int>)
-    /// One of these words (case-insensitive).
-    case choice([String])
-    case color
-    /// Free text checked by the key's own rule (paths, names, lists).
-    case text
-
-    /// Values at and just past the edges, for tests that must try them all.
-    public var edgeValues: [String] {
-        switch self {
-        case .boolean:
-            return ["true", "false", "on", "0", "maybe"]
-        case let .number(range, _):
-            let lo = range.lowerBound, hi = range.upperBound
-            let step = max((hi - lo) / 1e6, 1e-9)
-            return [lo, hi, (lo + hi) / 2, lo - step, hi + step, lo.nextDown, hi.nextUp].map { Schema.format($0) }
-        case let .integer(range):
-            let lo = range.lowerBound, hi = range.upperBound
-            return [lo, hi, lo + (hi - lo) / 2, lo - 1, hi + 1].map(String.init) + ["\(lo).5"]
-        case let .autoOrInteger(range):
-            return ValueDomain.integer(range).edgeValues + ["auto", "AUTO", "", "automatic"]
-        case let .choice(words):
-            return words + words.map { $0.uppercased() } + ["nonsense"]
-        case .color:
-            return ["#000000", "#FFFFFF", "#FFFFFF00", "#FFFFFFFF", "#FFF", "#GGGGGG"]
-        case .text:
-            return []
-        }
-    }
-}
 
 /// One key of the configuration: its section, name and how its value is
 /// checked and stored.
@@ -63,9 +29,25 @@ public struct KeySpec: Sendable {
     public var help: String { writtenHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
     private let writtenHelp: String
     let apply: @Sendable (inout Configuration, String) throws(ValueError) -> Void
+    /// What `set` of it needs, where its declaration says (a capability's
+    /// keys); nil: the house's lists in KeyCapabilities.swift say.
+    let declaredCapability: Capability?
+    /// Where a capability placed it in a section of the house (`CapabilityKey.after`).
+    let after: String?
+
+    /// A capability's key, read into its settings in the configuration.
+    init(_ key: CapabilityKey) {
+        self.init(section: key.section, name: key.name, domain: key.domain, accepts: key.accepts, default: key.defaultValue,
+                  help: key.help, capability: key.capability, after: key.after) { c, v throws(ValueError) in
+            try key.apply(&c.capabilities, v)
+        }
+    }
 
     init(section: String, name: String, domain: ValueDomain, accepts: String, default defaultValue: String, help: String,
+         capability: Capability? = nil, after: String? = nil,
          apply: @escaping @Sendable (inout Configuration, String) throws(ValueError) -> Void) {
+        self.declaredCapability = capability
+        self.after = after
         self.section = section
         self.name = name
         self.domain = domain
@@ -76,24 +58,24 @@ public struct KeySpec: Sendable {
     }
 }
 
-/// One section of the configuration and what it is about.
-public struct SectionSpec: Sendable {
-    public let name: String
-    /// One or two sentences, written as `KeySpec.help` is.
-    public let help: String
-}
-
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
-    /// Every section in the order the shipped INI and the manual list them.
-    public static let sectionSpecs: [SectionSpec] = [
+    /// Every section in the order the shipped INI and the manual list them:
+    /// the capabilities' own sections follow `[images]`.
+    public static let sectionSpecs: [SectionSpec] = {
+        var specs = houseSections
+        let at = specs.firstIndex { $0.name == "images" }.map { $0 + 1 } ?? specs.endIndex
+        specs.insert(contentsOf: Capabilities.all.flatMap(\.sections), at: at)
+        return specs
+    }()
+
+    static let houseSections: [SectionSpec] = [
         SectionSpec(name: "display", help: "The screen: which device, connector and mode, and how the picture is turned."),
         SectionSpec(name: "input", help: "Touchscreens, mice and keyboards, read through libinput."),
         SectionSpec(name: "carousel", help: "How the carousel lays out its items and moves: paging, wrap, momentum."),
         SectionSpec(name: "autoplay", help: "Advancing on its own, and how an advance looks."),
         SectionSpec(name: "zoom", help: "Zooming into one picture with two fingers or a double tap."),
         SectionSpec(name: "images", help: "Which pictures, in what order, and how each fills the screen."),
-        SectionSpec(name: "video", help: "Clips beside the pictures: played where they stand, without sound."),
         SectionSpec(name: "indicator", help: "The page dots."),
         SectionSpec(name: "control", help: "The control socket `carouselctl` talks to, and who may connect."),
         SectionSpec(name: "log", help: "What the daemon logs."),
@@ -111,12 +93,35 @@ public enum Schema {
 
     public static let sectionNames = sectionSpecs.map(\.name)
 
-    /// Every key, section by section; each section's list is in
-    /// `SchemaKeys/`, one file a section.
-    public static let keys: [KeySpec] = displayKeys + inputKeys + carouselKeys + autoplayKeys + zoomKeys + imagesKeys + videoKeys
-        + indicatorKeys + controlKeys + logKeys + powerKeys + overlayKeys + mqttKeys + syncKeys
+    /// Every key, section by section: the house's lists are in
+    /// `SchemaKeys/`, one file a section; each capability's are in its room
+    /// (`Capabilities.all`), in its own sections or placed in the house's.
+    public static let keys: [KeySpec] = {
+        let house = displayKeys + inputKeys + carouselKeys + autoplayKeys + zoomKeys + imagesKeys
+            + indicatorKeys + controlKeys + logKeys + powerKeys + overlayKeys + mqttKeys + syncKeys
+        var bySection = Dictionary(grouping: house, by: \.section)
+        for key in Capabilities.all.flatMap(\.keys).map(KeySpec.init) {
+            var list = bySection[key.section, default: []]
+            let at = key.after.flatMap { after in list.firstIndex { $0.name == after }.map { $0 + 1 } } ?? list.endIndex
+            list.insert(key, at: at)
+            bySection[key.section] = list
+        }
+        return sectionSpecs.flatMap { bySection[$0.name] ?? [] }
+    }()
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
+
+    /// Which capability (its place in `Capabilities.all`) declared each of its keys, by `section.key`.
+    static let owners: [String: Int] = {
+        var owners: [String: Int] = [:]
+        for (index, words) in Capabilities.all.enumerated() {
+            for key in words.keys { owners["\(key.section).\(key.name)"] = index }
+        }
+        return owners
+    }()
+
+    /// The capability that declared `spec` (its place in `Capabilities.all`); nil for the house's keys.
+    static func owner(ofKey spec: KeySpec) -> Int? { owners["\(spec.section).\(spec.name)"] }
 
     /// Keys of the model (the ones `simulate`'s `set` is about) come first, so
     /// that `spacing` is the carousel's and not the indicator's.
@@ -146,35 +151,19 @@ public enum Schema {
         return keys.first { $0.name == name }
     }
 
-    // MARK: - Value parsers
+    // MARK: - Value parsers (ValueText's, in the words room, which capabilities' keys use too)
 
-    static func bool(_ v: String) throws(ValueError) -> Bool {
-        switch v.lowercased() {
-        case "true", "yes", "on", "1": return true
-        case "false", "no", "off", "0": return false
-        default: throw ValueError("expected true or false")
-        }
-    }
+    static func bool(_ v: String) throws(ValueError) -> Bool { try ValueText.bool(v) }
 
     static func number(_ v: String, _ range: ClosedRange<Double>, unit: String = "") throws(ValueError) -> Double {
-        guard let d = Double(v), d.isFinite else { throw ValueError("expected a number\(unit.isEmpty ? "" : " (\(unit))")") }
-        guard range.contains(d) else {
-            throw ValueError("out of range: allowed \(format(range.lowerBound)) to \(format(range.upperBound))\(unit.isEmpty ? "" : " \(unit)")")
-        }
-        return d
+        try ValueText.number(v, range, unit: unit)
     }
 
-    static func integer(_ v: String, _ range: ClosedRange<Int>) throws(ValueError) -> Int {
-        guard let i = Int(v) else { throw ValueError("expected a whole number") }
-        guard range.contains(i) else { throw ValueError("out of range: allowed \(range.lowerBound) to \(range.upperBound)") }
-        return i
-    }
+    static func integer(_ v: String, _ range: ClosedRange<Int>) throws(ValueError) -> Int { try ValueText.integer(v, range) }
 
-    static func choice<E: RawRepresentable & CaseIterable>(_ v: String, _: E.Type) throws(ValueError) -> E where E.RawValue == String {
-        guard let e = E(rawValue: v.lowercased()) else {
-            throw ValueError("expected one of: \(E.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        return e
+    static func choice<E: RawRepresentable & CaseIterable>(_ v: String, _ type: E.Type) throws(ValueError) -> E
+        where E.RawValue == String {
+        try ValueText.choice(v, type)
     }
 
     static func logPriority(_ v: String) throws(ValueError) -> LogPriority {
@@ -184,10 +173,7 @@ public enum Schema {
         return p
     }
 
-    static func color(_ v: String) throws(ValueError) -> PixelColor {
-        guard let c = PixelColor(hex: v) else { throw ValueError("expected a colour #RRGGBB or #RRGGBBAA") }
-        return c
-    }
+    static func color(_ v: String) throws(ValueError) -> PixelColor { try ValueText.color(v) }
 
     static func idList(_ v: String) throws(ValueError) -> [UInt32] {
         if v.isEmpty { return [] }
@@ -200,14 +186,10 @@ public enum Schema {
     }
 
     /// A bound as people write it: 86400, not 86400.0.
-    public static func format(_ d: Double) -> String {
-        d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
-    }
+    public static func format(_ d: Double) -> String { ValueText.format(d) }
 
     /// `auto` (or empty) means "choose automatically".
-    static func autoOrValue(_ v: String) -> String? {
-        v.isEmpty || v.lowercased() == "auto" ? nil : v
-    }
+    static func autoOrValue(_ v: String) -> String? { ValueText.autoOrValue(v) }
 
     /// A key checked by its own rule (`accepts` says what it takes).
     static func key(_ section: String, _ name: String, _ accepts: String, default defaultValue: String, help: String,

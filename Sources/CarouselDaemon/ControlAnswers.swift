@@ -3,6 +3,7 @@ import CarouselControl
 import CarouselCore
 import CarouselLoop
 import CarouselPlatform
+import CarouselPresenceWords
 import CarouselRender
 #if canImport(Glibc)
 import Glibc
@@ -98,7 +99,7 @@ extension Daemon {
             // What `carouseld sync` last did (its file in the folder), with [sync] set.
             "sync": SyncStatusFile.read(for: config) ?? .null,
             // `[power] presence`: whether someone is there, and since when (the sensor's last word).
-            "presence": config.power.presence.map { source -> JSONValue in
+            "presence": config[PresenceSettings.self].source.map { source -> JSONValue in
                 .object(["source": .string(source.description), "present": .bool(power.present),
                          "since_ms": power.presenceChanged.map { .int(Int(uptimeMilliseconds($0))) } ?? .null])
             } ?? .null,

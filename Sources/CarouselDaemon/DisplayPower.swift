@@ -6,6 +6,7 @@ import CarouselInput
 import CarouselLoop
 import CarouselPlatform
 import CarouselPresence
+import CarouselPresenceWords
 
 /// The screen's power as the daemon keeps it: `ScreenPowerPolicy` (its
 /// rules over time), the backlight it dims, and a wake being timed. What the
@@ -37,7 +38,7 @@ extension ScreenPowerPolicy.Rules {
     /// The rules `config`'s `[power]` section sets.
     init(_ config: Configuration) {
         self.init(idleOffMinutes: config.power.idleOff, dimAfterMinutes: config.power.dimAfter,
-                  dimLevel: config.power.dimLevel, presenceWakesAtNight: config.power.presenceAtNight == .wake)
+                  dimLevel: config.power.dimLevel, presenceWakesAtNight: config[PresenceSettings.self].atNight == .wake)
     }
 }
 

@@ -1,4 +1,5 @@
 import CarouselAlbum
+import CarouselClipsWords
 import CarouselConfig
 import CarouselCore
 import CarouselDisplay
@@ -84,7 +85,7 @@ extension Configuration {
         var listing = images.files.isEmpty
             ? try Album.scanListing(folder: images.path, order: albumOrder, recursive: images.recursive)
             : Album.explicit(files: images.files)
-        if !video.enabled { listing.entries.removeAll { ClipName.isClip($0.path) } }
+        if !self[VideoSettings.self].enabled { listing.entries.removeAll { ClipName.isClip($0.path) } }
         return listing
     }
 
@@ -197,7 +198,7 @@ public struct Layout: Sendable {
                                               || config.keepBytes(boardMemory: boardMemory) >= ItemCache.keptBytes(compositor.itemPixelSize),
                                           blur: config.renderStyle.blur,
                                           caption: captioning(config), pairGap: pairGap)
-        settings.clipMaxPixels = config.video.maxPixels
+        settings.clipMaxPixels = config[VideoSettings.self].maxPixels
         settings.decodeBudget = config.decodeBytes(boardMemory: boardMemory)
         return settings
     }

@@ -1,3 +1,4 @@
+import CarouselClipsWords
 import CarouselConfig
 import CarouselCore
 import CarouselDisplay
@@ -24,7 +25,7 @@ extension Layout {
                             budgetBytes: config.cacheBytes(screen: PixelSize(width: logical.width, height: logical.height),
                                                            boardMemory: 0),
                             caption: layout.captioning(config), pairGap: layout.pairGap,
-                            clipMaxPixels: config.video.maxPixels,
+                            clipMaxPixels: config[VideoSettings.self].maxPixels,
                             // As the daemon on this board would decode them.
                             decodeBudget: config.decodeBytes(boardMemory: PixelMemory.boardBytes))
     }

@@ -4,6 +4,7 @@ import CarouselImaging
 import CarouselInput
 import CarouselLoop
 import CarouselPlatform
+import CarouselPresenceWords
 
 /// The seat's devices through libinput, and the router for what they say.
 /// A missing seat or a permission problem is logged by the input service,
@@ -91,7 +92,7 @@ public final class InputService: LoopService {
 
     /// The key of `[power] presence = key:NAME`, if that is the sensor.
     static func presenceKey(_ config: Configuration) -> UInt32? {
-        if case let .key(code, _)? = config.power.presence { return code }
+        if case let .key(code, _)? = config[PresenceSettings.self].source { return code }
         return nil
     }
 

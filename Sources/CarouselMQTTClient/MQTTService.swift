@@ -5,6 +5,7 @@ import CarouselCore
 import CarouselMQTT
 import CarouselPlatform
 #if canImport(Glibc)
+import CarouselPresenceWords
 import Glibc
 #endif
 
@@ -51,7 +52,7 @@ public final class MQTTService: LoopService {
         return FrameProtocol(identity: FrameIdentity(
             clientID: settings.effectiveClientID, topic: settings.effectiveTopic, discoveryPrefix: settings.discoveryPrefix,
             version: CarouselVersion.string, hasBacklight: context.view.hasBacklight,
-            hasPresence: context.view.config.power.presence != nil))
+            hasPresence: context.view.config[PresenceSettings.self].source != nil))
     }
 
     /// Starts the client for `[mqtt]`, if a broker is set. A client that
@@ -264,7 +265,7 @@ public final class MQTTService: LoopService {
         case let .configured(old):
             state.noteChange()
             // A sensor added or removed changes what discovery announces.
-            reconfigure(old: old.mqtt, announces: (old.power.presence == nil) != (context.view.config.power.presence == nil))
+            reconfigure(old: old.mqtt, announces: (old[PresenceSettings.self].source == nil) != (context.view.config[PresenceSettings.self].source == nil))
         default:
             break
         }

@@ -3,6 +3,7 @@ import CarouselConfig
 import CarouselLoop
 import CarouselPlatform
 #if canImport(Glibc)
+import CarouselPresenceWords
 import Glibc
 #endif
 
@@ -25,21 +26,21 @@ public final class PresenceService: LoopService {
 
     public init(context: ServiceContext) {
         self.context = context
-        open(context.view.config.power)
+        open(context.view.config[PresenceSettings.self])
     }
 
     public var interests: [EpollInterest] { line.map { [EpollInterest(fd: $0.eventDescriptor, serial: generation)] } ?? [] }
 
     public var deadline: Int64? { line == nil ? nil : debounce.settlesAt }
 
-    private func open(_ power: PowerConfig) {
-        guard case let .gpio(chip, lineName)? = power.presence else { return }
-        debounce = PresenceDebounce(seconds: power.presenceDebounce)
+    private func open(_ settings: PresenceSettings) {
+        guard case let .gpio(chip, lineName)? = settings.source else { return }
+        debounce = PresenceDebounce(seconds: settings.debounce)
         do {
-            let opened = try GPIOPresenceLine(chip: chip, line: lineName, activeLow: power.presenceActiveLow)
+            let opened = try GPIOPresenceLine(chip: chip, line: lineName, activeLow: settings.activeLow)
             line = opened
             generation &+= 1
-            log(.info, "presence: \(opened.summary)\(power.presenceActiveLow ? ", active low" : ""), debounce \(Schema.format(power.presenceDebounce)) s")
+            log(.info, "presence: \(opened.summary)\(settings.activeLow ? ", active low" : ""), debounce \(Schema.format(settings.debounce)) s")
             // Someone there already at start: their presence holds it from now.
             if try opened.value() { context.ask(.presence(true, at: context.now)) }
         } catch {
@@ -79,9 +80,11 @@ public final class PresenceService: LoopService {
 
     public func observe(_ happening: LoopHappening, now: Int64) {
         guard case let .configured(old) = happening else { return }
-        let new = context.view.config.power
-        guard new.presence != old.power.presence || new.presenceActiveLow != old.power.presenceActiveLow
-                || new.presenceDebounce != old.power.presenceDebounce else { return }
+        let new = context.view.config[PresenceSettings.self]
+        // How presence counts at night is the display's policy, not the sensor's.
+        var unchanged = old[PresenceSettings.self]
+        unchanged.atNight = new.atNight
+        guard new != unchanged else { return }
         // Another sensor (or none): nobody is taken to be there until it says so.
         close()
         context.ask(.presenceSensorGone)
@@ -207,6 +210,6 @@ extension PresenceSource.GPIOLineName {
 
 extension LoopEvent.Name {
     /// The presence sensor says someone came, or that nobody is there any more.
-    public static let didDetectPresence = LoopEvent.Name("didDetectPresence")
-    public static let didLosePresence = LoopEvent.Name("didLosePresence")
+    public static let didDetectPresence = LoopEvent.Name(PresenceWords.didDetectPresence)
+    public static let didLosePresence = LoopEvent.Name(PresenceWords.didLosePresence)
 }

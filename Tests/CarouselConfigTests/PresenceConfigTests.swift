@@ -2,6 +2,7 @@
 // the key names as Linux spells them, and what a bad value is told.
 
 import CarouselConfig
+import CarouselPresenceWords
 import Testing
 
 @Suite("[power] presence") struct PresenceConfigTests {
@@ -24,8 +25,8 @@ import Testing
 
     @Test func theOtherKeysAndTheirDefaults() throws {
         let plain = try Configuration.parse("[power]\n", file: "c.ini")
-        #expect(plain.power.presence == nil && !plain.power.presenceActiveLow)
-        #expect(plain.power.presenceDebounce == 0.05 && plain.power.presenceAtNight == .sleep)
+        #expect(plain[PresenceSettings.self].source == nil && !plain[PresenceSettings.self].activeLow)
+        #expect(plain[PresenceSettings.self].debounce == 0.05 && plain[PresenceSettings.self].atNight == .sleep)
         let c = try Configuration.parse("""
             [power]
             presence = gpio:gpiochip0:17
@@ -33,8 +34,8 @@ import Testing
             presence_debounce = 0
             presence_at_night = wake
             """, file: "c.ini")
-        #expect(c.power.presence == .gpio(chip: "gpiochip0", line: .offset(17)))
-        #expect(c.power.presenceActiveLow && c.power.presenceDebounce == 0 && c.power.presenceAtNight == .wake)
+        #expect(c[PresenceSettings.self].source == .gpio(chip: "gpiochip0", line: .offset(17)))
+        #expect(c[PresenceSettings.self].activeLow && c[PresenceSettings.self].debounce == 0 && c[PresenceSettings.self].atNight == .wake)
     }
 
     @Test(arguments: [

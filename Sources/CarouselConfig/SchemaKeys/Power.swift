@@ -53,28 +53,5 @@ extension Schema {
                 throw ValueError(error.message)
             }
         },
-        key("power", "presence", "gpio:CHIP:LINE, key:NAME or empty", default: "", help: """
-            A presence sensor (a PIR) that wakes the display and holds it on while someone is there; `idle_off` counts
-            from when presence ends. `gpio:CHIP:LINE` reads a GPIO line through libgpiod (install libgpiod2): the chip
-            as `gpiochip0`, `/dev/gpiochip0` or its label, the line as its number on the chip or its name, e.g.
-            `gpio:gpiochip0:17`; high means someone is there (see `presence_active_low`). `key:NAME` takes a key of an
-            input device, down while someone is there, e.g. `key:KEY_F13` for a PIR wired as a `gpio-key` (names as in
-            linux/input-event-codes.h); that key then commands nothing. A wake by presence is no touch: the picture
-            stays. A sensor that cannot be opened is one warning line and the carousel runs on. Empty: none.
-            """) { c, v throws(ValueError) in c.power.presence = try PresenceSource.parse(v) },
-        flag("power", "presence_active_low", default: "false", help: """
-            The GPIO line of `presence = gpio:...` reads low while someone is there (a sensor with an open-collector
-            output and a pull-up). No effect on `key:`.
-            """) { $0.power.presenceActiveLow = $1 },
-        number("power", "presence_debounce", 0...10, unit: "seconds", default: "0.05", help: """
-            Seconds the GPIO line of `presence = gpio:...` must hold its level before it counts: a bouncing contact or
-            a noisy line changes presence once. 0: every edge counts. No effect on `key:` (the kernel's gpio-keys
-            debounces).
-            """) { $0.power.presenceDebounce = $1 },
-        choice("power", "presence_at_night", PresenceAtNight.self, default: "sleep", help: """
-            Outside the on-times of `schedule`: `sleep` (presence neither wakes nor holds the display; the schedule
-            wins, a touch still wakes it) or `wake` (presence wakes it and holds it on, and it goes off `idle_off`
-            minutes after presence ends, 5 when `idle_off` is 0).
-            """) { $0.power.presenceAtNight = $1 },
     ]
 }

@@ -1,0 +1,14 @@
+import CarouselClipsWords
+import CarouselPresenceWords
+import CarouselWords
+
+/// Every capability that declares its words (`CapabilityWords`): a new
+/// capability is its room plus one line here, and one where the daemon
+/// registers its service. The schema, `help`, MQTT discovery and the
+/// documents read this list; nothing else names a capability's words.
+public enum Capabilities {
+    public static let all: [CapabilityWords] = [
+        ClipsWords.words,
+        PresenceWords.words,
+    ]
+}
