@@ -38,11 +38,13 @@ let package = Package(
         // Swift, below the configuration and the control grammar, which read them.
         .target(name: "CarouselWords", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // The one list of the capabilities' words (`Capabilities.all`).
-        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords"]),
+        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords"]),
         // A capability's words live in its room, in a module of their own, so
         // that `carouselctl`, the schema and the documents read them without
         // linking the service.
         .target(name: "CarouselClipsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselClips/Words"),
+        .target(name: "CarouselPushedTextWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
+                path: "Sources/CarouselPushedText/Words"),
         .target(name: "CarouselPresenceWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
                 path: "Sources/CarouselPresence/Words"),
         // `carouseld simulate`: script parser and the headless 60 Hz runner.
@@ -64,8 +66,8 @@ let package = Package(
                 exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselPresenceWords", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
                 exclude: ["Words"], swiftSettings: textHeadersSwift),
-        .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
-                swiftSettings: textHeadersSwift),
+        .target(name: "CarouselPushedText", dependencies: ["CarouselLoop", "CarouselPushedTextWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselText"],
+                exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselServices", dependencies: ["CarouselLoop", "CarouselCore", "CarouselConfig", "CarouselPlatform",
                                                         "CarouselAlbum", "CarouselImaging", "CarouselRender", "CarouselText"],
                 swiftSettings: textHeadersSwift),
@@ -75,12 +77,12 @@ let package = Package(
         // answers and screenshots through the port.
         .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform"],
                 swiftSettings: textHeadersSwift),
-        .target(name: "CarouselMQTTClient", dependencies: ["CarouselPresenceWords", "CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
+        .target(name: "CarouselMQTTClient", dependencies: ["CarouselCapabilities", "CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
                 swiftSettings: textHeadersSwift),
         .target(
             name: "CarouselDaemon",
             dependencies: [
-                "CarouselLoop", "CarouselClips", "CarouselClipsWords", "CarouselPresence", "CarouselPresenceWords", "CarouselPushedText", "CarouselServices",
+                "CarouselLoop", "CarouselClips", "CarouselClipsWords", "CarouselPresence", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselPushedText", "CarouselServices",
                 "CarouselControlService", "CarouselMQTTClient",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
@@ -97,7 +99,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "carouselctl",
-            dependencies: ["CarouselControl", "CarouselPlatform", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarouselControl", "CarouselPlatform", "CarouselWords", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `swift run carousel-docs`: writes the shipped INI, the README's key
         // table and carouseld.ini(5) from the schema. Not shipped, not installed.
@@ -183,18 +185,18 @@ let package = Package(
         .testTarget(name: "CarouselRenderTests", dependencies: ["CarouselRender", "CarouselCore", "CarouselImaging", "CarouselDisplay", "CarouselText", "CarouselPlatform"]),
         .testTarget(name: "CarouselImagingTests", dependencies: ["CarouselImaging", "CarouselCore", "CPixman"], exclude: ["Fixtures"]),
         .testTarget(name: "CarouselCoreTests", dependencies: ["CarouselCore"]),
-        .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig", "CarouselPresenceWords", "CarouselClipsWords"]),
+        .testTarget(name: "CarouselConfigTests", dependencies: ["CarouselConfig", "CarouselCapabilities", "CarouselPresenceWords", "CarouselClipsWords", "CarouselPushedTextWords"]),
         .testTarget(name: "CarouselSimulationTests", dependencies: ["CarouselSimulation", "CarouselConfig"]),
         // The album: which image files to show, in what order; the folder watch.
         .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform", "CarouselImaging"]),
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum", "CarouselImaging"]),
         // The control socket: the line protocol, its JSON, and the non-blocking server.
-        .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform"]),
-        .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform"]),
+        .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform", "CarouselWords", "CarouselCapabilities"]),
+        .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform", "CarouselPushedTextWords"]),
         // MQTT and Home Assistant without I/O: the topic layout, what a command
         // message asks for, the state publisher, the discovery messages.
-        .target(name: "CarouselMQTT", dependencies: ["CarouselControl", "CarouselPlatform"]),
-        .testTarget(name: "CarouselMQTTTests", dependencies: ["CarouselMQTT", "CarouselControl", "CarouselPlatform"]),
+        .target(name: "CarouselMQTT", dependencies: ["CarouselControl", "CarouselPlatform", "CarouselWords"]),
+        .testTarget(name: "CarouselMQTTTests", dependencies: ["CarouselMQTT", "CarouselControl", "CarouselPlatform", "CarouselCapabilities", "CarouselConfig", "CarouselPresenceWords", "CarouselPushedTextWords"]),
         // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
         // Opened with dlopen when [mqtt] first connects (not linked: see CMosquittoLoader.h).
         .target(name: "CMosquittoLoader", dependencies: ["CPlatform"]),
@@ -223,7 +225,7 @@ let package = Package(
         .testTarget(name: "CarouselDaemonTests", dependencies: [
             "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
-            "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselServices",
+            "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselPushedTextWords", "CarouselPresenceWords", "CarouselClipsWords", "CarouselCapabilities", "CarouselServices",
             "CarouselInputService",
             "CarouselMQTT", "CarouselMQTTClient",
         ]),

@@ -1,5 +1,6 @@
 import CarouselClipsWords
 import CarouselPresenceWords
+import CarouselPushedTextWords
 import CarouselWords
 
 /// Every capability that declares its words (`CapabilityWords`): a new
@@ -10,5 +11,11 @@ public enum Capabilities {
     public static let all: [CapabilityWords] = [
         ClipsWords.words,
         PresenceWords.words,
+        PushedTextWords.words,
     ]
+
+    /// The entities MQTT discovery announces for `settings`.
+    public static func entities(shownWith settings: any SettingsReading) -> [EntityWords] {
+        all.flatMap(\.entities).filter { $0.shown?(settings) ?? true }
+    }
 }

@@ -177,8 +177,8 @@ public struct Configuration: Equatable, Sendable {
         var config = Configuration()
         var overlayLine: Int?
         var syncLine: Int?
-        // The last line of each capability's keys (by its place in `Capabilities.all`), for its check.
-        var capabilityLines: [Int: Int] = [:]
+        // The last line of each section, where a capability's check that fails is reported.
+        var sectionLines: [String: Int] = [:]
         for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
             guard let sectionKeys = Schema.sections[entry.section] else {
                 throw ConfigError(file: file, line: entry.line,
@@ -195,16 +195,17 @@ public struct Configuration: Equatable, Sendable {
             }
             if entry.section == "overlay" { overlayLine = entry.line }
             if entry.section == "sync" { syncLine = entry.line }
-            if let owner = Schema.owner(ofKey: spec) { capabilityLines[owner] = entry.line }
+            sectionLines[entry.section] = entry.line
         }
         // Checked once all keys are in: the corners may be set in any order.
         if let line = overlayLine, let problem = config.overlay.conflict {
             throw ConfigError(file: file, line: line, message: problem)
         }
-        for (index, line) in capabilityLines.sorted(by: { $0.key < $1.key }) {
-            if let problem = Capabilities.all[index].check?(config) {
-                throw ConfigError(file: file, line: line, message: problem)
-            }
+        // A capability's check, at the last line of the sections its keys are in.
+        for words in Capabilities.all {
+            guard let check = words.check, let line = Set(words.keys.map(\.section)).compactMap({ sectionLines[$0] }).max(),
+                  let problem = check(config) else { continue }
+            throw ConfigError(file: file, line: line, message: problem)
         }
         if let line = syncLine, let problem = config.sync.incomplete {
             throw ConfigError(file: file, line: line, message: problem)
@@ -222,23 +223,20 @@ public struct Configuration: Equatable, Sendable {
         var changed = self
         try spec.apply(&changed, value)
         if let problem = changed.overlay.conflict { throw ValueError(problem) }
-        if let owner = Schema.owner(ofKey: spec), let problem = Capabilities.all[owner].check?(changed) {
-            throw ValueError(problem)
+        for words in Capabilities.all {
+            if let problem = words.check?(changed) { throw ValueError(problem) }
         }
         self = changed
     }
 }
 
 extension OverlaySettings {
-    /// Why these settings cannot be drawn as written: the clock or the
-    /// file's text and the captions in the same corner would cover each other.
+    /// Why these settings cannot be drawn as written: the clock and the
+    /// captions in the same corner would cover each other (pushed text's
+    /// corner is checked by its own words, `PushedTextWords`).
     public var conflict: String? {
         if clock != nil, caption != .none, clockPosition == position {
             return "[overlay] clock_position and position are both \(position.rawValue): the clock would cover the captions; "
-                + "put one of them elsewhere"
-        }
-        if textFile != nil, caption != .none, textPosition == position {
-            return "[overlay] text_position and position are both \(position.rawValue): the text would cover the captions; "
                 + "put one of them elsewhere"
         }
         return nil

@@ -9,8 +9,7 @@ extension Schema {
         "display.backend", "display.device", "display.connector",
         "input.seat",
         "images.path", "images.files",
-        "power.backlight", "power.presence",
-        "overlay.text_file",
+        "power.backlight",
     ]
 
     /// Keys that only change how the frame looks and moves: nothing on the
@@ -22,8 +21,7 @@ extension Schema {
         "display.background",
         "images.order", "images.fit", "images.blur_radius", "images.dim", "images.resume", "images.pair_portraits",
         "power.idle_off", "power.wake", "power.brightness", "power.dim_after", "power.dim_level", "power.schedule",
-        "power.presence_debounce", "power.presence_at_night",
-        "overlay.caption", "overlay.position", "overlay.clock", "overlay.clock_position", "overlay.text_position",
+        "overlay.caption", "overlay.position", "overlay.clock", "overlay.clock_position",
         "overlay.size", "overlay.color", "overlay.backdrop",
     ]
 

@@ -111,18 +111,6 @@ public enum Schema {
 
     static let sections: [String: [KeySpec]] = Dictionary(grouping: keys, by: \.section)
 
-    /// Which capability (its place in `Capabilities.all`) declared each of its keys, by `section.key`.
-    static let owners: [String: Int] = {
-        var owners: [String: Int] = [:]
-        for (index, words) in Capabilities.all.enumerated() {
-            for key in words.keys { owners["\(key.section).\(key.name)"] = index }
-        }
-        return owners
-    }()
-
-    /// The capability that declared `spec` (its place in `Capabilities.all`); nil for the house's keys.
-    static func owner(ofKey spec: KeySpec) -> Int? { owners["\(spec.section).\(spec.name)"] }
-
     /// Keys of the model (the ones `simulate`'s `set` is about) come first, so
     /// that `spacing` is the carousel's and not the indicator's.
     static let modelSections = ["carousel", "autoplay", "input"]

@@ -1,5 +1,7 @@
+import CarouselCapabilities
 import CarouselCore
 import CarouselPlatform
+import CarouselWords
 
 /// One request on the control socket: a line of text, words separated by
 /// spaces or tabs. The daemon maps these onto its model; this room only
@@ -39,27 +41,29 @@ public enum ControlRequest: Equatable, Sendable {
     /// `zoom SCALE` or `zoom reset` (`scale` nil): the current picture
     /// zoomed about its centre (the daemon clamps to `[zoom] max_scale`).
     case zoom(scale: Double?)
-    /// `overlay text TEXT`: text shown on the screen over `[overlay]
-    /// text_file`'s until `overlay clear` (`\n` ends a line; a text in
-    /// double quotes is read as a JSON string). An empty text clears.
-    case overlayText(String)
-    /// `overlay clear`: the pushed text goes; the file's shows again.
-    case overlayClear
+    /// A request a capability declared (`RequestWords`, read by its
+    /// words), which the capability's service serves: `overlay text TEXT`.
+    case declared(DeclaredRequest)
 
-    /// Every command name, in the order `help` lists them.
+    /// The requests the capabilities declared (`Capabilities.all`).
+    public static let declaredRequests: [RequestWords] = Capabilities.all.flatMap(\.requests)
+
+    /// Every command name, in the order `help` lists them: the capabilities'
+    /// after the house's words that drive the frame.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "play", "resume", "status", "reload", "list",
-        "set", "screenshot", "display", "brightness", "zoom", "overlay", "subscribe", "version", "help",
-    ]
+        "set", "screenshot", "display", "brightness", "zoom",
+    ] + declaredRequests.map(\.name) + ["subscribe", "version", "help"]
 
     /// One line of usage per command, for `help` and for error messages.
-    public static let usage: [String: String] = [
+    public static let usage: [String: String] = houseUsage.merging(declaredRequests.map { ($0.name, $0.usage) }) { house, _ in house }
+
+    private static let houseUsage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
-        "overlay": "overlay text <text>|clear",
     ]
 
     /// The largest scale `zoom` accepts (as `[zoom] max_scale` does).
@@ -81,7 +85,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
         case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness,
-             .overlayText, .overlayClear: nil
+             .declared: nil
         }
     }
 
@@ -93,7 +97,8 @@ public enum ControlRequest: Equatable, Sendable {
     public func capability(keyCapability: (String) -> Capability?) -> Capability {
         switch self {
         case .status, .list, .version, .help, .subscribe, .screenshot(path: nil): .look
-        case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness, .overlayText, .overlayClear: .drive
+        case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness: .drive
+        case let .declared(request): request.capability
         case let .set(key, _): keyCapability(key) ?? .tune
         case .reload: .configure
         // It writes a file wherever the peer says, with the daemon's rights.
@@ -107,8 +112,7 @@ public enum ControlRequest: Equatable, Sendable {
         switch self {
         case let .set(key, _): "set \(key)"
         case let .screenshot(path): path == nil ? "screenshot" : "screenshot PATH"
-        case .overlayText: "overlay text"
-        case .overlayClear: "overlay clear"
+        case let .declared(request): request.name
         default: line.split(separator: " ").first.map(String.init) ?? line
         }
     }
@@ -133,9 +137,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .display(setting): "display \(setting.rawValue)"
         case let .brightness(percent): "brightness \(percent)"
         case let .zoom(scale): scale.map { "zoom \(JSONValue.number($0))" } ?? "zoom reset"
-        // Quoted as JSON: a line end or a quote inside survives the one line.
-        case let .overlayText(text): "overlay text \(JSONValue.string(text).encoded)"
-        case .overlayClear: "overlay clear"
+        case let .declared(request): request.line
         }
     }
 
@@ -175,8 +177,6 @@ public enum ControlRequest: Equatable, Sendable {
                         + " got \(text.isEmpty ? "nothing" : "'\(text)'")"))
             }
             return .success(.zoom(scale: scale))
-        case "overlay":
-            return parseOverlay(line, Array(arguments))
         case "display":
             guard arguments.count == 1, let setting = DisplayPowerSetting(rawValue: arguments[arguments.startIndex].text) else {
                 let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
@@ -211,7 +211,12 @@ public enum ControlRequest: Equatable, Sendable {
             }
             return .success(.screenshot(path: path))
         default:
-            return .failure(ControlError("unknown command '\(name.text)' (try: \(commandList))"))
+            guard let words = declaredRequests.first(where: { $0.name == name.text }) else {
+                return .failure(ControlError("unknown command '\(name.text)' (try: \(commandList))"))
+            }
+            // The rest of the line after the name, as the capability's words read it.
+            let rest = arguments.first.map { String(line[$0.start...]) } ?? ""
+            return words.parse(rest).map(ControlRequest.declared).mapError { ControlError($0.message) }
         }
     }
 
@@ -243,37 +248,6 @@ public enum ControlRequest: Equatable, Sendable {
             return .failure(ControlError("goto takes an index and an optional duration, got extra '\(arguments[2].text)'"))
         }
         return .success(.goto(index: index, milliseconds: milliseconds))
-    }
-
-    /// The most text `overlay text` takes (bytes): a few lines, not a page.
-    public static let maximumOverlayText = 4096
-
-    private static func parseOverlay(_ line: String, _ arguments: [Word]) -> Result<ControlRequest, ControlError> {
-        let usage = "usage: overlay text <text>|clear"
-        switch arguments.first?.text {
-        case "clear":
-            guard arguments.count == 1 else {
-                return .failure(ControlError("overlay clear takes no arguments, got '\(arguments[1].text)'"))
-            }
-            return .success(.overlayClear)
-        case "text":
-            // The text is the rest of the line, with its inner spacing.
-            var text = arguments.count > 1 ? trimmed(String(line[arguments[1].start...])) : ""
-            if text.hasPrefix("\""), text.count >= 2, text.hasSuffix("\"") {
-                guard case let .string(decoded)? = JSONValue.parse(text) else {
-                    return .failure(ControlError(
-                        "overlay text: a text in double quotes is read as a JSON string (escape \\\" and \\\\), got \(text)"))
-                }
-                text = decoded
-            }
-            guard text.utf8.count <= maximumOverlayText else {
-                return .failure(ControlError("overlay text takes at most \(maximumOverlayText) bytes, got \(text.utf8.count)"))
-            }
-            return .success(.overlayText(text))
-        default:
-            let got = arguments.isEmpty ? "nothing" : "'\(arguments.map(\.text).joined(separator: " "))'"
-            return .failure(ControlError("overlay needs text or clear (\(usage)), got \(got)"))
-        }
     }
 
     private struct Word {

@@ -109,7 +109,8 @@ public struct TextStyle: Equatable, Sendable {
     public func pixelSize(shorterSide: Int) -> Int { size ?? max(12, shorterSide / 25) }
 }
 
-/// The `[overlay]` section: a caption on each picture, a clock and pushed text on the screen.
+/// The `[overlay]` section: a caption on each picture, a clock on the screen, the text's look (pushed text's
+/// keys are its own: `PushedTextSettings`).
 public struct OverlaySettings: Equatable, Sendable {
     public var caption = CaptionKind.none
     /// Where the caption sits on its picture (it slides with it).
@@ -118,12 +119,6 @@ public struct OverlaySettings: Equatable, Sendable {
     public var clock: ClockFormat?
     /// Where the clock sits on the screen (it stays put).
     public var clockPosition = OverlayPosition.topRight
-    /// The file whose text is shown on the screen (`text_file`, an absolute
-    /// path, followed as it changes); nil: none.
-    public var textFile: String?
-    /// Where pushed text sits on the screen (it stays put); in the clock's
-    /// corner it goes beneath the clock (above it at the bottom).
-    public var textPosition = OverlayPosition.topLeft
     public var text = TextStyle()
     public init() {}
 }

@@ -52,7 +52,7 @@ extension Daemon {
         case let .brightness(percent):
             if let error = setBrightness(percent: percent) { return .error("brightness \(percent): \(error)") }
             return .ok(status())
-        case .overlayText, .overlayClear:
+        case .declared:
             // A capability's own requests: the service that serves it carries them out.
             switch services.handle(request, now: clock()) {
             case .done?: return .ok(status())

@@ -202,8 +202,8 @@ extension Daemon {
         case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .brightness, .zoom: power.used(at: clock())
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .version, .help: break
-        // The house pushing the weather is not someone at the frame.
-        case .overlayText, .overlayClear: break
+        // A capability's request (the house pushing the weather) is not someone at the frame.
+        case .declared: break
         }
     }
 

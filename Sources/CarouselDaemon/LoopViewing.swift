@@ -70,22 +70,4 @@ extension Layout {
         }
         return ScreenFacts(rotation: rotation, logical: size, panel: compositor.panel, textSize: textSize(config), clock: clock)
     }
-
-    /// The text of `config`'s `text_file` as a frame of this layout draws
-    /// it (`carouseld render`); nil without a file, text or font. A file
-    /// that cannot be shown is one warning line.
-    public func textFileStamp(_ config: Configuration) -> SceneStamp? {
-        guard let path = config.overlay.textFile else { return nil }
-        switch PushedText.read(path: path) {
-        case .missing:
-            log(.warning, "overlay: text_file \(path) does not exist; no text drawn")
-            return nil
-        case let .problem(problem):
-            log(.warning, problem.message)
-            return nil
-        case let .text(lines):
-            if lines.cut { log(.info, "overlay: \(path) has more than \(PushedText.maxLines) lines; the first \(PushedText.maxLines) are shown") }
-            return PushedTextService.draw(lines.lines, TextLook(config, on: screenFacts(config)))
-        }
-    }
 }

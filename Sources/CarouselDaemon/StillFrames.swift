@@ -4,6 +4,7 @@ import CarouselCore
 import CarouselDisplay
 import CarouselImaging
 import CarouselPlatform
+import CarouselPushedText
 import CarouselRender
 
 /// Frames painted without a display or a loop, as the daemon would show
@@ -40,7 +41,7 @@ extension Layout {
         let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
         let painter = stillPainter(config, layout: layout, pages: paths.map(PageKey.init))
         painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
-        painter.textStamp = layout.textFileStamp(config)
+        painter.textStamp = PushedTextService.fileStamp(config, on: layout.screenFacts(config))
         if paths.isEmpty { log(.info, "no images to show in \(config.images.path)") }
         for failure in painter.removeUndecodable() { log(.warning, "skipping \(failure.message)") }
         if layout.pairsPortraits(config) { painter.pairPortraits(Layout.isPortrait(path:)) }

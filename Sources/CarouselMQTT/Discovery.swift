@@ -1,4 +1,5 @@
 import CarouselPlatform
+import CarouselWords
 
 /// Home Assistant's MQTT discovery for one frame: retained config
 /// messages under `<prefix>/<component>/<node_id>/<object_id>/config`,
@@ -95,14 +96,6 @@ extension FrameProtocol {
             // `screenshot` on the command topic publishes a new picture here.
             Entity(component: "image", object: "screenshot", name: "Screen",
                    fields: ["image_topic": .string(screenshotTopic), "content_type": .string("image/png")]),
-            // Text on the screen: what is set shows over `[overlay] text_file`'s;
-            // an empty text clears it (the file's shows again). Sent as a JSON
-            // string, which the request reads back as it was typed: bare, a
-            // text in quotes would be read as JSON (`"a" and "b"` refused).
-            Entity(component: "text", object: "text", name: "Text",
-                   fields: ["command_topic": command, "command_template": .string("overlay text {{ value | to_json }}"),
-                            "state_topic": state, "value_template": .string("{{ (value_json.overlay.text or '')[:255] }}"),
-                            "max": .int(255), "mode": .string("text"), "icon": .string("mdi:message-text-outline")]),
             // A clip on screen holds its frame, and plays on; autoplay too
             // (`play` lifts a pause without turning on what the INI keeps off).
             Entity(component: "button", object: "play", name: "Play",
@@ -117,12 +110,18 @@ extension FrameProtocol {
                                         "min": .int(1), "max": .int(100), "step": .int(1), "mode": .string("slider"),
                                         "unit_of_measurement": .string("%"), "icon": .string("mdi:brightness-6")]))
         }
-        if identity.hasPresence {
-            list.append(Entity(component: "binary_sensor", object: "presence", name: "Presence",
-                               fields: ["state_topic": state, "device_class": .string("occupancy"),
-                                        "payload_on": .string("ON"), "payload_off": .string("OFF"),
-                                        "value_template": .string(
-                                            "{{ 'ON' if value_json.presence and value_json.presence.present else 'OFF' }}")]))
+        // The capabilities' own entities, as their words declare them.
+        for words in identity.capabilityEntities {
+            let entity = Entity(component: words.component, object: words.object, name: words.name,
+                                fields: words.fields.mapValues { field in
+                                    switch field {
+                                    case .commandTopic: command
+                                    case .stateTopic: state
+                                    case let .value(value): value
+                                    }
+                                })
+            let at = words.after.flatMap { after in list.firstIndex { $0.object == after }.map { $0 + 1 } } ?? list.endIndex
+            list.insert(entity, at: at)
         }
         return list
     }

@@ -1,5 +1,6 @@
 import CarouselControl
 import CarouselPlatform
+import CarouselWords
 
 /// One message to publish: where, what, and whether the broker keeps it
 /// for later subscribers (`retain`).
@@ -38,18 +39,19 @@ public struct FrameIdentity: Equatable, Sendable {
     /// Whether the display has a backlight the daemon can dim: then a
     /// brightness number is announced too (`set display.brightness N`).
     public var hasBacklight: Bool
-    /// Whether a presence sensor is configured (`[power] presence`): then an
-    /// occupancy binary sensor is announced too (state `presence.present`).
-    public var hasPresence: Bool
+    /// The capabilities' entities these settings have announced, as their
+    /// words declare them (`Capabilities.entities(shownWith:)`): pushed
+    /// text's, the presence sensor's occupancy sensor when one is configured.
+    public var capabilityEntities: [EntityWords]
 
     public init(clientID: String, topic: String, discoveryPrefix: String, version: String, hasBacklight: Bool = false,
-                hasPresence: Bool = false) {
+                capabilityEntities: [EntityWords] = []) {
         self.clientID = clientID
         self.topic = topic
         self.discoveryPrefix = discoveryPrefix
         self.version = version
         self.hasBacklight = hasBacklight
-        self.hasPresence = hasPresence
+        self.capabilityEntities = capabilityEntities
     }
 }
 
@@ -117,9 +119,11 @@ public struct FrameProtocol: Equatable, Sendable {
         // One request per message; a trailing line end (mosquitto_pub -l, echo) is not a second one.
         var line = Substring(text)
         while let last = line.last, last == "\n" || last == "\r" { line = line.dropLast() }
-        // Text for the screen may come in several lines (a JSON payload
-        // templated by Home Assistant): they are its lines, as `\n` says.
-        if line.hasPrefix("overlay ") || line.hasPrefix("overlay\t") {
+        // A request whose words say so (text for the screen) may come in
+        // several lines (a JSON payload templated by Home Assistant): they
+        // are its lines, as `\n` says.
+        let name = line.prefix { $0 != " " && $0 != "\t" }
+        if ControlRequest.declaredRequests.contains(where: { $0.joinsLines && $0.name == name }) {
             line = Substring(line.replacing("\r\n", with: "\\n").replacing("\n", with: "\\n"))
         }
         guard !line.contains("\n") else {

@@ -5,7 +5,7 @@ import CarouselCore
 import CarouselMQTT
 import CarouselPlatform
 #if canImport(Glibc)
-import CarouselPresenceWords
+import CarouselCapabilities
 import Glibc
 #endif
 
@@ -52,7 +52,7 @@ public final class MQTTService: LoopService {
         return FrameProtocol(identity: FrameIdentity(
             clientID: settings.effectiveClientID, topic: settings.effectiveTopic, discoveryPrefix: settings.discoveryPrefix,
             version: CarouselVersion.string, hasBacklight: context.view.hasBacklight,
-            hasPresence: context.view.config[PresenceSettings.self].source != nil))
+            capabilityEntities: Capabilities.entities(shownWith: context.view.config)))
     }
 
     /// Starts the client for `[mqtt]`, if a broker is set. A client that
@@ -265,7 +265,7 @@ public final class MQTTService: LoopService {
         case let .configured(old):
             state.noteChange()
             // A sensor added or removed changes what discovery announces.
-            reconfigure(old: old.mqtt, announces: (old[PresenceSettings.self].source == nil) != (context.view.config[PresenceSettings.self].source == nil))
+            reconfigure(old: old.mqtt, announces: Capabilities.entities(shownWith: old) != Capabilities.entities(shownWith: context.view.config))
         default:
             break
         }

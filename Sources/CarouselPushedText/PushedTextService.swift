@@ -4,6 +4,7 @@ import CarouselCore
 import CarouselImaging
 import CarouselLoop
 import CarouselPlatform
+import CarouselPushedTextWords
 import CarouselRender
 import CarouselText
 import Dispatch
@@ -31,8 +32,9 @@ extension TextLook {
     /// The pushed text's look for `config` on `screen`.
     public init(_ config: Configuration, on screen: ScreenFacts) {
         var clockHeight = 0
-        if let clock = screen.clock, clock.position == config.overlay.textPosition { clockHeight = clock.height }
-        self.init(position: config.overlay.textPosition, style: config.overlay.text, size: screen.textSize,
+        let settings = config[PushedTextSettings.self]
+        if let clock = screen.clock, clock.position == settings.textPosition { clockHeight = clock.height }
+        self.init(position: settings.textPosition, style: config.overlay.text, size: screen.textSize,
                   rotation: screen.rotation, logical: screen.logical, panel: screen.panel, clockHeight: clockHeight)
     }
 }
@@ -83,7 +85,7 @@ public final class PushedTextService: LoopService {
     public init(context: ServiceContext) {
         self.context = context
         look = TextLook(context.view.config, on: context.view.screen)
-        follow(context.view.config.overlay.textFile)
+        follow(context.view.config[PushedTextSettings.self].textFile)
     }
 
     /// What shows now, and where it comes from.
@@ -97,14 +99,15 @@ public final class PushedTextService: LoopService {
     public func status(now: Int64) -> [String: JSONValue] {
         ["overlay": .object(["text": shown.map { .string($0.lines.text) } ?? .null,
                              "source": shown.map { .string($0.source.rawValue) } ?? .null,
-                             "text_file": context.view.config.overlay.textFile.map { .string($0) } ?? .null])]
+                             "text_file": context.view.config[PushedTextSettings.self].textFile.map { .string($0) } ?? .null])]
     }
 
-    /// `overlay text` and `overlay clear`.
+    /// `overlay text` and `overlay clear` (PushedTextWords reads them).
     public func handle(_ request: ControlRequest, now: Int64) -> RequestOutcome? {
-        switch request {
-        case let .overlayText(text): push(text)
-        case .overlayClear: clear()
+        guard case let .declared(declared) = request else { return nil }
+        switch declared {
+        case PushedTextWords.clear: clear()
+        case _ where declared.name == PushedTextWords.text("").name: push(declared.argument ?? "")
         default: return nil
         }
         return .done
@@ -256,13 +259,33 @@ public final class PushedTextService: LoopService {
         return SceneStamp(image: turned, x: min(p.x, q.x), y: min(p.y, q.y))
     }
 
+    // MARK: - A still frame
+
+    /// The text of `config`'s `text_file` as a frame of this layout draws
+    /// it on `screen` (`carouseld render`); nil without a file, text or font. A file
+    /// that cannot be shown is one warning line.
+    public static func fileStamp(_ config: Configuration, on screen: ScreenFacts) -> SceneStamp? {
+        guard let path = config[PushedTextSettings.self].textFile else { return nil }
+        switch PushedText.read(path: path) {
+        case .missing:
+            log(.warning, "overlay: text_file \(path) does not exist; no text drawn")
+            return nil
+        case let .problem(problem):
+            log(.warning, problem.message)
+            return nil
+        case let .text(lines):
+            if lines.cut { log(.info, "overlay: \(path) has more than \(PushedText.maxLines) lines; the first \(PushedText.maxLines) are shown") }
+            return draw(lines.lines, TextLook(config, on: screen))
+        }
+    }
+
     // MARK: - On the loop
 
     public func observe(_ happening: LoopHappening, now: Int64) {
         switch happening {
         case .configured:
             // A reload keeps the pushed text; a new file is followed from scratch.
-            let path = context.view.config.overlay.textFile
+            let path = context.view.config[PushedTextSettings.self].textFile
             if path != watchedPath || (path != nil && watch == nil) {
                 follow(path)
                 if path == nil { redraw() }

@@ -10,8 +10,10 @@ public struct CapabilityKey: Sendable {
     public let domain: ValueDomain
     public let accepts: String
     public let defaultValue: String
-    /// Written as `KeySpec.help` is: plain sentences, `code` in backticks.
-    public let help: String
+    /// Written as `KeySpec.help` is: plain sentences, `code` in backticks;
+    /// line breaks and runs of spaces count as one space.
+    public var help: String { writtenHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+    private let writtenHelp: String
     /// What `set` of it needs (the trust boundary's classes).
     public let capability: Capability
     /// In a section of the house, the key it follows in the shipped INI, the
@@ -29,7 +31,7 @@ public struct CapabilityKey: Sendable {
         self.domain = domain
         self.accepts = accepts
         self.defaultValue = defaultValue
-        self.help = help
+        self.writtenHelp = help
         self.capability = capability
         self.after = after
         self.apply = { bag, value throws(ValueError) in

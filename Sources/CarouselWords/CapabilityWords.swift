@@ -110,21 +110,29 @@ public struct EventWords: Sendable, Equatable {
 }
 
 /// A Home Assistant entity announced by MQTT discovery for a capability.
-public struct EntityWords: Sendable {
+/// Two are equal when they announce the same (`shown` aside).
+public struct EntityWords: Sendable, Equatable {
     public let component: String
     public let object: String
     public let name: String
     public let fields: [String: EntityField]
+    /// The house's entity it follows in discovery (its `object`); nil: after them all.
+    public let after: String?
     /// Whether these settings have it announced (a sensor configured); nil: always.
     public let shown: (@Sendable (any SettingsReading) -> Bool)?
 
-    public init(component: String, object: String, name: String, fields: [String: EntityField],
+    public init(component: String, object: String, name: String, fields: [String: EntityField], after: String? = nil,
                 shown: (@Sendable (any SettingsReading) -> Bool)? = nil) {
         self.component = component
         self.object = object
         self.name = name
         self.fields = fields
+        self.after = after
         self.shown = shown
+    }
+
+    public static func == (a: EntityWords, b: EntityWords) -> Bool {
+        (a.component, a.object, a.name, a.after) == (b.component, b.object, b.name, b.after) && a.fields == b.fields
     }
 }
 

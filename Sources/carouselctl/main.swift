@@ -1,6 +1,7 @@
 import ArgumentParser
 import CarouselControl
 import CarouselPlatform
+import CarouselWords
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,12 +23,31 @@ struct Carouselctl: ParsableCommand {
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Play.self, Resume.self, Status.self, Reload.self, List.self,
             Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
-            Overlay.self,
         ]
     )
 
+    /// The root's help: the house's subcommands (above), and the requests the
+    /// frame's capabilities declare, each with its usage and what it does.
+    static var helpMessageWithDeclared: String {
+        var text = helpMessage()
+        text += "\nREQUESTS OF THE FRAME'S CAPABILITIES:\n"
+        for declared in ControlRequest.declaredRequests {
+            text += "  \(declared.usage)\n        \(declared.help)\n"
+        }
+        return text
+    }
+
     static func main() {
         do {
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let name = arguments.first, let declared = Declared.words(name) {
+                try Declared.run(declared, Array(arguments.dropFirst()))
+                return
+            }
+            if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
+                print(helpMessageWithDeclared)
+                return
+            }
             var command = try parseAsRoot()
             try command.run()
         } catch let failure as Failure {
@@ -289,23 +309,30 @@ struct Zoom: ParsableCommand {
     func run() throws { try connection.perform(.zoom(scale: scale == "reset" ? nil : Double(scale)!)) }
 }
 
-struct Overlay: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Show text on the screen (overlay text TEXT), or take it away (overlay clear).",
-        discussion: """
-            The text stays put while pictures slide under it, at [overlay] text_position, \
-            over the text of [overlay] text_file until overlay clear. \\n ends a line; \
-            at most 4 lines show. It survives a reload, not a restart.
-            """)
-    @Argument(help: ArgumentHelp("text or clear.", valueName: "text|clear")) var action: String
-    @Argument(help: ArgumentHelp("The text (words are joined by spaces).", valueName: "text")) var words: [String] = []
+/// A request a capability declared (`overlay text TEXT`): its words after
+/// the name are joined by spaces into the request line, which the
+/// capability's words read (`RequestWords`), as the daemon will. It has no
+/// subcommand type of its own: `main` routes its name here.
+struct Declared: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "REQUEST")
+    @Argument(help: ArgumentHelp("The request's words.", valueName: "words")) var words: [String] = []
     @OptionGroup var connection: Connection
-    func validate() throws {
-        if action == "clear", !words.isEmpty { throw ValidationError("overlay clear takes no text") }
-        if action != "clear", action != "text" { throw ValidationError("overlay takes text or clear, got '\(action)'") }
-    }
-    func run() throws {
-        try connection.perform(action == "clear" ? .overlayClear : .overlayText(words.joined(separator: " ")))
+
+    /// The requests the capabilities declared, by name.
+    static func words(_ name: String) -> RequestWords? { ControlRequest.declaredRequests.first { $0.name == name } }
+
+    /// Runs `arguments` (the name first) as the declared request it names.
+    static func run(_ declared: RequestWords, _ arguments: [String]) throws {
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            print("USAGE: carouselctl \(declared.usage) [--socket <path>] [--json]\n\n\(declared.help)")
+            return
+        }
+        let command = try Declared.parse(arguments)
+        switch ControlRequest.parse(line: ([declared.name] + command.words).joined(separator: " ")) {
+        case let .success(request): try command.connection.perform(request)
+        // A usage error, as ArgumentParser's are (status 2), with the words' own message.
+        case let .failure(error): throw Failure(status: .usage, message: error.message)
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 import CarouselConfig
 import CarouselCore
 import Testing
+import CarouselPushedTextWords
 
 @Suite("[overlay] keys") struct OverlayConfigTests {
     @Test func defaultsAreNoCaptionNoClockAndDejaVuSansWithAShadow() throws {
@@ -16,8 +17,9 @@ import Testing
         #expect(o.text.size == nil)
         #expect(o.text.backdrop == .shadow)
         #expect(o.text.pixelSize(shorterSide: 1080) == 43)
-        #expect(o.textFile == nil)
-        #expect(o.textPosition == .topLeft, "away from the caption's and the clock's corners")
+        let pushed = try Configuration.parse("", file: "c.ini")[PushedTextSettings.self]
+        #expect(pushed.textFile == nil)
+        #expect(pushed.textPosition == .topLeft, "away from the caption's and the clock's corners")
     }
 
     @Test func everyKeyIsRead() throws {
@@ -34,7 +36,8 @@ import Testing
         text_file = /dev/shm/frame-text
         text_position = bottom-right
         """
-        let o = try Configuration.parse(text, file: "c.ini").overlay
+        let read = try Configuration.parse(text, file: "c.ini")
+        let o = read.overlay
         #expect(o.caption == .sidecar)
         #expect(o.position == .topCenter)
         #expect(o.clock?.description == "h:MM am")
@@ -43,8 +46,8 @@ import Testing
         #expect(o.text.size == 30)
         #expect(o.text.color == PixelColor(red: 0xFF, green: 0xEE, blue: 0, alpha: 0xCC))
         #expect(o.text.backdrop == .scrim)
-        #expect(o.textFile == "/dev/shm/frame-text")
-        #expect(o.textPosition == .bottomRight)
+        #expect(read[PushedTextSettings.self].textFile == "/dev/shm/frame-text")
+        #expect(read[PushedTextSettings.self].textPosition == .bottomRight)
     }
 
     @Test(arguments: [
@@ -79,7 +82,7 @@ import Testing
         #expect(o.position == .topRight && o.clockPosition == .topLeft)
         // The text may share the clock's corner: it goes beneath the clock.
         let shared = try Configuration.parse("[overlay]\nclock = HH:MM\ntext_file = /dev/shm/t\ntext_position = top-right\n", file: "c.ini")
-        #expect(shared.overlay.textPosition == shared.overlay.clockPosition)
+        #expect(shared[PushedTextSettings.self].textPosition == shared.overlay.clockPosition)
     }
 
     @Test func clockFormats() throws {

@@ -5,6 +5,7 @@ import CarouselPlatform
 import Foundation
 import Testing
 @testable import CarouselDaemon
+import CarouselPushedTextWords
 
 /// The daemon answers each way in under its grant: what MQTT is not
 /// granted is one error naming the grant, and changes nothing.
@@ -46,7 +47,7 @@ struct GrantTests {
         let secret = d.folder.appendingPathComponent("note.txt")
         try Data("a note\n".utf8).write(to: secret)
         #expect(refusal(d.daemon.answer(try request("set overlay.text_file \(secret.path)"), grant: .controlSocket)) == nil)
-        #expect(d.daemon.config.overlay.textFile == secret.path)
+        #expect(d.daemon.config[PushedTextSettings.self].textFile == secret.path)
         #expect(refusal(d.daemon.answer(.reload, grant: .controlSocket)) == nil)
     }
 }

@@ -14,6 +14,7 @@ import Testing
 @testable import CarouselDaemon
 import CarouselLoop
 @testable import CarouselServices
+import CarouselPushedTextWords
 
 /// A folder of its own for a text file (not the album's: its parent is watched too).
 final class TextFolder {
@@ -84,12 +85,12 @@ final class TextFolder {
         // (once each buffer of the pair has had a frame with the text: the first may be written whole).
         let before = screen(d)
         for word in ["Hail", "Rain"] {
-            #expect(isOK(d.daemon.answer(.overlayText(word), grant: .controlSocket)))
+            #expect(isOK(d.daemon.answer(.declared(PushedTextWords.text(word)), grant: .controlSocket)))
             try settle(d) { text.drawn?.lines == [word] }
         }
         let old = try #require(text.stamp)
         let rain = screen(d)
-        #expect(isOK(d.daemon.answer(.overlayText("Snow"), grant: .controlSocket)))
+        #expect(isOK(d.daemon.answer(.declared(PushedTextWords.text("Snow")), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["Snow"] }
         let new = try #require(text.stamp)
         let written = d.daemon.frames.writer.pixelsWritten
@@ -99,7 +100,7 @@ final class TextFolder {
         #expect(changed.x0 >= min(old.x, new.x) - 40 && changed.y0 >= min(old.y, new.y) - 4, "\(changed) outside the text")
         #expect(d.daemon.nextWake(now: d.now) == nil)
         // Cleared: the file's text again.
-        #expect(isOK(d.daemon.answer(.overlayClear, grant: .controlSocket)))
+        #expect(isOK(d.daemon.answer(.declared(PushedTextWords.clear), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["Sunny 21 °C", "Rain from 16:00"] }
         #expect(screen(d) == before, "the file's text as it was")
     }
@@ -125,14 +126,14 @@ final class TextFolder {
         d.showFirstPicture()
         let text = try service(d)
         // More than 4 lines: the first 4; a line far too wide: cut to half the screen.
-        #expect(isOK(d.daemon.answer(.overlayText(String(repeating: "Rain later today ", count: 20) + #"\n2\n3\n4\n5"#), grant: .controlSocket)))
+        #expect(isOK(d.daemon.answer(.declared(PushedTextWords.text(String(repeating: "Rain later today ", count: 20) + #"\n2\n3\n4\n5"#)), grant: .controlSocket)))
         try settle(d) { text.stamp != nil }
         #expect(text.shown?.lines.lines.count == 4)
         let wide = try #require(text.stamp)
         #expect(wide.image.width <= 160 + 14, "cut to its share: \(wide.image.width) px of 320")
         #expect(wide.x + wide.image.width > 300, "right-aligned in the top-right corner")
         // Arabic and Japanese draw (the fallback fonts are the captions').
-        #expect(isOK(d.daemon.answer(.overlayText(#"مطر بعد الظهر\n雨のち晴れ"#), grant: .controlSocket)))
+        #expect(isOK(d.daemon.answer(.declared(PushedTextWords.text(#"مطر بعد الظهر\n雨のち晴れ"#)), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["مطر بعد الظهر", "雨のち晴れ"] }
         let rtl = try #require(text.stamp)
         #expect(rtl.image.height > 2 * 14, "two lines drawn: \(rtl.image.height) px high")

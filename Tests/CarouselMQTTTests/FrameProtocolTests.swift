@@ -1,14 +1,19 @@
 // The MQTT protocol of one frame, without a broker: topics, requests,
 // state coalescing, Home Assistant discovery.
 
+import CarouselCapabilities
+import CarouselConfig
 import CarouselControl
 import CarouselMQTT
 import CarouselPlatform
+import CarouselPresenceWords
+import CarouselPushedTextWords
 import Testing
 
 @Suite struct FrameProtocolTests {
     let frame = FrameProtocol(identity: FrameIdentity(clientID: "kitchen", topic: "carouseld/kitchen",
-                                                      discoveryPrefix: "homeassistant", version: "1.2.3"))
+                                                      discoveryPrefix: "homeassistant", version: "1.2.3",
+                                                      capabilityEntities: Capabilities.entities(shownWith: Configuration())))
 
     @Test func topicsUnderTheBaseAndTheSharedCommandTopic() throws {
         #expect(frame.availabilityTopic == "carouseld/kitchen/availability")
@@ -34,11 +39,11 @@ import Testing
 
     @Test func pushedTextMayComeInSeveralLines() throws {
         // Home Assistant's text entity, or a JSON payload's real line ends: the text's lines.
-        #expect(try FrameProtocol.request(payload: Array("overlay text Sunny 21 °C".utf8)).get() == .overlayText("Sunny 21 °C"))
+        #expect(try FrameProtocol.request(payload: Array("overlay text Sunny 21 °C".utf8)).get() == .declared(PushedTextWords.text("Sunny 21 °C")))
         #expect(try FrameProtocol.request(payload: Array("overlay text Sunny\nRain from 16:00\n".utf8)).get()
-                == .overlayText("Sunny\\nRain from 16:00"))
-        #expect(try FrameProtocol.request(payload: Array("overlay text \"a\r\nb\"".utf8)).get() == .overlayText("a\nb"))
-        #expect(try FrameProtocol.request(payload: Array("overlay clear".utf8)).get() == .overlayClear)
+                == .declared(PushedTextWords.text("Sunny\\nRain from 16:00")))
+        #expect(try FrameProtocol.request(payload: Array("overlay text \"a\r\nb\"".utf8)).get() == .declared(PushedTextWords.text("a\nb")))
+        #expect(try FrameProtocol.request(payload: Array("overlay clear".utf8)).get() == .declared(PushedTextWords.clear))
     }
 
     @Test func refusedRequestsGetTheirErrorOnly() {
@@ -132,7 +137,9 @@ import Testing
         #expect(FrameProtocol(identity: lit).discoveryTopics.last == "homeassistant/number/kitchen/brightness/config")
         // The occupancy sensor only with a presence sensor, read from the state's `presence`.
         var sensed = frame.identity
-        sensed.hasPresence = true
+        var withSensor = Configuration()
+        withSensor[PresenceSettings.self].source = .key(code: 59, name: "KEY_F1")
+        sensed.capabilityEntities = Capabilities.entities(shownWith: withSensor)
         let presence = try #require(FrameProtocol(identity: sensed).discovery.last)
         #expect(presence.topic == "homeassistant/binary_sensor/kitchen/presence/config")
         let sensor = try #require(JSONValue.parse(presence.text))

@@ -33,28 +33,6 @@ extension Schema {
             Where the clock sits on the screen, as `position`; not the caption's corner (an error: they would cover
             each other).
             """) { $0.overlay.clockPosition = $1 },
-        key("overlay", "text_file", "an absolute path or empty (none)", default: "", help: """
-            A file whose text is shown on the screen, as the clock is (it stays put while pictures slide under it): the
-            weather, today's calendar, a message, written by any script. It is followed as it changes (inotify on its
-            folder; write a temporary file beside it and `mv` it over the name, so that a half-written file never
-            shows), costs no wake-up at rest and redraws only its own rectangle. Its first 4 lines are shown (blank
-            lines at its start and end left out), each cut with an ellipsis where it is wider than its share of the
-            screen (half of it in a corner, all of it centred). A file larger than 16 KiB, one that is not UTF-8 text
-            or holds a NUL byte is one warning line and is not shown; a file that goes away takes its text with it.
-            `overlay text "..."` (control socket, MQTT) shows over it until `overlay clear`. Empty: no file.
-            """) { c, v throws(ValueError) in
-            if v.isEmpty { c.overlay.textFile = nil; return }
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), v.utf8.count < 4096,
-                  !v.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw ValueError("expected an absolute path to a file, such as /dev/shm/carouseld-text")
-            }
-            c.overlay.textFile = v
-        },
-        choice("overlay", "text_position", OverlayPosition.self, default: "top-left", help: """
-            Where the text of `text_file` or `overlay text` sits on the screen, as `position`. In the clock's corner
-            it goes beneath the clock (above it at the bottom). Not the captions' corner when `text_file` is set (an
-            error: they would cover each other).
-            """) { $0.overlay.textPosition = $1 },
         key("overlay", "font", "a fontconfig pattern such as DejaVu Sans or Noto Sans:bold", default: "DejaVu Sans", help: """
             A fontconfig pattern (`Noto Sans:bold`); `fc-list : family` lists the installed families. Characters the
             font lacks (CJK in DejaVu Sans) come from the installed font fontconfig ranks next that has them

@@ -1,0 +1,23 @@
+// The status fields the capabilities declare (StatusWords) are the ones the
+// running daemon answers with: each declared field is in `status`, and the
+// services add none that no capability declared.
+
+import CarouselCapabilities
+import CarouselPlatform
+import Testing
+@testable import CarouselDaemon
+
+@Suite("capabilities' status fields") struct CapabilityStatusTests {
+    @Test func everyDeclaredFieldIsAnsweredAndNoUndeclaredOneIsAdded() throws {
+        let d = try OffscreenDaemon(ini: "[power]\npresence = key:KEY_F13\n")
+        d.showFirstPicture()
+        let declared = Capabilities.all.flatMap(\.status).map(\.name)
+        #expect(declared.sorted() == ["overlay", "presence", "video"])
+        let status = d.daemon.status()
+        for name in declared { #expect(status[name] != nil, "status lacks \(name)") }
+        var fromServices: [String: JSONValue] = [:]
+        d.daemon.services.status(now: d.now, into: &fromServices)
+        #expect(!fromServices.isEmpty)
+        #expect(Set(fromServices.keys).isSubset(of: Set(declared)), "\(fromServices.keys.sorted())")
+    }
+}
