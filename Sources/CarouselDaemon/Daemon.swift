@@ -253,7 +253,7 @@ public final class Daemon {
     /// When the loop must wake up by itself: the model's next deadline, the
     /// services' and the screen's power rules', and while something moves
     /// on a backend without flip events, the next frame.
-    func nextWake(now: Int64) -> Int64? {
+    public func nextWake(now: Int64) -> Int64? {
         var wake = model.nextDeadline.map(\.microseconds)
         func consider(_ due: Int64?) { if let due { wake = min(wake ?? due, due) } }
         consider(services.earliestDeadline)

@@ -72,7 +72,7 @@ extension Daemon {
     /// be turned upright off the loop): the scene of the last frame, unless
     /// the layout turned or resized since: then the new layout (as laid out
     /// so far), as a screenshot follows the layout.
-    func composeScreenshot() -> (Frame, Rotation) {
+    public func composeScreenshot() -> (Frame, Rotation) {
         let writer = frames.writer
         let source = frames.shown.flatMap { old in
             old.compositor.rotation == writer.compositor.rotation && old.compositor.panel == writer.compositor.panel

@@ -5,7 +5,7 @@
 import CarouselCapabilities
 import CarouselPlatform
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 
 @Suite("capabilities' status fields") struct CapabilityStatusTests {
     @Test func everyDeclaredFieldIsAnsweredAndNoUndeclaredOneIsAdded() throws {
@@ -15,8 +15,7 @@ import Testing
         #expect(declared.sorted() == ["overlay", "presence", "video"])
         let status = d.daemon.status()
         for name in declared { #expect(status[name] != nil, "status lacks \(name)") }
-        var fromServices: [String: JSONValue] = [:]
-        d.daemon.services.status(now: d.now, into: &fromServices)
+        let fromServices = d.daemon.servicesStatus(now: d.now)
         #expect(!fromServices.isEmpty)
         #expect(Set(fromServices.keys).isSubset(of: Set(declared)), "\(fromServices.keys.sorted())")
     }

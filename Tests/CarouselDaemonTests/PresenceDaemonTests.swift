@@ -7,7 +7,7 @@
 import CarouselControl
 import CarouselPlatform
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 
 @Suite("[power] presence on a daemon, manual clock") struct PresenceDaemonTests {
     private func idle(_ d: OffscreenDaemon, seconds: Int) {

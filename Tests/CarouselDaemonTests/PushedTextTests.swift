@@ -6,12 +6,13 @@
 // a reload that keeps what was pushed.
 
 import CarouselPushedText
+import CarouselServices
 import CarouselControl
 import CarouselCore
 import CarouselPlatform
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselLoop
 @testable import CarouselServices
 import CarouselPushedTextWords
@@ -34,7 +35,7 @@ final class TextFolder {
 
 @Suite("pushed text, manual clock") struct PushedTextScreenTests {
     func service(_ d: OffscreenDaemon) throws -> PushedTextService {
-        try #require(d.daemon.services.first(PushedTextService.self))
+        try #require(d.daemon.service(PushedTextService.self))
     }
 
     /// Runs the loop's descriptors (inotify, the drawing handed back) until `condition`.
@@ -93,7 +94,7 @@ final class TextFolder {
         #expect(isOK(d.daemon.answer(.declared(PushedTextWords.text("Snow")), grant: .controlSocket)))
         try settle(d) { text.drawn?.lines == ["Snow"] }
         let new = try #require(text.stamp)
-        let written = d.daemon.frames.writer.pixelsWritten
+        let written = d.daemon.pixelsWritten
         #expect(written > 0 && written <= old.image.width * old.image.height + new.image.width * new.image.height,
                 "\(written) pixels written")
         let changed = try #require(box(rain, screen(d)))
@@ -115,7 +116,7 @@ final class TextFolder {
         d.showFirstPicture()
         let text = try service(d)
         try settle(d) { text.stamp != nil }
-        let clock = try #require(d.daemon.clockOverlay.stamp)
+        let clock = try #require(d.daemon.service(ClockOverlay.self)?.stamp)
         let stamp = try #require(text.stamp)
         #expect(stamp.y >= clock.y + clock.image.height, "the text \(stamp.y) starts beneath the clock \(clock.y)+\(clock.image.height)")
         #expect(stamp.x + stamp.image.width > 280, "right-aligned in the same corner")
@@ -152,7 +153,7 @@ final class TextFolder {
         try settle(d) { text.drawn?.lines == ["two"] }
         try FileManager.default.removeItem(atPath: folder.file)
         try settle(d) { text.shown == nil && text.stamp == nil }
-        #expect(d.daemon.frames.textStamp == nil)
+        #expect(d.daemon.stampShown(.text) == nil)
     }
 }
 

@@ -9,7 +9,7 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselImaging
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselPlatform
 import CarouselRender
 import Foundation
@@ -48,7 +48,7 @@ import Testing
     }
 
     /// The clips' service on `d`'s loop.
-    static func clips(_ d: OffscreenDaemon) -> VideoService? { d.daemon.services.first(VideoService.self) }
+    static func clips(_ d: OffscreenDaemon) -> VideoService? { d.daemon.service(VideoService.self) }
 
     /// Runs the loop for `ms` in steps of `step`, letting the clip's thread catch up before each.
     static func play(_ d: OffscreenDaemon, ms: Int, step: Int = 50) {
@@ -101,7 +101,7 @@ import Testing
         #expect(Self.colour(d) == "red")
         // While its frames show, its first frame is not kept besides them.
         let key = try #require(v["image"]?.stringValue)
-        #expect(d.daemon.cache.image(for: PageKey(key)) == nil)
+        #expect(!d.daemon.keepsPicture(PageKey(key)))
         Self.play(d, ms: 1000)
         #expect(Self.colour(d) == "green")
         Self.play(d, ms: 1000)
