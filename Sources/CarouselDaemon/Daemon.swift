@@ -65,7 +65,7 @@ public final class Daemon {
     /// have not been told of it yet).
     private var modelChangeUntold = true
     /// CLOCK_MONOTONIC at start, µs: the origin of uptime_ms.
-    let startTime: Int64
+    public let startTime: Int64
     let startedAt: Int64
     let enteredMain: Int64?
     /// Kept between passes of the loop (their storage, not their contents):

@@ -9,7 +9,7 @@ import CarouselPlatform
 extension Daemon {
     /// Carries out what a service asks (the interpreter of `LoopAsk`), once
     /// the service that asked has returned (`LoopServices.flush`).
-    func ask(_ ask: LoopAsk) {
+    public func ask(_ ask: LoopAsk) {
         let now = clock()
         switch ask {
         case .frame:

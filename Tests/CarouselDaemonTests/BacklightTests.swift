@@ -3,7 +3,7 @@ import CarouselCore
 import CarouselPlatform
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 
 /// A folder laid out as the kernel's backlight class shows one device
 /// (brightness, max_brightness, bl_power, type). The daemon's rules are

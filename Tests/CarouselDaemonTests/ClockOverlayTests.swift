@@ -9,7 +9,7 @@ import CarouselDisplay
 import CarouselImaging
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselLoop
 @testable import CarouselServices
 
@@ -46,16 +46,16 @@ import CarouselLoop
         let d = try OffscreenDaemon(ini: "[overlay]\nclock = HH:MM\n", localClock: week.clock)
         d.showFirstPicture()
         // The first minute is drawn on the loop (nothing could be drawn ahead of it).
-        #expect(d.daemon.clockOverlay.drawnOnTheLoop == 1)
+        #expect(d.clockOverlay.drawnOnTheLoop == 1)
         // The next one comes back through the executor, as the loop's wake-up would collect it.
-        for _ in 0..<500 where d.daemon.clockOverlay.ahead == nil {
+        for _ in 0..<500 where d.clockOverlay.ahead == nil {
             usleep(10_000)
-            d.daemon.executor.collect()
+            d.daemon.collectCompleted()
         }
-        #expect(d.daemon.clockOverlay.ahead?.text == "09:59")
+        #expect(d.clockOverlay.ahead?.text == "09:59")
         d.advance(ms: (week.loopTime(of: ManualWeek.minute(0, 9, 59)) - d.now) / 1000)
-        #expect(d.daemon.clockOverlay.text == "09:59")
-        #expect(d.daemon.clockOverlay.drawnOnTheLoop == 1, "the minute took the stamp drawn ahead")
+        #expect(d.clockOverlay.text == "09:59")
+        #expect(d.clockOverlay.drawnOnTheLoop == 1, "the minute took the stamp drawn ahead")
     }
 
     @Test func theClockIsTheOneWakeUpAtRestOncePerMinuteOnTheMinute() throws {
@@ -64,8 +64,8 @@ import CarouselLoop
         let week = ManualWeek(start: ManualWeek.minute(0, 9, 58), origin: start - 25_000_000)
         let d = try OffscreenDaemon(ini: "[overlay]\nclock = HH:MM\nclock_position = bottom-right\n", localClock: week.clock)
         d.showFirstPicture()
-        #expect(d.daemon.clockOverlay.text == "09:58")
-        let stamp = try #require(d.daemon.clockOverlay.stamp)
+        #expect(d.clockOverlay.text == "09:58")
+        let stamp = try #require(d.clockOverlay.stamp)
         // Drawn where it says, inside the screen's bottom-right quarter.
         #expect(stamp.x > 160 && stamp.y > 100)
         var before = screen(d)
@@ -76,19 +76,19 @@ import CarouselLoop
             #expect(due == week.loopTime(of: minute), "woken on the minute, not \((due - start) / 1000) ms after start")
             d.advance(ms: (due - d.now) / 1000)
             wakes += 1
-            let text = d.daemon.clockOverlay.text
+            let text = d.clockOverlay.text
             let h = (minute % 1440) / 60, m = minute % 60
             #expect(text == String(format: "%02d:%02d", h, m))
             // Only the clock's rectangle was written: its pixels (and no others) changed.
-            let s = try #require(d.daemon.clockOverlay.stamp)
+            let s = try #require(d.clockOverlay.stamp)
             let area = s.image.width * s.image.height
-            #expect(d.daemon.frames.writer.pixelsWritten > 0)
+            #expect(d.daemon.pixelsWritten > 0)
             // The first minute into each buffer of the pair may write it whole:
             // the buffers are made anew, longer, once the first picture is on
             // screen (window room for slides), and when that happens depends
             // on when the decode finished.
             if wakes > 2 {
-                #expect(d.daemon.frames.writer.pixelsWritten <= 2 * area, "the clock's rectangle, old and new, no more")
+                #expect(d.daemon.pixelsWritten <= 2 * area, "the clock's rectangle, old and new, no more")
             }
             let after = screen(d)
             let left = min(s.x, stamp.x) - 40, top = min(s.y, stamp.y) - 4
@@ -121,16 +121,16 @@ import CarouselLoop
         let wall = SettableWall(start: ManualWeek.minute(2, 14, 0), origin: start - 10_000_000)
         let d = try OffscreenDaemon(ini: "[overlay]\nclock = H:MM\n", localClock: wall.clock)
         d.showFirstPicture()
-        #expect(d.daemon.clockOverlay.text == "14:00")
+        #expect(d.clockOverlay.text == "14:00")
         #expect(d.daemon.nextWake(now: d.now) == start + 50_000_000)
         // NTP sets the clock an hour and 20 s on: 15:00:30 now.
         wall.start = ManualWeek.minute(2, 15, 0)
         wall.origin = d.now - 30_000_000
-        d.daemon.wallClockWasSet(now: d.now)
-        #expect(d.daemon.clockOverlay.text == "15:00")
+        d.daemon.ask(.wallClockSet(at: d.now))
+        #expect(d.clockOverlay.text == "15:00")
         #expect(d.daemon.nextWake(now: d.now) == d.now, "the new time is drawn at once")
         d.advance(ms: 0)
-        #expect(d.daemon.frames.writer.pixelsWritten > 0)
+        #expect(d.daemon.pixelsWritten > 0)
         #expect(d.daemon.nextWake(now: d.now) == d.now + 30_000_000, "the next minute of the clock as it is now")
     }
 
@@ -138,7 +138,7 @@ import CarouselLoop
         let week = ManualWeek(start: ManualWeek.minute(0, 9, 0))
         let d = try OffscreenDaemon(ini: "[overlay]\nclock = HH:MM\nfont = No Such Font Family\n", localClock: week.clock)
         d.showFirstPicture()
-        #expect(d.daemon.clockOverlay.stamp == nil)
+        #expect(d.clockOverlay.stamp == nil)
         #expect(d.backend.presented > 0)
     }
 }
@@ -211,4 +211,9 @@ import CarouselLoop
 private func isOK(_ reply: ControlReply) -> Bool {
     if case .ok = reply { return true }
     return false
+}
+
+extension OffscreenDaemon {
+    /// The clock's service on the loop (registered on every daemon).
+    var clockOverlay: ClockOverlay { daemon.service(ClockOverlay.self)! }
 }

@@ -4,7 +4,7 @@
 
 import CarouselConfig
 import CarouselCore
-@testable import CarouselDaemon
+import CarouselDaemon
 import Foundation
 import Testing
 

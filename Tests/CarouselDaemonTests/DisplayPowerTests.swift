@@ -9,7 +9,7 @@ import CarouselDisplay
 import CarouselImaging
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 
 
 private func isOK(_ reply: ControlReply) -> Bool {

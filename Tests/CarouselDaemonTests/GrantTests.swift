@@ -4,7 +4,7 @@ import CarouselCore
 import CarouselPlatform
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselPushedTextWords
 
 /// The daemon answers each way in under its grant: what MQTT is not

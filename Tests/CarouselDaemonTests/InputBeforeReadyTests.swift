@@ -3,7 +3,7 @@
 // also on a display whose frames are on screen at once (offscreen, fbdev,
 // DRM without vblank). The e2e scenarios drag right after the line.
 
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselLoop
 import Testing
 
@@ -25,7 +25,7 @@ func inputOpensBeforeTheFirstFrameLine() throws {
     let d = try OffscreenDaemon()
     #expect(!d.backend.presentsAsynchronously)
     let spy = FirstFrameSpy(daemon: d.daemon)
-    d.daemon.services.register { _ in spy }
+    d.daemon.register { _ in spy }
     d.showFirstPicture()
     #expect(d.daemon.frames.firstFrameShown)
     #expect(spy.toldAfterShown == false, "told \(spy.toldAfterShown.map { $0 ? "after" : "before" } ?? "never")")

@@ -6,7 +6,7 @@ import CarouselControl
 import CarouselPlatform
 import Foundation
 import Testing
-@testable import CarouselDaemon
+import CarouselDaemon
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,7 +4,7 @@
 
 import CarouselAlbum
 import CarouselCore
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselPlatform
 import Foundation
 import Testing

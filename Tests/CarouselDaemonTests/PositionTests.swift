@@ -1,7 +1,7 @@
 // The picture on screen survives a restart and a power cut: kept by name in
 // the state directory, written once per change, restored at start.
 
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselCore
 import Foundation
 import Testing

@@ -5,7 +5,7 @@
 // change is the VM's e2e clock-set scenario: stepping this machine's clock
 // would wake every daemon of a full run, which other tests count.)
 
-@testable import CarouselDaemon
+import CarouselDaemon
 import CarouselLoop
 import CarouselPlatform
 @testable import CarouselServices
