@@ -1,5 +1,3 @@
-import CarouselCapabilities
-
 /// The three documents made from the schema: the shipped INI, the README's
 /// key table (and its table of the capabilities' other words) and carouseld.ini(5). Each key's default, accepted values and
 /// text come from its `KeySpec` and nowhere else, so what the pages say is
@@ -89,39 +87,10 @@ public enum SchemaDocs {
         return replacing(wordsBegin, wordsEnd, in: withKeys, by: readmeWordsTable()) ?? withKeys
     }
 
-    private static func replacing(_ first: String, _ last: String, in text: String, by table: String) -> String? {
+    static func replacing(_ first: String, _ last: String, in text: String, by table: String) -> String? {
         guard let begin = text.firstRange(of: first), let end = text.firstRange(of: last),
               begin.upperBound <= end.lowerBound else { return nil }
         return String(text[..<begin.lowerBound]) + table + String(text[end.upperBound...])
-    }
-
-    /// The table of what the capabilities declare besides their keys sits
-    /// between these lines.
-    public static let wordsBegin = "<!-- capabilities: generated from their words by carousel-docs; do not edit -->"
-    public static let wordsEnd = "<!-- end of capabilities -->"
-
-    /// Each capability's requests (with the grant they need), status fields,
-    /// events and Home Assistant entities, as its words say them.
-    public static func readmeWordsTable() -> String {
-        var lines = [wordsBegin, "", "| capability | word | what it is |", "| --- | --- | --- |"]
-        func cell(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
-        for words in Capabilities.all {
-            for request in words.requests {
-                lines.append("| \(words.name) | `\(request.usage)` | request: \(cell(request.help)) |")
-            }
-            for field in words.status {
-                lines.append("| \(words.name) | `\(field.name)` | field of `status` and MQTT's state: \(cell(field.help)) |")
-            }
-            for event in words.events {
-                lines.append("| \(words.name) | `\(event.name)` | event to subscribers and MQTT's event topic: \(cell(event.help)) |")
-            }
-            for entity in words.entities {
-                let when = entity.shown == nil ? "" : ", while its settings have one"
-                lines.append("| \(words.name) | \(entity.name) | Home Assistant \(entity.component) (`\(entity.object)`)\(when) |")
-            }
-        }
-        lines += ["", wordsEnd]
-        return lines.joined(separator: "\n")
     }
 
     // MARK: - carouseld.ini(5)

@@ -1,6 +1,7 @@
 // Writes the documents made from the configuration schema, from the
-// repository's root: etc/carouseld/carouseld.ini, the key table in
-// README.md (between its marker lines) and man/carouseld.ini.5.
+// repository's root: etc/carouseld/carouseld.ini, the key table and the
+// capabilities' table in README.md (between their marker lines),
+// man/carouseld.ini.5, and the capabilities' requests in man/carouselctl.1.
 // SchemaDocsTests fails until they are written again after a schema change.
 
 import CarouselConfig
@@ -23,10 +24,17 @@ guard let newReadme = SchemaDocs.readme(replacingKeysIn: readme) else {
          + "put them where the key table goes")
 }
 
+guard let controlPage = try? String(contentsOfFile: path(SchemaDocs.controlManPath), encoding: .utf8),
+      let newControlPage = SchemaDocs.controlManual(replacingIn: controlPage) else {
+    fail("\(SchemaDocs.controlManPath) lacks the lines \(SchemaDocs.controlManBegin) and \(SchemaDocs.controlManEnd), in that order; "
+         + "put them where the capabilities' requests go")
+}
+
 let documents = [
     (SchemaDocs.iniPath, SchemaDocs.shippedINI()),
     (SchemaDocs.readmePath, newReadme),
     (SchemaDocs.manPath, SchemaDocs.manPage()),
+    (SchemaDocs.controlManPath, newControlPage),
 ]
 for (relative, text) in documents {
     let file = path(relative)

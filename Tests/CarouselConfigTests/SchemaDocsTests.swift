@@ -30,9 +30,10 @@ import CarouselConfig
         (SchemaDocs.iniPath, SchemaDocs.shippedINI()),
         (SchemaDocs.readmePath, SchemaDocs.readme(replacingKeysIn: committed(SchemaDocs.readmePath))),
         (SchemaDocs.manPath, SchemaDocs.manPage()),
+        (SchemaDocs.controlManPath, SchemaDocs.controlManual(replacingIn: committed(SchemaDocs.controlManPath))),
     ]
 
-    @Test("the committed document is what the schema makes", arguments: [0, 1, 2])
+    @Test("the committed document is what the schema makes", arguments: [0, 1, 2, 3])
     func committedDocumentIsGenerated(index: Int) throws {
         let (path, generated) = Self.generated[index]
         let committed = Self.committed(path)

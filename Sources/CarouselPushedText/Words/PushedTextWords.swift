@@ -28,8 +28,11 @@ public enum PushedTextWords {
         },
         requests: [
             RequestWords(name: "overlay", usage: "overlay text <text>|clear", help: """
-                Shows text on the screen over the text of `[overlay] text_file` until `overlay clear` (`\\n` ends a \
-                line; a text in double quotes is read as a JSON string; an empty text clears).
+                Shows the text on the screen, at `[overlay] text_position`, over the text of `[overlay] text_file` \
+                (if any) until `overlay clear`, which takes it away (the file's text shows again). A backslash and n \
+                (`\\n`) end a line; at most 4 lines show, each cut with an ellipsis where it is too wide. A text in \
+                double quotes is read as a JSON string; an empty text clears. The text survives a reload, not a \
+                restart.
                 """, joinsLines: true, parse: parse),
         ],
         status: [StatusWords("overlay", help: """
