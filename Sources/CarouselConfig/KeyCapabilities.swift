@@ -27,7 +27,7 @@ extension Schema {
 
     /// What `set` of `spec` needs.
     public static func capability(of spec: KeySpec) -> Capability {
-        if let declared = spec.declaredCapability { return declared }
+        if let declared = spec.capability { return declared }
         let name = "\(spec.section).\(spec.name)"
         if administeredSections.contains(spec.section) || administeredKeys.contains(name) { return .administer }
         if tunedSections.contains(spec.section) || tunedKeys.contains(name) { return .tune }

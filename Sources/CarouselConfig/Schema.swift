@@ -6,57 +6,9 @@ import CarouselCapabilities
 import CarouselCore
 import CarouselPlatform
 
-/// One key of the configuration: its section, name and how its value is
-/// checked and stored.
-public struct KeySpec: Sendable {
-    public let section: String
-    public let name: String
-    /// What values it takes.
-    public let domain: ValueDomain
-    /// What the key accepts, for error messages and `--help`, and what the
-    /// README and carouseld.ini(5) say it accepts.
-    public let accepts: String
-    /// The default as the INI writes it, "" for empty: a value the key takes
-    /// that leaves the built-in default as it is (a test holds it to that).
-    /// Computed defaults are written as what asks for them (`auto`, empty),
-    /// and `help` says what they come to.
-    public let defaultValue: String
-    /// What the key does, for the shipped INI's comments, the README and
-    /// carouseld.ini(5): plain sentences, `code` in backticks, nothing else
-    /// (no links, no `|`). Line breaks and runs of spaces count as one space.
-    /// Made from the source text when asked (documentation, `--help`), not
-    /// for every key at every start.
-    public var help: String { writtenHelp.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
-    private let writtenHelp: String
-    let apply: @Sendable (inout Configuration, String) throws(ValueError) -> Void
-    /// What `set` of it needs, where its declaration says (a capability's
-    /// keys); nil: the house's lists in KeyCapabilities.swift say.
-    let declaredCapability: Capability?
-    /// Where a capability placed it in a section of the house (`CapabilityKey.after`).
-    let after: String?
-
-    /// A capability's key, read into its settings in the configuration.
-    init(_ key: CapabilityKey) {
-        self.init(section: key.section, name: key.name, domain: key.domain, accepts: key.accepts, default: key.defaultValue,
-                  help: key.help, capability: key.capability, after: key.after) { c, v throws(ValueError) in
-            try key.apply(&c.capabilities, v)
-        }
-    }
-
-    init(section: String, name: String, domain: ValueDomain, accepts: String, default defaultValue: String, help: String,
-         capability: Capability? = nil, after: String? = nil,
-         apply: @escaping @Sendable (inout Configuration, String) throws(ValueError) -> Void) {
-        self.declaredCapability = capability
-        self.after = after
-        self.section = section
-        self.name = name
-        self.domain = domain
-        self.accepts = accepts
-        self.defaultValue = defaultValue
-        self.writtenHelp = help
-        self.apply = apply
-    }
-}
+/// One key of the configuration, read into the whole configuration: the
+/// house's keys, and the capabilities' read into their settings in it.
+public typealias KeySpec = KeyDeclaration<Configuration>
 
 /// The schema of `carouseld.ini`: every section and key of SPEC.md section 8.
 public enum Schema {
@@ -100,7 +52,7 @@ public enum Schema {
         let house = displayKeys + inputKeys + carouselKeys + autoplayKeys + zoomKeys + imagesKeys
             + indicatorKeys + controlKeys + logKeys + powerKeys + overlayKeys + mqttKeys + syncKeys
         var bySection = Dictionary(grouping: house, by: \.section)
-        for key in Capabilities.all.flatMap(\.keys).map(KeySpec.init) {
+        for key in Capabilities.all.flatMap(\.keys).map({ $0.reading(into: \Configuration.capabilities) }) {
             var list = bySection[key.section, default: []]
             let at = key.after.flatMap { after in list.firstIndex { $0.name == after }.map { $0 + 1 } } ?? list.endIndex
             list.insert(key, at: at)
@@ -140,6 +92,9 @@ public enum Schema {
     }
 
     // MARK: - Value parsers (ValueText's, in the words room, which capabilities' keys use too)
+    //
+    // The keys are written with KeyDeclaration's builders (`.flag`, `.number`,
+    // `.choice`, ...), the same for the house's keys and a capability's.
 
     static func bool(_ v: String) throws(ValueError) -> Bool { try ValueText.bool(v) }
 
@@ -178,58 +133,4 @@ public enum Schema {
 
     /// `auto` (or empty) means "choose automatically".
     static func autoOrValue(_ v: String) -> String? { ValueText.autoOrValue(v) }
-
-    /// A key checked by its own rule (`accepts` says what it takes).
-    static func key(_ section: String, _ name: String, _ accepts: String, default defaultValue: String, help: String,
-                    _ apply: @escaping @Sendable (inout Configuration, String) throws(ValueError) -> Void) -> KeySpec {
-        KeySpec(section: section, name: name, domain: .text, accepts: accepts, default: defaultValue, help: help, apply: apply)
-    }
-
-    static func flag(_ section: String, _ name: String, default defaultValue: String, help: String,
-                     _ store: @escaping @Sendable (inout Configuration, Bool) -> Void) -> KeySpec {
-        KeySpec(section: section, name: name, domain: .boolean, accepts: "true or false",
-                default: defaultValue, help: help) { c, v throws(ValueError) in
-            store(&c, try bool(v))
-        }
-    }
-
-    /// A number in `range`; `note` follows the range in `accepts`.
-    static func number(_ section: String, _ name: String, _ range: ClosedRange<Double>, unit: String = "",
-                       note: String = "", default defaultValue: String, help: String,
-                       _ store: @escaping @Sendable (inout Configuration, Double) -> Void) -> KeySpec {
-        let accepts = (unit.isEmpty ? "" : unit + ", ") + "\(format(range.lowerBound)) to \(format(range.upperBound))" + note
-        return KeySpec(section: section, name: name, domain: .number(range, unit: unit), accepts: accepts,
-                       default: defaultValue, help: help) { c, v throws(ValueError) in
-            store(&c, try number(v, range, unit: unit))
-        }
-    }
-
-    static func integer(_ section: String, _ name: String, _ range: ClosedRange<Int>, default defaultValue: String, help: String,
-                        _ store: @escaping @Sendable (inout Configuration, Int) -> Void) -> KeySpec {
-        KeySpec(section: section, name: name, domain: .integer(range),
-                accepts: "\(range.lowerBound) to \(range.upperBound)", default: defaultValue, help: help) { c, v throws(ValueError) in
-            store(&c, try integer(v, range))
-        }
-    }
-
-    static func choice<E: RawRepresentable & CaseIterable & Sendable>(
-        _ section: String, _ name: String, _ type: E.Type, default defaultValue: String, help: String,
-        _ store: @escaping @Sendable (inout Configuration, E) -> Void
-    ) -> KeySpec where E.RawValue == String {
-        let words = E.allCases.map(\.rawValue)
-        let accepts = words.count == 2 ? "\(words[0]) or \(words[1])"
-            : words.dropLast().joined(separator: ", ") + " or " + words.last!
-        return KeySpec(section: section, name: name, domain: .choice(words), accepts: accepts,
-                       default: defaultValue, help: help) { c, v throws(ValueError) in
-            store(&c, try choice(v, type))
-        }
-    }
-
-    static func colorKey(_ section: String, _ name: String, default defaultValue: String, help: String,
-                         _ store: @escaping @Sendable (inout Configuration, PixelColor) -> Void) -> KeySpec {
-        KeySpec(section: section, name: name, domain: .color, accepts: "#RRGGBB or #RRGGBBAA",
-                default: defaultValue, help: help) { c, v throws(ValueError) in
-            store(&c, try color(v))
-        }
-    }
 }

@@ -3,7 +3,6 @@ import CarouselCore
 import CarouselImaging
 import CarouselLoop
 import CarouselPlatform
-import CarouselPushedText
 import CarouselRender
 import CarouselServices
 import CarouselText

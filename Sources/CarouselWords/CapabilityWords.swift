@@ -89,8 +89,9 @@ public struct DeclaredRequest: Equatable, Sendable {
     }
 }
 
-/// A field a capability's service adds to the status object.
-public struct StatusWords: Sendable, Equatable {
+/// A word a capability's service says and what it means: a field it adds
+/// to the status object (`StatusWords`), an event it sends (`EventWords`).
+public struct DeclaredWord: Sendable, Equatable {
     public let name: String
     public let help: String
     public init(_ name: String, help: String) {
@@ -99,15 +100,10 @@ public struct StatusWords: Sendable, Equatable {
     }
 }
 
+/// A field a capability's service adds to the status object.
+public typealias StatusWords = DeclaredWord
 /// An event a capability's service sends, by the name subscribers see.
-public struct EventWords: Sendable, Equatable {
-    public let name: String
-    public let help: String
-    public init(_ name: String, help: String) {
-        self.name = name
-        self.help = help
-    }
-}
+public typealias EventWords = DeclaredWord
 
 /// A Home Assistant entity announced by MQTT discovery for a capability.
 /// Two are equal when they announce the same (`shown` aside).

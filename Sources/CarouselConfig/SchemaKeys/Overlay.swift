@@ -3,7 +3,7 @@ import CarouselCore
 extension Schema {
     /// The keys of `[overlay]`, in the order the shipped INI, the README's table and carouseld.ini(5) list them.
     static let overlayKeys: [KeySpec] = [
-        choice("overlay", "caption", CaptionKind.self, default: "none", help: """
+        .choice("overlay", "caption", CaptionKind.self, default: "none", help: """
             A caption on each picture, drawn into the picture when it is decoded (so it slides with its picture and
             costs nothing per frame): `none`; `date`, the day it was taken (EXIF `DateTimeOriginal`) as `12 March
             2024` (no date in the file: no caption); `name`, the file name without its extension; `exif`, the
@@ -13,10 +13,10 @@ extension Schema {
             one that is not UTF-8 is one warning line naming it, and no caption. A line wider than the picture is cut
             with an ellipsis.
             """) { $0.overlay.caption = $1 },
-        choice("overlay", "position", OverlayPosition.self, default: "bottom-left", help: """
+        .choice("overlay", "position", OverlayPosition.self, default: "bottom-left", help: """
             Where the caption sits on its picture (its lines are aligned to that side).
             """) { $0.overlay.position = $1 },
-        key("overlay", "clock", "none or a format such as HH:MM or h:MM am (HH, H, hh, h, MM, AM, am)", default: "none", help: """
+        .text("overlay", "clock", "none or a format such as HH:MM or h:MM am (HH, H, hh, h, MM, AM, am)", default: "none", help: """
             A clock that stays put on the screen while pictures slide under it: `none`, or a format of `HH` (00-23),
             `H` (0-23), `hh` (01-12), `h` (1-12), `MM` (minutes), `AM`/`am` (AM or PM), anything else as written:
             `HH:MM`, `h:MM am`. Local time (the system's time zone). It repaints its own rectangle once a minute, on
@@ -29,11 +29,11 @@ extension Schema {
             }
             c.overlay.clock = format
         },
-        choice("overlay", "clock_position", OverlayPosition.self, default: "top-right", help: """
+        .choice("overlay", "clock_position", OverlayPosition.self, default: "top-right", help: """
             Where the clock sits on the screen, as `position`; not the caption's corner (an error: they would cover
             each other).
             """) { $0.overlay.clockPosition = $1 },
-        key("overlay", "font", "a fontconfig pattern such as DejaVu Sans or Noto Sans:bold", default: "DejaVu Sans", help: """
+        .text("overlay", "font", "a fontconfig pattern such as DejaVu Sans or Noto Sans:bold", default: "DejaVu Sans", help: """
             A fontconfig pattern (`Noto Sans:bold`); `fc-list : family` lists the installed families. Characters the
             font lacks (CJK in DejaVu Sans) come from the installed font fontconfig ranks next that has them
             (`fonts-wqy-zenhei`, `fonts-noto-cjk`). Right-to-left text (Arabic, Hebrew) is shaped by HarfBuzz and
@@ -54,8 +54,8 @@ extension Schema {
             """) { c, v throws(ValueError) in
             c.overlay.text.size = try autoOrValue(v).map { v throws(ValueError) in try integer(v, 8...400) }
         },
-        colorKey("overlay", "color", default: "#FFFFFF", help: "The text's colour.") { $0.overlay.text.color = $1 },
-        choice("overlay", "backdrop", TextBackdrop.self, default: "shadow", help: """
+        .color("overlay", "color", default: "#FFFFFF", help: "The text's colour.") { $0.overlay.text.color = $1 },
+        .choice("overlay", "backdrop", TextBackdrop.self, default: "shadow", help: """
             What keeps text readable on any picture: `shadow` (a soft dark shadow), `scrim` (a translucent dark box
             behind the text) or `none`.
             """) { $0.overlay.text.backdrop = $1 },

@@ -30,7 +30,7 @@ extension Schema {
 
     /// The keys of `[sync]`, in the order the shipped INI, the README's table and carouseld.ini(5) list them.
     static let syncKeys: [KeySpec] = [
-        key("sync", "source", "immich, rclone:REMOTE:PATH, or empty (no sync)", default: "", help: """
+        .text("sync", "source", "immich, rclone:REMOTE:PATH, or empty (no sync)", default: "", help: """
             Where `carouseld sync` (the carouseld-sync service) fetches pictures from: `immich`, or
             `rclone:REMOTE:PATH` (any remote of rclone's configuration: WebDAV, Nextcloud, SMB, S3, SFTP, ...). Empty:
             no sync. The README's Photos from Immich or an rclone remote section tells the rest.
@@ -46,7 +46,7 @@ extension Schema {
             }
             c.sync.source = .rclone(remote: remote)
         },
-        key("sync", "server", "the Immich server's address, http(s)://HOST[:PORT][/PATH]", default: "", help: """
+        .text("sync", "server", "the Immich server's address, http(s)://HOST[:PORT][/PATH]", default: "", help: """
             Immich's address, `https://HOST[:PORT]`, such as `https://photos.example.com` (`/api` is added).
             """) { c, v throws(ValueError) in
             guard !v.isEmpty else { c.sync.server = nil; return }
@@ -65,62 +65,62 @@ extension Schema {
             if url.hasSuffix("/api") { url.removeLast(4) }
             c.sync.server = url
         },
-        key("sync", "api_key_file", "an absolute path (the file holding the API key)", default: "", help: """
+        .text("sync", "api_key_file", "an absolute path (the file holding the API key)", default: "", help: """
             An absolute path: the file holding Immich's API key, never the key itself in the INI. It must be the sync's
             user's and readable by it alone (`carouseld-sync`, mode 0600): a file others may read is refused with the
             `chmod` that fixes it. A key going to an `http://` server on another machine is one warning.
             """) { c, v throws(ValueError) in
             c.sync.apiKeyFile = try absolutePath(v, "a file holding the API key")
         },
-        key("sync", "albums", "album names or ids, separated by commas", default: "", help: """
+        .text("sync", "albums", "album names or ids, separated by commas", default: "", help: """
             Immich albums by name or id, separated by commas (a name with a comma: give its id). What to show from
             Immich may combine `albums`, `people`, `favorites`, `memories`, `taken_after` and `taken_before`.
             """) { c, v throws(ValueError) in
             c.sync.albums = try list(v, "album names or ids")
         },
-        key("sync", "people", "people's names or ids, separated by commas", default: "", help: """
+        .text("sync", "people", "people's names or ids, separated by commas", default: "", help: """
             People Immich recognised, by name or id, separated by commas: pictures in which any of them appears.
             """) { c, v throws(ValueError) in
             c.sync.people = try list(v, "names or ids")
         },
-        flag("sync", "favorites", default: "false", help: "Immich's favourites.") { $0.sync.favorites = $1 },
-        flag("sync", "memories", default: "false", help: "Immich's \"on this day\" memories of today.") { $0.sync.memories = $1 },
-        key("sync", "taken_after", "a day, YYYY-MM-DD, or empty", default: "", help: """
+        .flag("sync", "favorites", default: "false", help: "Immich's favourites.") { $0.sync.favorites = $1 },
+        .flag("sync", "memories", default: "false", help: "Immich's \"on this day\" memories of today.") { $0.sync.memories = $1 },
+        .text("sync", "taken_after", "a day, YYYY-MM-DD, or empty", default: "", help: """
             Only pictures taken on or after this day, `YYYY-MM-DD`; alone, it selects every picture from then on.
             """) { c, v throws(ValueError) in c.sync.takenAfter = try day(v) },
-        key("sync", "taken_before", "a day, YYYY-MM-DD, or empty", default: "", help: """
+        .text("sync", "taken_before", "a day, YYYY-MM-DD, or empty", default: "", help: """
             Only pictures taken on or before this day, `YYYY-MM-DD`.
             """) { c, v throws(ValueError) in c.sync.takenBefore = try day(v) },
-        choice("sync", "size", SyncSize.self, default: "preview", help: """
+        .choice("sync", "size", SyncSize.self, default: "preview", help: """
             `preview` (Immich's own, made for screens, 1440 pixels on the long side) or `original` (the file as
             uploaded).
             """) { $0.sync.size = $1 },
-        flag("sync", "videos", default: "false", help: """
+        .flag("sync", "videos", default: "false", help: """
             Fetch video clips too (the carousel plays them, `[video]`).
             """) { $0.sync.videos = $1 },
-        integer("sync", "interval", 1...10080, default: "15", help: """
+        .integer("sync", "interval", 1...10080, default: "15", help: """
             Minutes between syncs; after a failure the next try comes sooner (1, 2, 4, ... minutes).
             """) { $0.sync.interval = $1 },
-        key("sync", "folder", "an absolute path, or empty ([images] path)", default: "", help: """
+        .text("sync", "folder", "an absolute path, or empty ([images] path)", default: "", help: """
             The folder filled (absolute); empty: `[images] path`. Only files the sync wrote (listed in its manifest)
             are ever replaced or removed there.
             """) { c, v throws(ValueError) in
             c.sync.folder = try absolutePath(v, "the folder to fill")
         },
-        integer("sync", "max_mb", 0...1_000_000, default: "0", help: """
+        .integer("sync", "max_mb", 0...1_000_000, default: "0", help: """
             The most kept, in MB; 0: no cap. What comes last in the selection goes first.
             """) { $0.sync.maxMB = $1 },
-        integer("sync", "max_files", 0...1_000_000, default: "0", help: """
+        .integer("sync", "max_files", 0...1_000_000, default: "0", help: """
             The most files kept; 0: no cap. What comes last in the selection goes first.
             """) { $0.sync.maxFiles = $1 },
-        key("sync", "rclone_config", "an absolute path, or empty (rclone's own)", default: "", help: """
+        .text("sync", "rclone_config", "an absolute path, or empty (rclone's own)", default: "", help: """
             rclone's configuration file (absolute); empty: rclone's own (`~/.config/rclone/rclone.conf`). It holds the
             remotes' passwords and tokens: the sync's user's and readable by it alone (`carouseld-sync`, mode 0600),
             else refused with the `chmod` that fixes it.
             """) { c, v throws(ValueError) in
             c.sync.rcloneConfig = try absolutePath(v, "rclone's configuration file")
         },
-        key("sync", "ca_file", "an absolute path, or empty (the system's store)", default: "", help: """
+        .text("sync", "ca_file", "an absolute path, or empty (the system's store)", default: "", help: """
             CA certificates (PEM) that sign the server's certificate; empty: the system's store.
             """) { c, v throws(ValueError) in
             c.sync.caFile = try absolutePath(v, "a PEM file of CA certificates")

@@ -21,7 +21,7 @@ public struct PresenceSettings: CapabilitySettings {
 public enum PresenceWords {
     public static let words = CapabilityWords(
         name: "presence",
-        keys: keys,
+        keys: keys.map(\.inBag),
         status: [StatusWords("presence", help: """
             With `[power] presence` set: `source`, `present` (whether someone is there) and `since_ms` (when the \
             sensor last changed its word, on `uptime_ms`'s clock); null without a sensor.
@@ -46,8 +46,8 @@ public enum PresenceWords {
     /// The keys, at the end of `[power]`: which sensor (a device on the
     /// board: `administer`), how its line reads (`configure`), how presence
     /// counts (`tune`).
-    static let keys: [CapabilityKey] = [
-        .text("power", "presence", PresenceSettings.self, "gpio:CHIP:LINE, key:NAME or empty", default: "", needs: .administer, help: """
+    static let keys: [KeyDeclaration<PresenceSettings>] = [
+        .text("power", "presence", "gpio:CHIP:LINE, key:NAME or empty", default: "", needs: .administer, help: """
             A presence sensor (a PIR) that wakes the display and holds it on while someone is there; `idle_off` counts
             from when presence ends. `gpio:CHIP:LINE` reads a GPIO line through libgpiod (install libgpiod2): the chip
             as `gpiochip0`, `/dev/gpiochip0` or its label, the line as its number on the chip or its name, e.g.
@@ -56,16 +56,16 @@ public enum PresenceWords {
             linux/input-event-codes.h); that key then commands nothing. A wake by presence is no touch: the picture
             stays. A sensor that cannot be opened is one warning line and the carousel runs on. Empty: none.
             """) { s, v throws(ValueError) in s.source = try PresenceSource.parse(v) },
-        .flag("power", "presence_active_low", PresenceSettings.self, default: "false", needs: .configure, help: """
+        .flag("power", "presence_active_low", default: "false", needs: .configure, help: """
             The GPIO line of `presence = gpio:...` reads low while someone is there (a sensor with an open-collector
             output and a pull-up). No effect on `key:`.
             """) { $0.activeLow = $1 },
-        .number("power", "presence_debounce", PresenceSettings.self, 0...10, unit: "seconds", default: "0.05", needs: .tune, help: """
+        .number("power", "presence_debounce", 0...10, unit: "seconds", default: "0.05", needs: .tune, help: """
             Seconds the GPIO line of `presence = gpio:...` must hold its level before it counts: a bouncing contact or
             a noisy line changes presence once. 0: every edge counts. No effect on `key:` (the kernel's gpio-keys
             debounces).
             """) { $0.debounce = $1 },
-        .choice("power", "presence_at_night", PresenceSettings.self, PresenceAtNight.self, default: "sleep", needs: .tune, help: """
+        .choice("power", "presence_at_night", PresenceAtNight.self, default: "sleep", needs: .tune, help: """
             Outside the on-times of `schedule`: `sleep` (presence neither wakes nor holds the display; the schedule
             wins, a touch still wakes it) or `wake` (presence wakes it and holds it on, and it goes off `idle_off`
             minutes after presence ends, 5 when `idle_off` is 0).

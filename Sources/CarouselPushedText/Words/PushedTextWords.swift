@@ -19,7 +19,7 @@ public struct PushedTextSettings: CapabilitySettings {
 public enum PushedTextWords {
     public static let words = CapabilityWords(
         name: "pushed text",
-        keys: keys,
+        keys: keys.map(\.inBag),
         check: { config in
             let overlay = config.overlay, text = config[PushedTextSettings.self]
             guard text.textFile != nil, overlay.caption != .none, text.textPosition == overlay.position else { return nil }
@@ -103,9 +103,9 @@ public enum PushedTextWords {
     private static func isBlank(_ c: Character) -> Bool { c == " " || c == "\t" || c == "\r" }
 
     /// The keys, in `[overlay]` after the clock's.
-    static let keys: [CapabilityKey] = [
+    static let keys: [KeyDeclaration<PushedTextSettings>] = [
         // A file the daemon reads, wherever it is: `administer`.
-        .text("overlay", "text_file", PushedTextSettings.self, "an absolute path or empty (none)", default: "",
+        .text("overlay", "text_file", "an absolute path or empty (none)", default: "",
               needs: .administer, after: "clock_position", help: """
             A file whose text is shown on the screen, as the clock is (it stays put while pictures slide under it): the
             weather, today's calendar, a message, written by any script. It is followed as it changes (inotify on its
@@ -123,7 +123,7 @@ public enum PushedTextWords {
             }
             s.textFile = v
         },
-        .choice("overlay", "text_position", PushedTextSettings.self, OverlayPosition.self, default: "top-left",
+        .choice("overlay", "text_position", OverlayPosition.self, default: "top-left",
                 needs: .tune, after: "text_file", help: """
             Where the text of `text_file` or `overlay text` sits on the screen, as `position`. In the clock's corner
             it goes beneath the clock (above it at the bottom). Not the captions' corner when `text_file` is set (an
