@@ -23,9 +23,6 @@ extension Daemon {
     /// the loop takes it when it wakes (tests on a manual clock).
     public func folderChanged() { try? dispatchDescriptors(timeoutMilliseconds: 0) }
 
-    /// The images folder's watch, if there is one (tests).
-    var watcher: FolderWatcher? { services.first(FolderWatchService.self)?.watcher }
-
     /// Lists the album again and shows the new list, keeping the picture on
     /// screen where it still exists.
     public func rescanAlbum() {

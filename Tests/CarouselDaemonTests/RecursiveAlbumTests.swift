@@ -4,6 +4,7 @@
 @testable import CarouselDaemon
 @testable import CarouselAlbum
 import CarouselCore
+import CarouselServices
 import Foundation
 import Testing
 
@@ -40,7 +41,7 @@ import Testing
 
     @Test func aSubfolderTheKernelRefusesToWatchIsLoggedAndStillShown() throws {
         let d = try OffscreenDaemon(ini: "[images]\nrecursive = true\n")
-        let watcher = try #require(d.daemon.watcher)
+        let watcher = try #require(d.daemon.service(FolderWatchService.self)?.watcher)
         watcher.addSubfolderWatch = { _, _, _ in (-1, ENOSPC) }
         try move(d, "02-sunset.jpg", into: "trip")
         d.daemon.folderChanged()
