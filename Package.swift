@@ -31,7 +31,8 @@ let package = Package(
             name: "CarouselCore",
             dependencies: [.product(name: "RealModule", package: "swift-numerics")]
         ),
-        // The INI file: a strict parser and the schema of every key.
+        // The INI file: a strict parser and the schema of every key (the
+        // house's, and the capabilities' from their words).
         .target(name: "CarouselConfig", dependencies: ["CarouselCore", "CarouselPlatform", "CarouselWords", "CarouselCapabilities"]),
         // What a capability declares (`CapabilityWords`): its INI keys, its
         // requests, status fields, events and Home Assistant entities. Pure
@@ -190,11 +191,13 @@ let package = Package(
         // The album: which image files to show, in what order; the folder watch.
         .target(name: "CarouselAlbum", dependencies: ["CarouselPlatform", "CarouselImaging"]),
         .testTarget(name: "CarouselAlbumTests", dependencies: ["CarouselAlbum", "CarouselImaging"]),
-        // The control socket: the line protocol, its JSON, and the non-blocking server.
+        // The control socket: the line protocol (the capabilities' requests read
+        // by their words), its JSON, and the non-blocking server.
         .target(name: "CarouselControl", dependencies: ["CarouselCore", "CarouselPlatform", "CarouselWords", "CarouselCapabilities"]),
         .testTarget(name: "CarouselControlTests", dependencies: ["CarouselControl", "CarouselPlatform", "CarouselPushedTextWords"]),
         // MQTT and Home Assistant without I/O: the topic layout, what a command
-        // message asks for, the state publisher, the discovery messages.
+        // message asks for, the state publisher, the discovery messages (the
+        // capabilities' entities as their words declare them).
         .target(name: "CarouselMQTT", dependencies: ["CarouselControl", "CarouselPlatform", "CarouselWords"]),
         .testTarget(name: "CarouselMQTTTests", dependencies: ["CarouselMQTT", "CarouselControl", "CarouselPlatform", "CarouselCapabilities", "CarouselConfig", "CarouselPresenceWords", "CarouselPushedTextWords"]),
         // libmosquitto (Debian: libmosquitto-dev), driven from the daemon's epoll loop.
