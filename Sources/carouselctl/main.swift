@@ -32,9 +32,25 @@ struct Carouselctl: ParsableCommand {
         var text = helpMessage()
         text += "\nREQUESTS OF THE FRAME'S CAPABILITIES:\n"
         for declared in ControlRequest.declaredRequests {
-            text += "  \(declared.usage)\n        \(declared.help)\n"
+            text += "  \(declared.usage)\n" + wrapped(declared.help, indent: 8) + "\n"
         }
         return text
+    }
+
+    /// `text` as a terminal shows help: `code` marks dropped, lines of at
+    /// most 80 columns, each indented by `indent` spaces.
+    static func wrapped(_ text: String, indent: Int) -> String {
+        var lines: [String] = []
+        var line = ""
+        for word in text.filter({ $0 != "`" }).split(whereSeparator: \.isWhitespace) {
+            if !line.isEmpty, indent + line.count + 1 + word.count > 80 {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
     }
 
     static func main() {
@@ -42,6 +58,11 @@ struct Carouselctl: ParsableCommand {
             let arguments = Array(CommandLine.arguments.dropFirst())
             if let name = arguments.first, let declared = Declared.words(name) {
                 try Declared.run(declared, Array(arguments.dropFirst()))
+                return
+            }
+            // `carouselctl help overlay`, as ArgumentParser's `help SUBCOMMAND` reads.
+            if arguments.count == 2, arguments[0] == "help", let declared = Declared.words(arguments[1]) {
+                try Declared.run(declared, ["--help"])
                 return
             }
             if arguments.isEmpty || arguments == ["--help"] || arguments == ["-h"] || arguments == ["help"] {
@@ -324,7 +345,8 @@ struct Declared: ParsableCommand {
     /// Runs `arguments` (the name first) as the declared request it names.
     static func run(_ declared: RequestWords, _ arguments: [String]) throws {
         if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-            print("USAGE: carouselctl \(declared.usage) [--socket <path>] [--json]\n\n\(declared.help)")
+            print("USAGE: carouselctl \(declared.usage) [--socket <path>] [--json]\n\n"
+                  + Carouselctl.wrapped(declared.help, indent: 0))
             return
         }
         let command = try Declared.parse(arguments)

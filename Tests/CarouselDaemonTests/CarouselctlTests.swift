@@ -516,3 +516,32 @@ struct CarouselctlDisplayTests {
         #expect(bad.stderr.contains("on, off or auto"), "\(bad)")
     }
 }
+
+/// A capability's request through carouselctl: routed by its words (no
+/// subcommand is written for it), listed in --help, its mistakes usage errors.
+@Suite("carouselctl: the capabilities' requests", .serialized,
+       .enabled(if: daemonBinary != nil && controlBinary != nil, "carouseld or carouselctl not found; set CAROUSELD_BIN and CAROUSELCTL_BIN"))
+struct CarouselctlDeclaredTests {
+    @Test func overlayTextAndClearReachTheDaemon() throws {
+        let (d, socket) = try startControlledDaemon()
+        defer { _ = d.stop() }
+        let shown = try carouselctl(["overlay", "text", "Sunny", "21 °C", "--json", "--socket", socket])
+        #expect(shown.status == 0, "\(shown)")
+        #expect(shown.json?["overlay"]?["text"]?.stringValue == "Sunny 21 °C", "\(shown.stdout)")
+        #expect(shown.json?["overlay"]?["source"]?.stringValue == "pushed")
+        let cleared = try carouselctl(["overlay", "clear", "--json", "--socket", socket])
+        #expect(cleared.status == 0, "\(cleared)")
+        #expect(cleared.json?["overlay"]?["text"] == .null)
+    }
+
+    @Test func itsMistakesAreUsageErrorsInItsWordsAndItsHelpIsListed() throws {
+        let wrong = try carouselctl(["overlay", "bogus", "--socket", "/nonexistent"])
+        #expect(wrong.status == 2, "\(wrong)")
+        #expect(wrong.stderr.contains("overlay needs text or clear (usage: overlay text <text>|clear), got 'bogus'"))
+        let help = try carouselctl(["--help"])
+        #expect(help.status == 0 && help.stdout.contains("overlay text <text>|clear"), "\(help)")
+        let alone = try carouselctl(["help", "overlay"])
+        #expect(alone.status == 0 && alone.stdout.hasPrefix("USAGE: carouselctl overlay text <text>|clear"), "\(alone)")
+        #expect(alone.stdout.split(separator: "\n").allSatisfy { $0.count <= 80 }, "wrapped for a terminal")
+    }
+}
