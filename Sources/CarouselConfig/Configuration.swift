@@ -82,7 +82,6 @@ public struct ImagesConfig: Equatable, Sendable {
     public init() {}
 }
 
-/// `[video]`: clips in the album (played with FFmpeg when the carousel rests on one).
 public struct ControlConfig: Equatable, Sendable {
     public var socket = "/run/carouseld/control.sock"
     public var mode: UInt32 = 0o660
