@@ -201,19 +201,7 @@ public enum SchemaDocs {
     static func plain(_ text: String) -> String { text.filter { $0 != "`" } }
 
     /// `text` as `# ` comment lines of at most 78 columns.
-    static func comment(_ text: String) -> [String] {
-        var lines: [String] = []
-        var line = "#"
-        for word in text.split(separator: " ") {
-            if line.count + 1 + word.count > 78, line != "#" {
-                lines.append(line)
-                line = "#"
-            }
-            line += " " + word
-        }
-        lines.append(line)
-        return lines
-    }
+    static func comment(_ text: String) -> [String] { ValueText.wrapped(text, width: 78, lead: "# ") }
 
     /// Plain text escaped for roff: backslashes, hyphens as minus signs
     /// (values and paths are typed as written), code spans in bold.

@@ -59,4 +59,22 @@ public enum ValueText {
     public static func accepts(choice words: [String]) -> String {
         words.count == 2 ? "\(words[0]) or \(words[1])" : words.dropLast().joined(separator: ", ") + " or " + words.last!
     }
+
+    /// `text`'s words (separated by single spaces) in lines of at most
+    /// `width` characters, each starting with `lead` (a word longer than a
+    /// line stands alone): the shipped INI's comments, carouselctl's help.
+    /// Empty text is one line of `lead` without its trailing spaces.
+    public static func wrapped(_ text: String, width: Int, lead: String) -> [String] {
+        var lines: [String] = []
+        var line = lead
+        for word in text.split(separator: " ") {
+            if line != lead, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = lead
+            }
+            line += (line == lead ? "" : " ") + word
+        }
+        lines.append(line == lead ? String(lead.reversed().drop(while: { $0 == " " }).reversed()) : line)
+        return lines
+    }
 }

@@ -40,17 +40,8 @@ struct Carouselctl: ParsableCommand {
     /// `text` as a terminal shows help: `code` marks dropped, lines of at
     /// most 80 columns, each indented by `indent` spaces.
     static func wrapped(_ text: String, indent: Int) -> String {
-        var lines: [String] = []
-        var line = ""
-        for word in text.filter({ $0 != "`" }).split(whereSeparator: \.isWhitespace) {
-            if !line.isEmpty, indent + line.count + 1 + word.count > 80 {
-                lines.append(line)
-                line = ""
-            }
-            line += (line.isEmpty ? "" : " ") + word
-        }
-        if !line.isEmpty { lines.append(line) }
-        return lines.map { String(repeating: " ", count: indent) + $0 }.joined(separator: "\n")
+        let words = text.filter { $0 != "`" }.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return ValueText.wrapped(words, width: 80, lead: String(repeating: " ", count: indent)).joined(separator: "\n")
     }
 
     static func main() {
