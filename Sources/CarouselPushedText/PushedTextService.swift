@@ -107,7 +107,7 @@ public final class PushedTextService: LoopService {
         guard case let .declared(declared) = request else { return nil }
         switch declared {
         case PushedTextWords.clear: clear()
-        case _ where declared.name == PushedTextWords.text("").name: push(declared.argument ?? "")
+        case _ where declared.name == PushedTextWords.textName: push(declared.argument ?? "")
         default: return nil
         }
         return .done

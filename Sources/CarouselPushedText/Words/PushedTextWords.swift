@@ -62,9 +62,12 @@ public enum PushedTextWords {
     /// quotes the text as JSON, so that a line end or a quote inside
     /// survives the one line.
     public static func text(_ text: String) -> DeclaredRequest {
-        DeclaredRequest(name: "overlay text", argument: text, needs: .drive,
+        DeclaredRequest(name: textName, argument: text, needs: .drive,
                         line: "overlay text \(JSONValue.string(text).encoded)")
     }
+
+    /// What `overlay text` is called, whatever its text.
+    public static let textName = "overlay text"
 
     /// `overlay clear`: the pushed text goes; the file's shows again.
     public static let clear = DeclaredRequest(name: "overlay clear", needs: .drive, line: "overlay clear")
