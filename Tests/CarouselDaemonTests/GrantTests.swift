@@ -50,4 +50,25 @@ struct GrantTests {
         #expect(d.daemon.config[PushedTextSettings.self].textFile == secret.path)
         #expect(refusal(d.daemon.answer(.reload, grant: .controlSocket)) == nil)
     }
+
+    @Test("a capability's request and keys are granted as its words say, and a refusal shows nothing")
+    func aCapabilitysWordsCarryTheirGrants() throws {
+        let d = try OffscreenDaemon()
+        let viewer = Grant(name: "a viewer", allows: [.look])
+        let text = try #require(refusal(d.daemon.answer(try request("overlay text the board's secret"), grant: viewer)))
+        #expect(text.hasPrefix("overlay text is not granted to a viewer: it needs drive"), "\(text)")
+        #expect(!text.contains("secret"), "the refusal repeats the text")
+        #expect(d.daemon.status()["overlay"]?["text"] == .null, "a refused text is not shown")
+        // Keys that name a device, or size memory, are not MQTT's; a look is.
+        let before = d.daemon.config
+        for line in ["set power.presence key:KEY_F13", "set video.hardware off", "set video.max_pixels 100000",
+                     "set overlay.text_file /etc/passwd"] {
+            let refused = try #require(refusal(d.daemon.answer(try request(line), grant: .mqtt)), "\(line) was answered")
+            #expect(refused.contains("is not granted to MQTT"), "\(line): \(refused)")
+        }
+        #expect(d.daemon.config == before, "a refused set changed the configuration")
+        #expect(refusal(d.daemon.answer(try request("set video.loop true"), grant: .mqtt)) == nil)
+        #expect(refusal(d.daemon.answer(try request("overlay text Sunny"), grant: .mqtt)) == nil)
+        #expect(d.daemon.status()["overlay"]?["text"]?.stringValue == "Sunny")
+    }
 }
