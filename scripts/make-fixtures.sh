@@ -398,4 +398,24 @@ meta quadrants.jpg meta-no-date.jpg '-DateTimeOriginal#=0000:00:00 00:00:00'
 meta quadrants.png meta-xmp.png '-XMP-dc:Description=A PNG <described>' '-DateTimeOriginal=2023:12:31 23:59:59'
 meta quadrants.webp meta-date.webp '-DateTimeOriginal=2021:07:04 09:00:00' '-XMP-dc:Description=WebP caption'
 
+# Face regions (`[ken_burns]`, `fit = cover`): a 240x120 grey picture with a
+# red "face" at its left edge (x 2 to 33, y 40 to 79), marked as XMP regions
+# the way digiKam and Lightroom write them (MWG, a normalized centre and
+# size) in every format that carries XMP, and the way Windows Photo Gallery
+# does (Microsoft's MP regions, a normalized corner and size).
+convert -size 240x120 xc:'#808080' -fill '#ff0000' -draw 'rectangle 2,40 33,79' -strip faces.tmp.png
+mwg='-XMP-mwg-rs:RegionInfo={AppliedToDimensions={W=240,H=120,Unit=pixel},RegionList=[{Area={X=0.075,Y=0.5,W=0.1333,H=0.3333,Unit=normalized},Name=Ann,Type=Face}]}'
+convert faces.tmp.png -quality 95 faces-mwg.jpg
+cp faces.tmp.png faces-mwg.png
+convert faces.tmp.png -define webp:lossless=true faces-mwg.webp
+heif-enc -q 90 -p chroma=444 -o faces-mwg.heic faces.tmp.png >/dev/null
+for f in faces-mwg.jpg faces-mwg.png faces-mwg.webp faces-mwg.heic; do
+  exiftool -q -overwrite_original "$mwg" '-XMP-dc:Description=Ann at the window' "$f"
+done
+convert faces.tmp.png -quality 95 faces-mp.jpg
+exiftool -q -overwrite_original '-XMP-MP:RegionInfoMP={Regions=[{PersonDisplayName=Ann,Rectangle=0.0083|, 0.3333|, 0.1333|, 0.3333}]}' faces-mp.jpg
+# The same picture without a region: its crop is the centre's.
+convert faces.tmp.png -quality 95 faces-none.jpg
+rm -f faces.tmp.png
+
 ls -l "$out"

@@ -4,9 +4,11 @@ import Glibc
 import Musl
 #endif
 
-/// What a picture says about itself, for captions: when it was taken (EXIF
+/// What a picture says about itself: when it was taken (EXIF
 /// DateTimeOriginal) and its description (XMP dc:description, else EXIF
-/// ImageDescription). Read from JPEG, PNG and WebP; HEIF and GIF give none.
+/// ImageDescription), for captions; the faces marked in it (XMP regions,
+/// `FaceRegions`), for crops and Ken Burns. Read from JPEG, PNG and WebP;
+/// HEIF and AVIF give their XMP item's description and faces; GIF none.
 public struct ImageMetadata: Equatable, Sendable {
     /// The day and time the photo was taken, as the camera's clock showed it.
     public struct DateTaken: Equatable, Sendable {
@@ -37,10 +39,13 @@ public struct ImageMetadata: Equatable, Sendable {
     public var dateTaken: DateTaken?
     /// XMP dc:description if there is one, else EXIF ImageDescription.
     public var description: String?
+    /// The faces (and pets' heads) marked in the picture, upright; empty: none.
+    public var faces: [FaceRegion]
 
-    public init(dateTaken: DateTaken? = nil, description: String? = nil) {
+    public init(dateTaken: DateTaken? = nil, description: String? = nil, faces: [FaceRegion] = []) {
         self.dateTaken = dateTaken
         self.description = description
+        self.faces = faces
     }
 
     /// Metadata sits at the start of a file (JPEG's APP segments before the
@@ -50,9 +55,21 @@ public struct ImageMetadata: Equatable, Sendable {
     public static let readLimit = 512 * 1024
 
     /// Reads `path`'s metadata. A file that cannot be read or holds none gives empty metadata.
+    /// A HEIF or AVIF file's XMP item is found through its `meta` box, where
+    /// the item's location says, within `ImageShape`'s read caps.
     public static func read(path: String) -> ImageMetadata {
         guard let bytes = readPrefix(path: path, limit: readLimit) else { return ImageMetadata() }
+        if case .supported(let format) = bytes.withUnsafeBytes({ ImageFormat.sniff($0) }), format == .heif || format == .avif {
+            return ImageShape.withReader(path: path) { reader in
+                ImageShape.heifXMP(&reader).map { xmpPacket(String(decoding: $0, as: UTF8.self)) }
+            } ?? ImageMetadata()
+        }
         return bytes.withUnsafeBytes { parse($0) }
+    }
+
+    /// The description and faces an XMP packet holds.
+    static func xmpPacket(_ text: String) -> ImageMetadata {
+        ImageMetadata(description: xmpDescription(text).flatMap(cleaned), faces: FaceRegions.parse(text))
     }
 
     /// The metadata in a file's bytes (or its first `readLimit` bytes).
@@ -65,6 +82,10 @@ public struct ImageMetadata: Equatable, Sendable {
             format = .png
         } else if view.matches("RIFF", at: 0), view.matches("WEBP", at: 8) {
             format = .webp
+        } else if case .supported(let sniffed) = ImageFormat.sniff(bytes), sniffed == .heif || sniffed == .avif {
+            return ImageShape.withReader(bytes: bytes) { reader in
+                ImageShape.heifXMP(&reader).map { xmpPacket(String(decoding: $0, as: UTF8.self)) }
+            } ?? ImageMetadata()
         } else {
             format = nil
         }
@@ -90,8 +111,10 @@ public struct ImageMetadata: Equatable, Sendable {
             result.dateTaken = fields.dateTimeOriginal.flatMap(DateTaken.init(exif:))
             result.description = fields.imageDescription.flatMap(cleaned)
         }
-        if let xmp, let text = xmpDescription(view.slice(xmp).string).flatMap(cleaned) {
-            result.description = text
+        if let xmp {
+            let packet = xmpPacket(view.slice(xmp).string)
+            if let text = packet.description { result.description = text }
+            result.faces = packet.faces
         }
         return result
     }

@@ -30,6 +30,23 @@ public enum ImageScaler {
     /// Where an image of `image` size lands in `box` for `fit`: the full
     /// scaled image, which extends past the box for `.cover` and for a large
     /// image with `.none`. Centred; odd leftovers put the extra pixel right/below.
+    ///
+    /// `faces` (fractions of the upright picture, `FaceRegion`): a `.cover`
+    /// crop moves from the centre as little as keeps every face inside,
+    /// each with a margin for hair and chin when there is room; when they do
+    /// not all fit, the largest group that does (`FaceFraming`). Without
+    /// faces, or for other fits, nothing changes.
+    public static func placement(of image: PixelSize, in box: PixelSize, fit: FitMode, faces: [FaceRegion]) -> PixelRect {
+        var rect = placement(of: image, in: box, fit: fit)
+        guard fit == .cover, !faces.isEmpty, !rect.isEmpty else { return rect }
+        if rect.width > box.width {
+            rect.x = -FaceFraming.cropStart(faces.map { ($0.x, $0.maxX) }, scaled: rect.width, window: box.width)
+        } else if rect.height > box.height {
+            rect.y = -FaceFraming.cropStart(faces.map { ($0.y, $0.maxY) }, scaled: rect.height, window: box.height)
+        }
+        return rect
+    }
+
     public static func placement(of image: PixelSize, in box: PixelSize, fit: FitMode) -> PixelRect {
         guard image.width > 0, image.height > 0, box.width > 0, box.height > 0 else {
             return PixelRect(x: 0, y: 0, width: 0, height: 0)
@@ -63,7 +80,8 @@ public enum ImageScaler {
     /// a new one, or `image` itself when it is already exactly that (then
     /// `.rgb888` if it was decoded so).
     public static func scale(
-        _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor, blur: BlurStyle = BlurStyle()
+        _ image: DecodedImage, to box: PixelSize, fit: FitMode, background: PixelColor, blur: BlurStyle = BlurStyle(),
+        faces: [FaceRegion] = []
     ) throws(ScalingError) -> DecodedImage {
         if fit == .blur { return try blurFilled(image, to: box, style: blur, background: background) }
         // Already what the box needs (a picture the size of the screen, as
@@ -79,7 +97,7 @@ public enum ImageScaler {
         } catch {
             throw .outOfMemory(bytes: box.width * box.height * 4)
         }
-        try scale(image, into: output.base, size: box, stride: output.stride, fit: fit, background: background)
+        try scale(image, into: output.base, size: box, stride: output.stride, fit: fit, background: background, faces: faces)
         return output
     }
 
@@ -95,14 +113,14 @@ public enum ImageScaler {
     /// The corresponding C function is `pixman_image_composite32`.
     public static func scale(
         _ image: DecodedImage, into pixels: UnsafeMutableRawPointer, size box: PixelSize, stride: Int,
-        fit: FitMode, background: PixelColor, fillsBars: Bool = true
+        fit: FitMode, background: PixelColor, fillsBars: Bool = true, faces: [FaceRegion] = []
     ) throws(ScalingError) {
         precondition(box.width > 0 && box.height > 0, "empty destination")
         precondition(stride % 4 == 0 && stride >= box.width * 4, "pixman needs a stride of whole pixels")
         precondition(Int(bitPattern: pixels) % 4 == 0, "pixman needs 4-byte aligned pixels")
         precondition(box.width <= ImageDecoder.maxSide && box.height <= ImageDecoder.maxSide)
 
-        let target = placement(of: image.size, in: box, fit: fit)
+        let target = placement(of: image.size, in: box, fit: fit, faces: faces)
         let boxRect = PixelRect(x: 0, y: 0, width: box.width, height: box.height)
         let visible = target.intersection(boxRect)
 

@@ -6,18 +6,7 @@ extension ImageShape {
     /// order, as `heif_decode_image` applies them (`imir` keeps the size).
     /// EXIF is never read: the decoder does not turn HEIF by it.
     static func heif(_ r: inout HeaderReader) -> PixelSize? {
-        // The top-level boxes, as far as `meta`: read whole.
-        var i = 0
-        var meta: [UInt8]?
-        while meta == nil {
-            guard let box = r.boxHeader(at: i, end: r.size) else { return nil }
-            if box.type == "meta" {
-                guard box.size <= maxBlockBytes, let bytes = r.read(i, box.size) else { return nil }
-                meta = bytes
-            }
-            i += box.size
-        }
-        guard let meta else { return nil }
+        guard let meta = metaBox(&r) else { return nil }
         return meta.withUnsafeBytes { raw -> PixelSize? in
             let v = ByteView(raw)
             // meta is a FullBox: 4 bytes of version and flags before its children.
@@ -63,6 +52,19 @@ extension ImageShape {
                 }
             }
             return size
+        }
+    }
+
+    /// The top-level `meta` box, read whole (at most `maxBlockBytes`).
+    static func metaBox(_ r: inout HeaderReader) -> [UInt8]? {
+        var i = 0
+        while true {
+            guard let box = r.boxHeader(at: i, end: r.size) else { return nil }
+            if box.type == "meta" {
+                guard box.size <= maxBlockBytes else { return nil }
+                return r.read(i, box.size)
+            }
+            i += box.size
         }
     }
 

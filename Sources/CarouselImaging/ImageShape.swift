@@ -59,6 +59,12 @@ public enum ImageShape {
     /// block the open); `fstat` then refuses anything but a regular file.
     /// The corresponding C functions are `open`, `fstat` and `pread`.
     public static func uprightSize(path: String) -> PixelSize? {
+        withReader(path: path) { probe(&$0) }
+    }
+
+    /// `body`'s answer from a reader of the regular file at `path`, under
+    /// the read caps; nil when the file cannot be opened or is not one.
+    static func withReader<T>(path: String, _ body: (inout HeaderReader) -> T?) -> T? {
         let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -75,19 +81,24 @@ public enum ImageShape {
             }
             return filled
         }
-        return probe(&reader)
+        return body(&reader)
     }
 
     /// The same for a file held in memory (tests and the fuzz targets): read
     /// through the same windows and caps as a file.
     public static func uprightSize(bytes: UnsafeRawBufferPointer) -> PixelSize? {
+        withReader(bytes: bytes) { probe(&$0) }
+    }
+
+    /// `body`'s answer from a reader of `bytes`, as of a file's.
+    static func withReader<T>(bytes: UnsafeRawBufferPointer, _ body: (inout HeaderReader) -> T?) -> T? {
         guard let base = bytes.baseAddress, bytes.count > 0, bytes.count <= ImageDecoder.maxFileBytes else { return nil }
         var reader = HeaderReader(size: bytes.count) { buffer, offset in
             let n = max(0, min(buffer.count, bytes.count - offset))
             buffer.baseAddress!.copyMemory(from: base + offset, byteCount: n)
             return n
         }
-        return probe(&reader)
+        return body(&reader)
     }
 
     private static func retrying<T: BinaryInteger>(_ call: () -> T) -> T {

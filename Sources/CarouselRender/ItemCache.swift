@@ -225,7 +225,13 @@ public final class ItemCache: Sendable {
                                factor: Double) throws -> DecodedImage {
         var blur = settings.blur
         blur.radius *= factor
-        let scaled = try ImageScaler.scale(decoded, to: box, fit: settings.fit, background: settings.background, blur: blur)
+        // A cover crop keeps the faces marked in the picture (its XMP regions).
+        // (Read only for a picture that is cropped: not one of the screen's shape.)
+        let drawn = ImageScaler.placement(of: decoded.size, in: box, fit: settings.fit)
+        let crops = settings.fit == .cover && (drawn.width > box.width || drawn.height > box.height)
+        let faces = crops && !ClipName.isClip(path) ? ImageMetadata.read(path: path).faces : []
+        let scaled = try ImageScaler.scale(decoded, to: box, fit: settings.fit, background: settings.background, blur: blur,
+                                           faces: faces)
         // `scaled` is this decode's own (a new picture, or the decoded one
         // itself): nothing else holds it yet, so the caption goes into it.
         if var caption = settings.caption, caption.kind != .none {
