@@ -39,11 +39,12 @@ let package = Package(
         // Swift, below the configuration and the control grammar, which read them.
         .target(name: "CarouselWords", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // The one list of the capabilities' words (`Capabilities.all`).
-        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords"]),
+        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselKenBurnsWords"]),
         // A capability's words live in its room, in a module of their own, so
         // that `carouselctl`, the schema and the documents read them without
         // linking the service.
         .target(name: "CarouselClipsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselClips/Words"),
+        .target(name: "CarouselKenBurnsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselKenBurns/Words"),
         .target(name: "CarouselPushedTextWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
                 path: "Sources/CarouselPushedText/Words"),
         .target(name: "CarouselPresenceWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
@@ -63,6 +64,9 @@ let package = Package(
         // Services behind the port, a room each for a capability: clips
         // (`[video]`), the presence sensor, pushed text; and the loop's own
         // small services. None of them sees the daemon.
+        .target(name: "CarouselKenBurns", dependencies: ["CarouselLoop", "CarouselKenBurnsWords", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender",
+                                                         .product(name: "RealModule", package: "swift-numerics")],
+                exclude: ["Words"]),
         .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselClipsWords", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"],
                 exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselPresenceWords", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
@@ -84,7 +88,7 @@ let package = Package(
             name: "CarouselDaemon",
             dependencies: [
                 "CarouselLoop", "CarouselClips", "CarouselClipsWords", "CarouselPresence", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselPushedText", "CarouselServices",
-                "CarouselControlService", "CarouselMQTTClient",
+                "CarouselKenBurns", "CarouselKenBurnsWords", "CarouselControlService", "CarouselMQTTClient",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselCalibration", "CarouselSimulation",
@@ -229,7 +233,7 @@ let package = Package(
             "CarouselDaemon", "CarouselControl", "CarouselCore", "CarouselConfig", "CarouselDisplay",
             "CarouselInput", "CarouselAlbum", "CarouselPlatform", "CarouselImaging",
             "CarouselLoop", "CarouselClips", "CarouselPresence", "CarouselPushedText", "CarouselPushedTextWords", "CarouselPresenceWords", "CarouselClipsWords", "CarouselCapabilities", "CarouselServices",
-            "CarouselInputService",
+            "CarouselInputService", "CarouselKenBurns", "CarouselKenBurnsWords",
             "CarouselMQTT", "CarouselMQTTClient",
         ]),
     ]

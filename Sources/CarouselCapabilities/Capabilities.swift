@@ -1,4 +1,5 @@
 import CarouselClipsWords
+import CarouselKenBurnsWords
 import CarouselPresenceWords
 import CarouselPushedTextWords
 import CarouselWords
@@ -12,6 +13,7 @@ public enum Capabilities {
         ClipsWords.words,
         PresenceWords.words,
         PushedTextWords.words,
+        KenBurnsWords.words,
     ]
 
     /// The entities MQTT discovery announces for `settings`.

@@ -221,3 +221,46 @@ struct ZoomState: Sendable {
         }
     }
 }
+
+/// A part of an item's picture shown over the item's whole box (Ken Burns):
+/// the picture magnified `scale` times (at least 1), with the point
+/// (`centerX`, `centerY`) of the box (fractions of its width and height)
+/// at the box's centre. `whole` is the picture as it rests.
+public struct Framing: Equatable, Sendable {
+    public var scale: Double
+    public var centerX: Double
+    public var centerY: Double
+
+    public init(scale: Double, centerX: Double, centerY: Double) {
+        self.scale = scale
+        self.centerX = centerX
+        self.centerY = centerY
+    }
+
+    public static let whole = Framing(scale: 1, centerX: 0.5, centerY: 0.5)
+
+    /// The same framing moved as little as keeps the box's edges out of
+    /// view (the centre at most `0.5 - 0.5 / scale` from the middle).
+    public var clamped: Framing {
+        let s = max(scale, 1), h = 0.5 / s
+        return Framing(scale: s, centerX: min(max(centerX, h), 1 - h), centerY: min(max(centerY, h), 1 - h))
+    }
+
+    /// How the zoom path draws it for item `item` of a box `width` x `height`
+    /// layout pixels: the box's point `c` shows at its centre.
+    public func zoomView(item: Int, width: Double, height: Double) -> ZoomView {
+        ZoomView(item: item, scale: scale,
+                 translation: Point(x: width / 2 - scale * centerX * width, y: height / 2 - scale * centerY * height))
+    }
+
+    /// The most any edge of what shows moves on the screen between this
+    /// framing and `other`, in pixels of a box `width` x `height`.
+    public func distance(to other: Framing, width: Double, height: Double) -> Double {
+        func edges(_ f: Framing) -> [Double] {
+            let h = 0.5 / f.scale
+            return [(f.centerX - h) * width, (f.centerX + h) * width, (f.centerY - h) * height, (f.centerY + h) * height]
+        }
+        // An edge's move in the picture, seen magnified.
+        return zip(edges(self), edges(other)).map { abs($0 - $1) }.max()! * max(scale, other.scale)
+    }
+}

@@ -8,6 +8,7 @@ import CarouselImaging
 import CarouselClips
 import CarouselControlService
 import CarouselInputService
+import CarouselKenBurns
 import CarouselLoop
 import CarouselMQTTClient
 import CarouselPresence
@@ -174,6 +175,7 @@ public final class Daemon {
         clockOverlay = services.register { ClockOverlay(context: $0) }
         services.register { PushedTextService(context: $0) }
         services.register { VideoService(context: $0) }
+        services.register { KenBurnsService(context: $0) }
         services.register { MQTTService(context: $0) }
         services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.

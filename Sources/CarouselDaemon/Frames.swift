@@ -62,6 +62,9 @@ public final class FramePath {
     /// A picture shown for a page instead of its decoded one: a playing
     /// clip's frame (the clip's service asks for it).
     var framed: (key: PageKey, picture: DecodedImage)?
+    /// Pages whose pictures are shown framed (Ken Burns), and the largest
+    /// scale each will be framed at (see `LoopAsk.framing`).
+    private(set) var framings: [PageKey: (framing: Framing, largestScale: Double)] = [:]
     /// The content moves with time (a settle, momentum, an animation, a
     /// drift), as the model's effects said: draw every frame until it stops.
     private(set) var moving = false
@@ -171,6 +174,7 @@ public final class FramePath {
         holdUntil = 0
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         let zoom = zoomLayer(at: Timestamp(microseconds: now))
+        let framed = zoom == nil ? framedLayers(placed, current: model.lattice.itemIndex(at: x)) : []
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
         // (A crossfade moves nothing: its frames are written whole. Nor while
@@ -181,16 +185,18 @@ public final class FramePath {
         if let rest = model.restingOffset {
             aheadPixels = min(aheadPixels, Int((abs(rest - x) * model.geometry.pitch - 0.001).rounded(.up)))
         }
-        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil ? travel * aheadPixels : 0
+        let ahead = moving && windowRoom > 0 && crossfade == nil && zoom == nil && framed.isEmpty ? travel * aheadPixels : 0
         let wrap = d.config.carousel.wrap
         compositor.layOut(&writer.scene, offset: crossfade?.from ?? x, count: album.count, wrap: wrap,
-                          page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom) { i in
+                          page: page, pageCount: model.numberOfPages, ahead: ahead, zoom: zoom, framed: framed) { i in
             album.key(i).flatMap(d.picture(for:))
         }
         writer.fade = crossfade?.fraction
         if let crossfade {
+            let incoming = framedLayers(compositor.placements(offset: crossfade.to, count: album.count, wrap: wrap),
+                                        current: nil)
             compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: wrap,
-                              page: page, pageCount: model.numberOfPages) { i in
+                              page: page, pageCount: model.numberOfPages, framed: incoming) { i in
                 album.key(i).flatMap(d.picture(for:))
             }
         }
@@ -266,15 +272,47 @@ public final class FramePath {
         if !d.backend.presentsAsynchronously { frameOnScreen() }
     }
 
+    /// Ken Burns's framings of the items `placed` on screen, as zoom layers;
+    /// the item `current` (the page at rest) is drawn from a decode sharp
+    /// enough for its move, asked of the cache (the zoom's decode: one
+    /// page's at a time; with `current` nil the cache is not asked).
+    private func framedLayers(_ placed: [Compositor.Placement], current: Int?) -> [ZoomLayer] {
+        let cache = daemon.cache, album = daemon.album
+        guard !framings.isEmpty else {
+            if current != nil { cache.wantZoom(nil, scale: 1) }
+            return []
+        }
+        let box = daemon.layout.cacheSettings(daemon.config).itemSize
+        var layers: [ZoomLayer] = []
+        var sharpened = false
+        for index in Set(placed.map(\.index)) {
+            guard let key = album.key(index), let entry = framings[key] else { continue }
+            var picture: DecodedImage?
+            if index == current {
+                cache.wantZoom(key, scale: entry.largestScale)
+                picture = cache.zoomImage(for: key)
+                sharpened = true
+            }
+            layers.append(ZoomLayer(view: entry.framing.zoomView(item: index, width: Double(box.width), height: Double(box.height)),
+                                    picture: picture))
+        }
+        if !sharpened, current != nil { cache.wantZoom(nil, scale: 1) }
+        return layers
+    }
+
+    /// Ken Burns frames page `key`'s picture so (nil: whole again).
+    func setFraming(_ key: PageKey, _ framing: Framing?, largestScale: Double) {
+        framings[key] = framing.map { ($0, largestScale) }
+        needsFrame = true
+    }
+
     /// The zoomed picture at `time`, if one is: asks the cache for a decode
     /// at the resolution the zoom is heading for (made off the loop; until
     /// then the screen-size picture is scaled up), and lets it go after.
     private func zoomLayer(at time: Timestamp) -> ZoomLayer? {
         let model = daemon.model, cache = daemon.cache
-        guard let view = model.zoomView(at: time), let key = daemon.album.key(view.item) else {
-            cache.wantZoom(nil, scale: 1)
-            return nil
-        }
+        // (No zoom: the decode for one is let go by `framedLayers`, unless a framing wants it.)
+        guard let view = model.zoomView(at: time), let key = daemon.album.key(view.item) else { return nil }
         cache.wantZoom(key, scale: max(view.scale, model.zoomTarget))
         return ZoomLayer(view: view, picture: cache.zoomImage(for: key))
     }

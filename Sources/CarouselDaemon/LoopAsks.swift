@@ -29,6 +29,9 @@ extension Daemon {
             frames.framed = picture.map { (key, $0) }
             frames.needsFrame = true
             return
+        case let .framing(key, framing, largestScale):
+            frames.setFraming(key, framing, largestScale: largestScale)
+            return
         case let .presence(present, time):
             sensePresence(present, at: time)
         case .presenceSensorGone:

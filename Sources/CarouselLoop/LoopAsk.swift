@@ -34,6 +34,12 @@ public enum LoopAsk {
     /// The picture to show for the page `key` instead of its decoded one
     /// (a playing clip's frame); nil: the decoded one again.
     case picture(key: PageKey, DecodedImage?)
+    /// How the picture of page `key` is framed: a part of it scaled over its
+    /// whole box (Ken Burns), or nil for the whole picture again. The house
+    /// draws it through its zoom path, from a decode of the picture sharp
+    /// enough for `largestScale` (the most the framing will magnify it) once
+    /// one is ready. A pinch zoom of the same page wins over it.
+    case framing(key: PageKey, Framing?, largestScale: Double)
     /// A presence sensor's word at `time` (µs, CLOCK_MONOTONIC: its edge's own stamp).
     case presence(Bool, at: Int64)
     /// The presence sensor went or changed: nobody is taken to be there.

@@ -192,9 +192,10 @@ public struct Compositor: Sendable {
     /// move the scan-out window over pixels already written.
     ///
     /// `zoom`: the zoomed item's spans are drawn from its picture scaled
-    /// and cropped to its frame as the zoom says (see `spanZoom`).
+    /// and cropped to its frame as the zoom says (see `spanZoom`); `framed`:
+    /// other items drawn so too (Ken Burns's framings), where no zoom is.
     public func layOut(_ scene: inout Scene, offset: Double, count: Int, wrap: Bool, page: Int, pageCount: Int,
-                       ahead: Int = 0, zoom: ZoomLayer? = nil, image: (Int) -> DecodedImage?) {
+                       ahead: Int = 0, zoom: ZoomLayer? = nil, framed: [ZoomLayer] = [], image: (Int) -> DecodedImage?) {
         scene.spans.removeAll(keepingCapacity: true)
         scene.page = page
         scene.pageCount = pageCount
@@ -227,8 +228,9 @@ public struct Compositor: Sendable {
                 if let p = picture, p.size != expected { picture = nil }
                 if picture == nil, x0 < axisExtent, x1 > 0 { scene.complete = false }
                 var zoomed: SpanZoom?
-                if let zoom, zoom.view.item == index, let picture {
-                    zoomed = spanZoom(zoom.view, itemStart: start, picture: zoom.picture ?? picture, itemPicture: picture)
+                let layer = zoom?.view.item == index ? zoom : framed.first { $0.view.item == index }
+                if let layer, let picture {
+                    zoomed = spanZoom(layer.view, itemStart: start, picture: layer.picture ?? picture, itemPicture: picture)
                 }
                 add(x0, x1, picture, itemStart: start, zoomed: zoomed)
                 cursor = x1
