@@ -226,6 +226,7 @@ let package = Package(
         // The heap a decode allocates, through AddressSanitizer's hooks (fuzz builds only).
         .target(name: "CFuzzSupport"),
         .executableTarget(name: "carousel-fuzz", dependencies: ["CarouselFuzzing", "CarouselPlatform"]),
+        .testTarget(name: "CarouselKenBurnsTests", dependencies: ["CarouselKenBurns", "CarouselKenBurnsWords", "CarouselCore", "CarouselImaging"]),
         .testTarget(name: "CarouselFuzzingTests", dependencies: ["CarouselFuzzing", "CarouselImaging"]),
         // Tier 3: the daemon on the offscreen display: its pieces as units on a
         // manual clock, and the whole daemon run as a process.

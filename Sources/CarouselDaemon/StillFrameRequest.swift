@@ -20,6 +20,8 @@ public struct StillFrameRequest {
     public var zoom: ZoomView?
     /// This far into the crossfade to the next picture.
     public var crossfade: Double?
+    /// Seconds into the rest of the picture at the offset, moved by `[ken_burns]`.
+    public var kenBurns: Double?
 
     /// Offsets are in items; a billion is past any album and far inside
     /// what the page arithmetic can count.
@@ -39,7 +41,7 @@ public struct StillFrameRequest {
     /// crossfade); a crossfade with a zoom is refused too (a zoomed picture
     /// never fades).
     public init(size: String, offset: Double, clockTime: String?, zoom: String?, crossfade: Double?,
-                now: Int = Int(time(nil))) throws(Invalid) {
+                kenBurns: Double? = nil, now: Int = Int(time(nil))) throws(Invalid) {
         guard let mode = ModeRequest(size), mode.refresh == nil else {
             throw Invalid(message: "--size must be WIDTHxHEIGHT, each side 1 to \(Viewport.maximumSide), e.g. 1280x800")
         }
@@ -73,6 +75,15 @@ public struct StillFrameRequest {
             guard zoom == nil else { throw Invalid(message: "--crossfade and --zoom cannot be combined (a zoomed picture never fades)") }
         }
         self.crossfade = crossfade
+        if let kenBurns {
+            guard kenBurns.isFinite, (0...86_400).contains(kenBurns) else {
+                throw Invalid(message: "--ken-burns must be seconds from 0 to 86400, e.g. 2.5")
+            }
+            guard zoom == nil, crossfade == nil else {
+                throw Invalid(message: "--ken-burns cannot be combined with --zoom or --crossfade")
+            }
+        }
+        self.kenBurns = kenBurns
     }
 }
 
@@ -88,7 +99,7 @@ extension Layout {
             log(.warning, "\(error)")
         }
         return still(config, panel: request.panel, paths: paths, offset: request.offset, clock: request.clock,
-                     zoom: request.zoom, crossfade: request.crossfade)
+                     zoom: request.zoom, crossfade: request.crossfade, kenBurns: request.kenBurns)
     }
 }
 

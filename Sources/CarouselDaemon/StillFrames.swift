@@ -3,6 +3,8 @@ import CarouselConfig
 import CarouselCore
 import CarouselDisplay
 import CarouselImaging
+import CarouselKenBurns
+import CarouselKenBurnsWords
 import CarouselPlatform
 import CarouselPushedText
 import CarouselRender
@@ -32,12 +34,16 @@ extension Layout {
     }
 
     /// The frame `config` shows on a `panel` at `offset` (items), with the
-    /// clock at `time`, a zoom (its item is the one at the offset) or a
-    /// crossfade to the next picture. Every file is tried first: the offset
-    /// counts pictures that show, and every broken file is named once (one
-    /// warning line each), whether on screen or not.
+    /// clock at `time`, a zoom (its item is the one at the offset), a
+    /// crossfade to the next picture, or the picture at the offset
+    /// `kenBurns` seconds into its rest, moved as `[ken_burns]` moves it
+    /// (`KenBurnsPlan`: the move it makes when it came to rest as autoplay
+    /// brings it). Every file is tried first: the offset counts pictures
+    /// that show, and every broken file is named once (one warning line
+    /// each), whether on screen or not.
     public static func still(_ config: Configuration, panel: PixelSize, paths: [String], offset: Double,
-                             clock time: (hour: Int, minute: Int), zoom: ZoomView?, crossfade: Double?) -> Frame {
+                             clock time: (hour: Int, minute: Int), zoom: ZoomView?, crossfade: Double?,
+                             kenBurns: Double? = nil) -> Frame {
         let layout = Layout(config: config, backend: OffscreenBackend(size: panel))
         let painter = stillPainter(config, layout: layout, pages: paths.map(PageKey.init))
         painter.stamp = layout.clockStamp(config, hour: time.hour, minute: time.minute)
@@ -51,10 +57,14 @@ extension Layout {
             let count = painter.pages.count
             let lattice = PageLattice(count: count, settings: config.carousel)
             let page = lattice.cyclePage(lattice.nearestPage(to: offset))
-            let zoomed = zoom.map { view -> ZoomView in
+            var zoomed = zoom.map { view -> ZoomView in
                 var v = view
                 v.item = lattice.itemIndex(at: offset)
                 return v
+            }
+            if let seconds = kenBurns, count > 0 {
+                zoomed = kenBurnsView(config, layout: layout, page: painter.pages[lattice.itemIndex(at: offset)],
+                                      item: lattice.itemIndex(at: offset), seconds: seconds)
             }
             let fade = crossfade.map { Crossfade(from: offset, to: offset + 1, fraction: $0) }
             let (frame, failures) = painter.paint(offset: offset, count: count, page: page, pageCount: lattice.pageCount,
@@ -63,5 +73,23 @@ extension Layout {
             for failure in failures { log(.warning, "skipping \(failure.message)") }
             painter.remove(failures.map(\.file))
         }
+    }
+
+    /// The framing of page `key` `seconds` into its rest, as a zoom of item
+    /// `item`; nil (the picture as it rests) when `[ken_burns]` is off or
+    /// does not move this picture.
+    private static func kenBurnsView(_ config: Configuration, layout: Layout, page key: PageKey, item: Int,
+                                     seconds: Double) -> ZoomView? {
+        let settings = config[KenBurnsSettings.self]
+        guard settings.enabled else {
+            log(.warning, "[ken_burns] enabled is false: the picture rests still")
+            return nil
+        }
+        let picture = layout.cacheSettings(config)
+        guard let move = KenBurnsPlan.move(for: key, facts: PictureFacts.read(key), settings: settings,
+                                           box: picture.itemSize, fit: picture.fit) else { return nil }
+        let rest = config.autoplay.enabled ? config.autoplay.interval : nil
+        let framing = move.framing(at: KenBurnsPlan.progress(at: seconds, duration: rest))
+        return framing.zoomView(item: item, width: Double(picture.itemSize.width), height: Double(picture.itemSize.height))
     }
 }

@@ -37,11 +37,15 @@ struct Render: ParsableCommand {
     @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The crossfade ([autoplay] effect = crossfade) from the picture at the offset to the next one, this far into it: 0 is the first picture, 1 the next.",
                                             valueName: "fraction"))
     var crossfade: Double?
+    @Option(name: .long, help: ArgumentHelp("The picture at the offset this many seconds into its rest, moved as [ken_burns] moves it (enabled = true).",
+                                            valueName: "seconds"))
+    var kenBurns: Double?
 
     func run() throws {
         let request: StillFrameRequest
         do {
-            request = try StillFrameRequest(size: size, offset: offset, clockTime: clockTime, zoom: zoom, crossfade: crossfade)
+            request = try StillFrameRequest(size: size, offset: offset, clockTime: clockTime, zoom: zoom, crossfade: crossfade,
+                                            kenBurns: kenBurns)
         } catch {
             throw ValidationError(error.message)
         }
