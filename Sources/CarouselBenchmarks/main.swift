@@ -140,6 +140,13 @@ if CommandLine.arguments.dropFirst().first == "--frame-path" {
     exit(0)
 }
 
+// `--ken-burns`: a Ken Burns frame at 1280x800, 1920x1080 and 3840x2160 against a memcpy of the frame.
+if CommandLine.arguments.dropFirst().first == "--ken-burns" {
+    print("Ken Burns frames (best / median of rounds; ratios to a memcpy of the frame in this run):")
+    for l in KenBurnsBenchmarks().run() { print(l) }
+    exit(0)
+}
+
 // `--transitions [WxH]`: a crossfade frame against a memcpy, the blur fill against decoding, at 1920x1080 or WxH.
 if CommandLine.arguments.dropFirst().first == "--transitions" {
     let panel = panelArgument()

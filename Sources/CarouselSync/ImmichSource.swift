@@ -111,6 +111,7 @@ public final class ImmichSource: SyncSourceClient {
             throw SyncError(.local, "cannot read api_key_file \(keyFile): \(errnoDescription(error.errno))")
         }
         key = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+        facesReadable = true
         guard !key.isEmpty else { throw SyncError(.local, "api_key_file \(keyFile) is empty") }
         // One cheap request first: a refused key or an absent server is one clear line.
         _ = try get("/users/me", [], "Immich")
@@ -230,14 +231,46 @@ public final class ImmichSource: SyncSourceClient {
                           caption: type == "IMAGE" ? caption : nil)
     }
 
+    /// The faces of asset `id` Immich recognised (`GET /faces`, which needs
+    /// the key's `face.read`): nil when they cannot be read, said once a pass.
+    func faces(_ id: String) -> [CaptionTags.FaceTag]? {
+        guard facesReadable else { return nil }
+        do {
+            guard let list = try get("/faces", [("id", id)], "the faces of asset \(id)").arrayValue else {
+                throw SyncError(.server, "the faces of asset \(id): the server's answer is not a list")
+            }
+            return list.prefix(CaptionTags.maximumFaces * 4).compactMap { face -> CaptionTags.FaceTag? in
+                guard let x1 = face["boundingBoxX1"]?.intValue, let y1 = face["boundingBoxY1"]?.intValue,
+                      let x2 = face["boundingBoxX2"]?.intValue, let y2 = face["boundingBoxY2"]?.intValue,
+                      let w = face["imageWidth"]?.intValue, let h = face["imageHeight"]?.intValue else { return nil }
+                return CaptionTags.FaceTag(x1: x1, y1: y1, x2: x2, y2: y2, imageWidth: w, imageHeight: h,
+                                           name: face["person"]?["name"]?.stringValue)
+            }
+        } catch {
+            facesReadable = false
+            log(.warning, "sync: \(error); pictures are fetched without face regions this pass "
+                + "(an API key needs face.read for them)")
+            return nil
+        }
+    }
+
+    /// Whether faces are asked for (a refusal stops them until the next pass).
+    private var facesReadable = true
+
     public func fetch(_ item: RemoteItem, into fd: Int32, maxBytes: Int) throws(SyncError) -> Int {
         let original = item.version.hasSuffix(" original")
+        // A JPEG gets its faces as MWG regions, beside its caption.
+        var caption = item.caption
+        let lower = item.name.lowercased()
+        if caption != nil, lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg"), let faces = faces(item.key) {
+            caption?.faces = faces
+        }
         let address = original ? url("/assets/\(item.key)/original") : url("/assets/\(item.key)/thumbnail", [("size", "preview")])
         var errorBody: [UInt8] = []
         let (status, bytes): (Int, Int)
         do {
             (status, bytes) = try http.download(address, headers: headers, to: fd, maxBytes: maxBytes, expectedBytes: item.bytes,
-                                                afterJPEGStart: item.caption?.jpegSegments(withDate: !original) ?? [],
+                                                afterJPEGStart: caption?.jpegSegments(withDate: !original) ?? [],
                                                 errorBody: &errorBody)
         } catch {
             throw Self.syncError(error, "asset \(item.key)")

@@ -286,6 +286,29 @@ final class SyncSandbox {
         #expect(decoded.width > 0)
     }
 
+    @Test func immichFacesBecomeRegionsTheFaceReaderFinds() throws {
+        // Immich's boxes in pixels of the image it looked at; a box that is not one is left out.
+        let faces = [CaptionTags.FaceTag(x1: 100, y1: 50, x2: 200, y2: 170, imageWidth: 1000, imageHeight: 500, name: "Ann & <Bo>"),
+                     CaptionTags.FaceTag(x1: 0, y1: 0, x2: 1000, y2: 500, imageWidth: 1000, imageHeight: 500, name: ""),
+                     CaptionTags.FaceTag(x1: 900, y1: 100, x2: 800, y2: 200, imageWidth: 1000, imageHeight: 500, name: nil),
+                     CaptionTags.FaceTag(x1: 0, y1: 0, x2: 10, y2: 10, imageWidth: 0, imageHeight: 500, name: nil)].compactMap { $0 }
+        #expect(faces.count == 2 && faces[1].name == nil)
+        for description in [nil, "At the lake"] {
+            var jpeg = Self.fixture
+            jpeg.insert(contentsOf: CaptionTags(dateTaken: nil, description: description, faces: faces).jpegSegments(withDate: false), at: 2)
+            let metadata = jpeg.withUnsafeBytes { ImageMetadata.parse($0) }
+            #expect(metadata.description == description)
+            #expect(metadata.faces.count == 2)
+            if let first = metadata.faces.first {
+                #expect(abs(first.x - 0.1) < 1e-4 && abs(first.y - 0.1) < 1e-4 && abs(first.width - 0.1) < 1e-4 && abs(first.height - 0.24) < 1e-4)
+            }
+            #expect(metadata.faces.last == FaceRegion(x: 0, y: 0, width: 1, height: 1))
+            #expect(try ImageDecoder.decode(bytes: jpeg, name: "faces.jpg").width > 0)
+        }
+        // No description and no faces: no XMP segment at all.
+        #expect(CaptionTags(dateTaken: nil, description: nil, faces: []).jpegSegments(withDate: false).isEmpty)
+    }
+
     @Test func anOriginalKeepsItsOwnExifAndItsOrientation() throws {
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
         parts.removeLast(2)

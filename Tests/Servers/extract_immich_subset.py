@@ -4,6 +4,12 @@
 Usage:
     python3 Tests/Servers/extract_immich_subset.py SPEC.json [--compare NEWER.json] \
         [--source-note TEXT] > Tests/Servers/immich-api-subset.json
+    python3 Tests/Servers/extract_immich_subset.py --add SUBSET.json SPEC.json METHOD PATH NOTE > NEW.json
+
+`--add` takes one more operation from another copy of the spec (a whole
+spec, or the operation with the schemas it references, as
+immich-faces-spec-1.112.1.json holds GET /faces copied from Immich's
+v1.112.1 spec: the copy at hand when the sync began to read faces).
 
 SPEC.json is Immich's own open-api/immich-openapi-specs.json (the subset in
 the repo was made from the file at the "chore: version v2.7.5" commit).
@@ -135,7 +141,35 @@ def mark_absent(schemas, newer_schemas):
             s["absentInNewer"] = gone
 
 
+def add_operation(subset, spec, method, path, note):
+    """Adds one operation read from another (older) copy of the spec to a
+    subset, with the schemas it references that the subset lacks (those it
+    has stay as the subset's own version had them)."""
+    global OPERATIONS
+    saved = OPERATIONS
+    OPERATIONS = [(method, path)]
+    try:
+        spec = {**spec, "components": {"schemas": {**spec["components"]["schemas"]}}}
+        ops, schemas = extract(spec)
+    finally:
+        OPERATIONS = saved
+    ops[0]["fromSpecVersion"] = spec.get("source", {}).get("info", {}).get("version")
+    subset["operations"] = [o for o in subset["operations"] if (o["method"], o["path"]) != (method.upper(), path)] + ops
+    for name, schema in schemas.items():
+        subset["schemas"].setdefault(name, schema)
+    subset["schemas"] = dict(sorted(subset["schemas"].items()))
+    subset["source"]["note"] += " " + note
+    return subset
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--add":
+        # --add SUBSET.json SPEC.json METHOD PATH NOTE: one more operation from another copy of the spec.
+        _, _, subset_path, spec_path, method, path, note = sys.argv
+        subset = add_operation(json.load(open(subset_path)), json.load(open(spec_path)), method, path, note)
+        json.dump(subset, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("spec")
     ap.add_argument("--compare")

@@ -83,7 +83,7 @@ WEB_IMAGES = {".avif", ".bmp", ".gif", ".jpeg", ".jpg", ".png", ".webp"}  # Immi
 MIME = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp",
         ".gif": "image/gif", ".avif": "image/avif", ".heic": "image/heic", ".heif": "image/heif",
         ".mp4": "video/mp4", ".mov": "video/quicktime"}
-REASONS = {400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+REASONS = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
 FAULTS = {"none", "unauthorized", "server-error", "stall", "truncate", "malformed-json", "gzip-bomb", "drip", "endless"}
 
 
@@ -227,6 +227,8 @@ class Library:
             self.assets[a["id"]] = a
         self.albums = {al["id"]: al for al in data.get("albums", [])}
         self.memories = data.get("memories", [])
+        # A key without face.read (the test's way to refuse GET /faces).
+        self.faces_forbidden = data.get("facesForbidden", False)
         for thing in [self.user, *self.people.values(), *self.assets.values(), *self.albums.values(), *self.memories]:
             if not UUID_RE.match(thing["id"]):  # Immich ids are UUIDs; fail loudly on a broken fixture
                 raise ValueError(f"library.json: id {thing['id']!r} is not a UUID")
@@ -672,6 +674,21 @@ class Handler(BaseHTTPRequestHandler):
         a = self.asset_or_400(lib, id, "asset.download")
         if a:
             self.send_file(lib, a["file"], os.path.splitext(a["originalFileName"])[0] + os.path.splitext(a["file"])[1])
+
+    def op_getFaces(self, lib, body):
+        # The faces Immich found in an asset, boxes in pixels of the image it
+        # looked at; an asset's "faces" in library.json: {"box": [x1, y1, x2, y2], "person": id or absent}.
+        if lib.faces_forbidden:
+            return self.error(403, "Missing required permission: face.read")
+        a = self.asset_or_400(lib, self.param("id"), "asset.read")
+        if not a:
+            return
+        self.ok([{"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{a['id']}/face/{i}")),
+                  "imageWidth": f.get("imageWidth", a["width"] or 0), "imageHeight": f.get("imageHeight", a["height"] or 0),
+                  "boundingBoxX1": f["box"][0], "boundingBoxY1": f["box"][1],
+                  "boundingBoxX2": f["box"][2], "boundingBoxY2": f["box"][3],
+                  "person": lib.person_json(lib.people[f["person"]]) if f.get("person") else None}
+                 for i, f in enumerate(a.get("faces", []))])
 
     # --------------------------------------------------------- control API
     def control(self):

@@ -23,6 +23,7 @@ size, the sync process's peak RSS (and under a gzip bomb), the bytes a
 Usage: Tests/Servers/sync_e2e.py [BINARY [ONLY]]   (default .build/debug/carouseld)
 """
 import json
+import xml.etree.ElementTree as ET
 import re
 import os
 import shutil
@@ -303,6 +304,57 @@ def main():
         expect(status == 1 and len(lines) == 1 and "no album 'Gone'" in lines[0] and frame.files() == before,
                f"a deleted album: {status} {log}")
         expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+
+    def faces():
+        # Immich's recognised faces go into the JPEG as MWG regions (normalized
+        # centre and size, the person's name), next to the description; a key
+        # without face.read fetches the pictures without them, said once.
+        a = asset(1, "01-mountains.jpg", "2024-06-30T14:32:10.000Z", "At the lake")
+        a["faces"] = [{"box": [100, 50, 200, 170], "person": uid(1, "b"), "imageWidth": 1000, "imageHeight": 500},
+                      {"box": [700, 300, 760, 380], "imageWidth": 1000, "imageHeight": 500},
+                      {"box": [900, 100, 800, 200], "imageWidth": 1000, "imageHeight": 500}]  # x2 < x1: no region
+        b = asset(2, "02-sunset.jpg", "2023-01-02T10:00:00.000Z")
+        server = suite.immich([a, b], [])
+        server.library["people"] = [{"id": uid(1, "b"), "name": "Grandma <Rosa>"}]
+        server.reload()
+        frame = make_frame(server, taken_after="2000-01-01")
+        status, log = frame.sync()
+        expect(status == 0, f"the pass failed: {log}")
+        names = frame.files()
+        with open(os.path.join(frame.album, next(n for n in names if uid(1)[:8] in n)), "rb") as f:
+            data = f.read()
+        # The XMP segment, read as XML (not by the code that wrote it).
+        header = b"http://ns.adobe.com/xap/1.0/\0"
+        at = data.index(header)
+        length = int.from_bytes(data[at - 2:at], "big")  # the APP1 segment's length, its own two bytes included
+        packet = data[at + len(header):at - 2 + length].decode()
+        root = ET.fromstring(packet[packet.index("<x:xmpmeta"):packet.index("</x:xmpmeta>") + len("</x:xmpmeta>")])
+        ns = {"rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "dc": "http://purl.org/dc/elements/1.1/",
+              "mwg-rs": "http://www.metadataworkinggroup.com/schemas/regions/", "stArea": "http://ns.adobe.com/xmp/sType/Area#"}
+        regions = root.findall(".//mwg-rs:RegionList/rdf:Bag/rdf:li", ns)
+        areas = [r.find("mwg-rs:Area", ns).attrib for r in regions]
+        got = [tuple(round(float(x[f"{{{ns['stArea']}}}{k}"]), 4) for k in "xywh") for x in areas]
+        expect(got == [(0.15, 0.22, 0.1, 0.24), (0.73, 0.68, 0.06, 0.16)], f"regions {got}")
+        expect([r.findtext("mwg-rs:Type", None, ns) for r in regions] == ["Face", "Face"]
+               and [r.findtext("mwg-rs:Name", None, ns) for r in regions] == ["Grandma <Rosa>", None],
+               "each a Face, the named one with its name")
+        expect(all(x[f"{{{ns['stArea']}}}unit"] == "normalized" for x in areas), "normalized areas")
+        expect(root.findtext(".//dc:description/rdf:Alt/rdf:li", None, ns) == "At the lake", "the description beside them")
+        faces_asked = [r for r in server.control("requests") if r["path"] == "/api/faces"]
+        expect(len(faces_asked) == 2, f"one GET /faces per picture fetched: {len(faces_asked)}")
+        expect(server.violations() == [], f"requests outside Immich's reference: {server.violations()}")
+        # A key without face.read: the pictures come, without regions; one line says why.
+        server.library["facesForbidden"] = True
+        server.library["assets"][1]["updatedAt"] = "2024-01-01T00:00:00.000Z"  # changed: fetched again
+        server.library["assets"][0]["updatedAt"] = "2024-07-01T00:00:00.000Z"
+        server.reload()
+        status, log = frame.sync()
+        expect(status == 0 and len(frame.files()) == 2, f"pictures fetched without faces: {frame.files()} {log}")
+        with open(os.path.join(frame.album, next(n for n in frame.files() if uid(1)[:8] in n)), "rb") as f:
+            data = f.read()
+        expect(b"mwg-rs:Regions" not in data and b"At the lake" in data, "no regions, the description kept")
+        said = [l for l in log.splitlines() if "face.read" in l]
+        expect(len(said) == 1, f"said once a pass: {said}")
 
     def tls_and_names():
         # TLS refused (https:// to a server that speaks HTTP) and a name that does not resolve: one
@@ -687,6 +739,7 @@ http.server.HTTPServer(("127.0.0.1", {redirect_port}), H).serve_forever()
     checks = [
         ("an Immich album followed: grows, shrinks, the user's picture kept, the carousel follows", album_follows_the_server),
         ("people, favourites, memories and a date range select as Immich does; a deleted album is one line", selections),
+        ("Immich's faces become MWG regions in the JPEG; a key without face.read gets the pictures without them", faces),
         ("a redirect not followed, TLS refused, a name that does not resolve: one line each, nothing removed", tls_and_names),
         ("failures lose nothing: a cut download, a revoked key, malformed JSON, a stalled server, the server gone", failures_lose_nothing),
         ("a pass killed halfway shows only whole pictures, the next completes", killed_midway),
