@@ -13,7 +13,7 @@
 #   scripts/fuzz.sh all 20           every target 20 s, random seeds
 #
 # Targets (Sources/CarouselFuzzing, one input format each): config, control,
-# exif, jpeg, png, webp, gif, heif, avif, simulate, clip. Each starts by replaying
+# exif, faces, jpeg, png, webp, gif, heif, avif, simulate, clip. Each starts by replaying
 # its committed seeds (Fuzz/corpus/TARGET) and every input that ever failed
 # (Fuzz/regressions/TARGET), then mutates them.
 #
@@ -39,10 +39,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(config control exif jpeg png webp gif heif avif simulate clip)
+targets=(config control exif faces jpeg png webp gif heif avif simulate clip)
 # The gate: inputs per target (about 15-20 s each on a 2-core machine of
 # 2026, most of it in the decoders' C libraries) and its fixed seed.
-declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [jpeg]=40000 [png]=300000
+declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [faces]=200000 [jpeg]=40000 [png]=300000
                       [webp]=300000 [gif]=300000 [heif]=20000 [avif]=250000 [simulate]=50000
                       [clip]=3000)
 gate_seed=20261126
@@ -125,6 +125,7 @@ run_target() {
     control) max_len=12000 ;;
     jpeg|png|webp|gif|heif|avif|clip) max_len=16384 ;;
     exif) max_len=4096 ;;
+    faces) max_len=8192 ;;
     *) max_len=8192 ;;
   esac
   dict=()

@@ -289,8 +289,15 @@ public final class FramePath {
             guard let key = album.key(index), let entry = framings[key] else { continue }
             var picture: DecodedImage?
             if index == current {
-                cache.wantZoom(key, scale: entry.largestScale)
-                picture = cache.zoomImage(for: key)
+                // Decoded at the move's largest scale exactly, and drawn from
+                // only where that is within bilinear's reduction: past it pixman
+                // convolves, some 25 times dearer a frame (measured), and the
+                // screen's picture scaled up is as sharp there.
+                cache.wantZoom(key, scale: entry.largestScale, exact: true)
+                if let sharp = cache.zoomImage(for: key), let item = daemon.picture(for: key), item.width > 0 {
+                    let factor = Double(max(sharp.width, sharp.height)) / Double(max(item.width, item.height))
+                    if factor / entry.framing.scale <= ImageScaler.bilinearReductionLimit { picture = sharp }
+                }
                 sharpened = true
             }
             layers.append(ZoomLayer(view: entry.framing.zoomView(item: index, width: Double(box.width), height: Double(box.height)),

@@ -11,6 +11,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case control
     /// The EXIF Orientation reader, in JPEG, PNG and WebP containers.
     case exif
+    /// Face regions in XMP (MWG and Microsoft's), in JPEG, PNG, WebP and HEIF.
+    case faces
     /// Each image decoder through its C library (and shim): libjpeg-turbo,
     /// libpng, libwebp (and libwebpdemux), giflib, and libheif for HEIF
     /// (libde265) and AVIF (dav1d).
@@ -41,6 +43,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .config: try ConfigProperties.check(input)
         case .control: try ControlProperties.check(input)
         case .exif: try ExifProperties.check(input)
+        case .faces: try FaceProperties.check(input)
         case .jpeg: try DecoderProperties.check(input, format: .jpeg)
         case .png: try DecoderProperties.check(input, format: .png)
         case .webp: try DecoderProperties.check(input, format: .webp)

@@ -194,6 +194,11 @@ public enum ImageScaler {
         withExtendedLifetime(image) {}
     }
 
+    /// The largest reduction drawn bilinear (source pixels per output
+    /// pixel); past it a separable convolution, some 25 times dearer a
+    /// frame (issue 47's Ken Burns figures).
+    public static let bilinearReductionLimit = 1.35
+
     /// Bilinear for enlargements and mild reductions (pixman's GOOD is
     /// bilinear); for reductions beyond 1/1.35 a separable convolution whose
     /// box kernel spans the source pixels under each output pixel (the
@@ -202,7 +207,7 @@ public enum ImageScaler {
     ///
     /// The corresponding C function is `pixman_filter_create_separable_convolution`.
     private static func setFilter(_ image: OpaquePointer, scaleX: Double, scaleY: Double) throws(ScalingError) {
-        let threshold = 1.35
+        let threshold = bilinearReductionLimit
         if scaleX < threshold && scaleY < threshold {
             pixman_image_set_filter(image, PIXMAN_FILTER_BILINEAR, nil, 0)
             return

@@ -261,7 +261,9 @@ public final class ItemCache: Sendable {
     /// screen's pictures. Until it is ready (`zoomImage`), the renderer
     /// scales the screen-size picture up. Fit `none` draws pictures
     /// unscaled, so a zoom of one always scales the screen picture.
-    public func wantZoom(_ key: PageKey?, scale: Double) {
+    /// `exact`: at `scale` itself, not rounded up (Ken Burns: its frames
+    /// then stay within bilinear's reduction, `ImageScaler.bilinearReductionLimit`).
+    public func wantZoom(_ key: PageKey?, scale: Double, exact: Bool = false) {
         let start = state.withLock { s -> Bool in
             // A clip (always alone on its page) is zoomed from its frame on
             // screen (a decode of the file as a picture would read all of it to fail).
@@ -270,7 +272,7 @@ public final class ItemCache: Sendable {
                 s.zoomHeld = nil
                 return false
             }
-            let want = ZoomDecode(key: key, factor: (scale * 2).rounded(.up) / 2)
+            let want = ZoomDecode(key: key, factor: exact ? scale : (scale * 2).rounded(.up) / 2)
             if s.zoomWant?.key != key { s.zoomHeld = nil }
             // Only ever more: a zoom coming back keeps the sharper picture.
             if let held = s.zoomWant, held.key == key, held.factor >= want.factor { return false }
