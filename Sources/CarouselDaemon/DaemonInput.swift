@@ -33,6 +33,7 @@ extension Daemon {
     /// Feeds a touch (layout pixels) at its own time stamp (µs).
     public func feed(_ input: TouchInput, at time: Int64) {
         power.modelSaw(input)
+        if case .move = input { frames.pacer.fingerMoved(at: time) }
         deliver(model.handle(input, at: Timestamp(microseconds: time), device: device(of: input)))
     }
 

@@ -11,6 +11,19 @@ public struct FramePacer: Sendable {
     /// When the last frame was presented (µs; meaningful once one was).
     public private(set) var lastFrameTime: Int64 = 0
     private var intervals = (count: 0, sum: Int64(0), max: Int64(0))
+    /// The earliest finger movement no frame has shown yet (µs, its own
+    /// time stamp), and how long moves waited for the frame that showed
+    /// them: the carousel's response to a finger, whatever else draws.
+    private var moveWaiting: Int64?
+    private var moveToFrame = (count: 0, sum: Int64(0), max: Int64(0))
+    /// A move older than this when a frame comes was not what the frame is
+    /// for (one under the drag threshold): not counted.
+    static let moveHorizon: Int64 = 500_000
+
+    /// A finger moved at `time` (its event's stamp).
+    public mutating func fingerMoved(at time: Int64) {
+        if moveWaiting == nil { moveWaiting = time }
+    }
 
     /// Slack for timer jitter: a frame due within 1 ms counts as due.
     static let slack: Int64 = 1000
@@ -52,6 +65,15 @@ public struct FramePacer: Sendable {
             intervals.sum += now - lastFrameTime
             intervals.max = max(intervals.max, now - lastFrameTime)
         }
+        if let moved = moveWaiting {
+            let wait = now - moved
+            if wait >= 0, wait < Self.moveHorizon {
+                moveToFrame.count += 1
+                moveToFrame.sum += wait
+                moveToFrame.max = max(moveToFrame.max, wait)
+            }
+            moveWaiting = nil
+        }
         framePending = onScreenLater
         lastFrameTime = now
         framesPresented += 1
@@ -68,7 +90,13 @@ public struct FramePacer: Sendable {
     public var summary: String {
         guard intervals.count > 0 else { return "presented \(framesPresented) frames" }
         let mean = Double(intervals.sum) / Double(intervals.count) / 1000
-        return "presented \(framesPresented) frames; while moving, one every \((mean * 10).rounded() / 10) ms on average, "
+        var line = "presented \(framesPresented) frames; while moving, one every \((mean * 10).rounded() / 10) ms on average, "
             + "the longest gap \(Double(intervals.max / 100) / 10) ms"
+        if moveToFrame.count > 0 {
+            let wait = Double(moveToFrame.sum) / Double(moveToFrame.count) / 1000
+            line += "; a finger's move to the frame showing it \((wait * 10).rounded() / 10) ms on average, "
+                + "the longest \(Double(moveToFrame.max / 100) / 10) ms (\(moveToFrame.count) frames)"
+        }
+        return line
     }
 }

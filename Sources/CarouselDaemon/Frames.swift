@@ -16,7 +16,7 @@ import CarouselRender
 public final class FramePath {
     private unowned let daemon: Daemon
     /// Paces frames to the display (flip events, or the timer without them).
-    public private(set) var pacer: FramePacer
+    public internal(set) var pacer: FramePacer
     /// Writes frames into the display's buffers (only what changed) and
     /// keeps the scene on screen, which `screenshot` composes again.
     private(set) var writer: ScreenWriter

@@ -29,6 +29,22 @@ import Testing
         #expect(pacer.nextFrame(after: 1_020_000) == 1_020_000)
     }
 
+    @Test func aFingersMoveIsTimedToTheFrameThatShowsIt() {
+        var pacer = FramePacer(period: 16_667)
+        pacer.presented(at: 0, onScreenLater: false)
+        // Two moves before a frame: the earlier one's wait counts.
+        pacer.fingerMoved(at: 10_000)
+        pacer.fingerMoved(at: 14_000)
+        pacer.presented(at: 20_000, onScreenLater: false)
+        pacer.fingerMoved(at: 30_000)
+        pacer.presented(at: 38_000, onScreenLater: false)
+        // A move no frame showed for half a second is not what the next frame is for.
+        pacer.fingerMoved(at: 100_000)
+        pacer.presented(at: 700_000, onScreenLater: false)
+        #expect(pacer.summary.hasSuffix("a finger's move to the frame showing it 9.0 ms on average, the longest 10.0 ms (2 frames)"),
+                "\(pacer.summary)")
+    }
+
     @Test func aFlipInFlightHoldsTheNextFrameUntilItCompletes() {
         var pacer = FramePacer(period: 16_667)
         pacer.presented(at: 0, onScreenLater: true)

@@ -22,7 +22,8 @@ extension Schema {
             """) { $0.images.order = $1 },
         .choice("images", "fit", FitMode.self, default: "contain", help: """
             `contain`, `cover`, `stretch`, `none` or `blur` (`contain` over a blurred, darkened `cover` of the same
-            picture instead of bars; made once per picture when it is decoded).
+            picture instead of bars; made once per picture when it is decoded). `cover` crops keep the faces the
+            picture's XMP marks (digiKam, Lightroom, Picasa, Windows, the sync from Immich), all of them when they fit.
             """) { $0.images.fit = $1 },
         .number("images", "blur_radius", 0...500, unit: "pixels", note: " (fit = blur)", default: "40", help: """
             `fit = blur`: how soft the fill is, pixels at the screen's size (the Gaussian's standard deviation, as CSS
