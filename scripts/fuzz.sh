@@ -42,7 +42,7 @@ cd "$(dirname "$0")/.."
 targets=(config control exif faces jpeg png webp gif heif avif simulate clip)
 # The gate: inputs per target (about 15-20 s each on a 2-core machine of
 # 2026, most of it in the decoders' C libraries) and its fixed seed.
-declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [faces]=200000 [jpeg]=40000 [png]=300000
+declare -A gate_runs=([config]=60000 [control]=20000 [exif]=600000 [faces]=20000 [jpeg]=40000 [png]=300000
                       [webp]=300000 [gif]=300000 [heif]=20000 [avif]=250000 [simulate]=50000
                       [clip]=3000)
 gate_seed=20261126

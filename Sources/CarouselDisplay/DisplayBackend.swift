@@ -107,6 +107,14 @@ public protocol DisplayBackend: AnyObject {
     /// previous frame stays on screen; `.windowRefused` says the display
     /// cannot show that window (the room is withdrawn: present at `.zero`).
     func present(_ buffer: ScanoutBuffer, window: PixelPoint) throws(DisplayError)
+    /// Whether the display could scan out a smaller window of a buffer
+    /// scaled to the whole panel (a KMS plane whose SRC_W and SRC_H differ
+    /// from its CRTC_W and CRTC_H): the seam for drawing Ken Burns's
+    /// framings in hardware rather than by a scaled copy. No display says
+    /// yes yet (bochs cannot scale, and no driver that can was at hand to
+    /// test it), so the frame path scales on the CPU; a backend that can
+    /// would answer here and take a scaled window in `present`.
+    var scalesWindows: Bool { get }
     /// Asks for buffers `room` pixels longer than the panel along `axis`, so
     /// that `present` can show any panel-sized window of them (zero-copy
     /// slides: the scan-out window moves, the pixels stay). Returns the room
@@ -154,6 +162,7 @@ public protocol DisplayBackend: AnyObject {
 }
 
 extension DisplayBackend {
+    public var scalesWindows: Bool { false }
     public func abandon() { restore() }
     public func acquireShown() -> (buffer: ScanoutBuffer, window: PixelPoint)? { nil }
     public var hotplugDevice: UInt64? { nil }

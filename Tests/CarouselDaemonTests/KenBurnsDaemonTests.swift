@@ -72,6 +72,25 @@ import Testing
         #expect(s == 1.3, "it stopped at \(s), not at zoom_max")
     }
 
+    @Test func aLateLoopSkipsFramesAndSaysSo() throws {
+        let d = try moving("move = zoom_in\nfps = 20\n")
+        d.daemon.settleDecodes()
+        d.advance(ms: 50)
+        let before = try #require(kenBurns(d))
+        guard case .int(let dropped0)? = before["dropped"], case .int(let frames0)? = before["frames"] else {
+            Issue.record("no counts in \(before)")
+            return
+        }
+        // The loop comes back 400 ms late (a busy pass on a slow board):
+        // one frame for now, seven counted as dropped, none queued.
+        d.advance(ms: 400)
+        let after = try #require(kenBurns(d))
+        #expect(after["dropped"] == .int(dropped0 + 7), "\(after)")
+        #expect(after["frames"] == .int(frames0 + 1))
+        let next = try #require(d.daemon.nextWake(now: d.now))
+        #expect(next - d.now == 50_000, "the next frame one period on, not at once")
+    }
+
     @Test func withAutoplayTheMoveSpansTheRest() throws {
         let d = try moving("move = zoom_in\n", autoplay: "[autoplay]\ninterval = 4\n")
         // Autoplay on: the move goes on over what the rest has left.
