@@ -271,9 +271,12 @@ public final class Daemon {
     /// Whether frames can be shown now: the display is there and on.
     public var screenIsShowing: Bool { !power.isOff && backend.isPresent }
 
-    /// What the screen shows for `key`: a playing clip's frame, else the decode cache's picture.
+    /// What the screen shows for `key`: a playing clip's frame, a framed
+    /// page's picture at its still framing while the carousel moves, else
+    /// the decode cache's picture.
     func picture(for key: PageKey) -> DecodedImage? {
         if let framed = frames.framed, framed.key == key { return framed.picture }
+        if let baked = frames.baked[key] { return baked.picture }
         return cache.image(for: key)
     }
 

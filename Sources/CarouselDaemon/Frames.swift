@@ -174,7 +174,16 @@ public final class FramePath {
         holdUntil = 0
         let page = model.lattice.cyclePage(model.lattice.nearestPage(to: x))
         let zoom = zoomLayer(at: Timestamp(microseconds: now))
-        let framed = zoom == nil ? framedLayers(placed, current: model.lattice.itemIndex(at: x)) : []
+        // Framings at rest are drawn each frame (the move); while the carousel
+        // moves they are still, drawn once (`baked`) and moved as pictures.
+        let framed: [ZoomLayer]
+        if zoom == nil, !moving, model.motionState == .idle {
+            baked.removeAll()
+            framed = framedLayers(placed, current: model.lattice.itemIndex(at: x))
+        } else {
+            framed = []
+            if zoom == nil { bake(placed + (crossfade.map { compositor.placements(offset: $0.to, count: album.count, wrap: d.config.carousel.wrap) } ?? [])) }
+        }
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
         // (A crossfade moves nothing: its frames are written whole. Nor while
@@ -193,10 +202,8 @@ public final class FramePath {
         }
         writer.fade = crossfade?.fraction
         if let crossfade {
-            let incoming = framedLayers(compositor.placements(offset: crossfade.to, count: album.count, wrap: wrap),
-                                        current: nil)
             compositor.layOut(&writer.incoming, offset: crossfade.to, count: album.count, wrap: wrap,
-                              page: page, pageCount: model.numberOfPages, framed: incoming) { i in
+                              page: page, pageCount: model.numberOfPages) { i in
                 album.key(i).flatMap(d.picture(for:))
             }
         }
@@ -305,6 +312,32 @@ public final class FramePath {
         }
         if !sharpened, current != nil { cache.wantZoom(nil, scale: 1) }
         return layers
+    }
+
+    /// Framed pages' pictures drawn once at their framing, for the frames
+    /// of a motion (a slide, a drag, a crossfade): the frozen framing moves
+    /// as a picture does, at a slide's cost, not a scaled copy's a frame.
+    private(set) var baked: [PageKey: (framing: Framing, picture: DecodedImage)] = [:]
+
+    /// Draws the framed pages among `placed` once at their framings (again
+    /// when a framing changed), and lets go of the others.
+    private func bake(_ placed: [Compositor.Placement]) {
+        guard !framings.isEmpty || !baked.isEmpty else { return }
+        let d = daemon, compositor = d.compositor
+        let box = compositor.itemPixelSize
+        var keep = Set<PageKey>()
+        for index in Set(placed.map(\.index)) {
+            guard let key = d.album.key(index), let entry = framings[key] else { continue }
+            keep.insert(key)
+            if baked[key]?.framing == entry.framing { continue }
+            guard let item = d.cache.image(for: key) ?? (framed?.key == key ? framed?.picture : nil) else { continue }
+            let view = entry.framing.zoomView(item: index, width: Double(box.width), height: Double(box.height))
+            let sharp = d.cache.zoomImage(for: key)
+            if let picture = compositor.framedPicture(view, picture: sharp ?? item, itemPicture: item) {
+                baked[key] = (entry.framing, picture)
+            }
+        }
+        for key in Array(baked.keys) where !keep.contains(key) { baked[key] = nil }
     }
 
     /// Ken Burns frames page `key`'s picture so (nil: whole again).

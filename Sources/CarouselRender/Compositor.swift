@@ -401,3 +401,29 @@ public struct Compositor: Sendable {
         }
     }
 }
+
+extension Compositor {
+    /// Item `view.item`'s picture drawn once as `view` frames it, onto a
+    /// picture of the item's panel size (panel orientation, as the cache
+    /// hands pictures out): what a framed page shows while the carousel
+    /// moves, so that a slide or a drag moves it as any other picture
+    /// (its window over the buffers) rather than scaling it every frame.
+    /// `picture` may be a sharper decode than `itemPicture` (see `spanZoom`).
+    public func framedPicture(_ view: ZoomView, picture: DecodedImage, itemPicture: DecodedImage) -> DecodedImage? {
+        let size = itemPanelSize
+        guard itemPicture.size == size,
+              let zoom = spanZoom(view, itemStart: reversed ? axisExtent - itemExtent : 0, picture: picture, itemPicture: itemPicture)
+        else { return nil }
+        var drawn = true
+        let out = try? DecodedImage(width: size.width, height: size.height, format: .xrgb8888) { buffer, stride in
+            do {
+                try ImageScaler.drawTransformed(picture, into: buffer.baseAddress!, width: size.width, height: size.height,
+                                                stride: stride, scaleX: zoom.scaleX, scaleY: zoom.scaleY,
+                                                offsetX: zoom.offsetX, offsetY: zoom.offsetY)
+            } catch {
+                drawn = false
+            }
+        }
+        return drawn ? out : nil
+    }
+}

@@ -138,6 +138,55 @@ import Testing
         #expect(d.screenDigest != held)
     }
 
+    @Test func aDragMovesTheFrozenFramingAsItWas() throws {
+        let d = try moving("move = zoom_in\n")
+        for _ in 0..<2 {
+            d.daemon.settleDecodes()
+            d.advance(ms: 20)
+        }
+        for _ in 0..<10 { d.advance(ms: 50) }
+        let size = d.backend.panelSize
+        func screen() -> [UInt32] {
+            var pixels: [UInt32] = []
+            for y in 0..<size.height { for x in 0..<size.width { pixels.append(d.backend.pixel(x: x, y: y)) } }
+            return pixels
+        }
+        d.daemon.carryOut(.touch(.down(id: 0, at: .init(x: 200, y: 100)), time: d.now))
+        d.advance(ms: 20)
+        let still = screen()
+        // Dragged 60 pixels left: the frozen framing moves as a picture (drawn
+        // once at its framing), what was at x + shift now at x.
+        var t = d.now
+        for k in 1...6 {
+            t += 16_000
+            d.daemon.carryOut(.touch(.move(id: 0, to: .init(x: 200 - Double(k) * 10, y: 100)), time: t))
+        }
+        d.advance(ms: 100)
+        let dragged = screen()
+        // (The content follows the finger from where the drag began, past the
+        // touch slop: the shift is found, then every pixel held to it.)
+        func mismatches(_ shift: Int) -> (off: Int, compared: Int) {
+            var off = 0, compared = 0
+            for y in stride(from: 0, to: size.height, by: 3) {
+                for x in stride(from: 0, to: size.width - 80, by: 3) {
+                    let a = still[y * size.width + x + shift], b = dragged[y * size.width + x]
+                    compared += 1
+                    var close = true
+                    for channel in [UInt32(0), 8, 16] where abs(Int((a >> channel) & 0xFF) - Int((b >> channel) & 0xFF)) > 6 {
+                        close = false
+                    }
+                    if !close { off += 1 }
+                }
+            }
+            return (off, compared)
+        }
+        let best = (1...80).min { mismatches($0).off < mismatches($1).off }!
+        let (off, compared) = mismatches(best)
+        #expect(best >= 20 && best <= 60, "moved \(best) pixels for a 60-pixel drag")
+        #expect(off * 100 < compared, "\(off) of \(compared) pixels differ from the frozen framing moved \(best) pixels")
+        d.daemon.carryOut(.touch(.up(id: 0), time: d.now))
+    }
+
     @Test func aSwipeCarriesItAndThePageThatComesInStartsItsOwnMove() throws {
         let d = try moving("move = zoom_in\n")
         for _ in 0..<20 { d.advance(ms: 50) }

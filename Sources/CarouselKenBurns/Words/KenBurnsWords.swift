@@ -6,7 +6,8 @@ public struct KenBurnsSettings: CapabilitySettings {
     public var enabled = false
     /// Which move a picture makes; `random` picks one per picture.
     public var move = KenBurnsMoveChoice.random
-    /// The zoom's range: a zoom goes from the one to the other; a pan is made at the larger.
+    /// The zoom's range: a zoom goes from the smaller to the larger (either
+    /// may be written first); a pan is made at the larger.
     public var zoomMin = 1.0
     public var zoomMax = 1.3
     /// Pictures taller than wide move too.
@@ -33,11 +34,6 @@ public enum KenBurnsWords {
             The picture at rest moves slowly, a pan or a zoom over its whole rest, ending on the faces its XMP marks.
             """)],
         keys: keys.map(\.inBag),
-        check: { config in
-            let k = config[KenBurnsSettings.self]
-            guard k.zoomMin > k.zoomMax else { return nil }
-            return "[ken_burns] zoom_min (\(ValueText.format(k.zoomMin))) is above zoom_max (\(ValueText.format(k.zoomMax)))"
-        },
         status: [StatusWords("ken_burns", help: """
             The move of the picture at rest, null when none: `move` (`pan`, `zoom_in`, `zoom_out`), `scale` now, \
             `faces` it keeps in view, `frames` drawn and `dropped` (frames the loop was too late for).
@@ -55,6 +51,7 @@ public enum KenBurnsWords {
             """) { $0.move = $1 },
         .number("ken_burns", "zoom_min", 1...4, default: "1.0", needs: .tune, help: """
             The scale a zoom starts from (zoom_in) or ends at (zoom_out): 1 is the picture as it rests without Ken Burns.
+            With zoom_max, a range: the smaller of the two is where a zoom is widest.
             """) { $0.zoomMin = $1 },
         .number("ken_burns", "zoom_max", 1...4, default: "1.3", needs: .tune, help: """
             The scale a zoom reaches, and that a pan is made at. The picture is decoded once at up to this much more
