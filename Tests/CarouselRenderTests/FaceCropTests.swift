@@ -4,6 +4,9 @@
 // region is cropped around its centre and the face is cut (so the test can
 // fail). References are ImageMagick's crops of its own scaling.
 
+import CarouselCore
+import CarouselImaging
+import CarouselRender
 import Foundation
 import Testing
 
@@ -72,6 +75,27 @@ struct FaceCropTests {
         let (actual, reference, _) = try frame("faces-mp.jpg", referenceX: 0)
         #expect(actual.psnr(against: reference) >= minimumPSNR)
         #expect(red(actual) >= 100 * 125)
+    }
+
+    @Test("the two halves of a pair's page keep their faces too")
+    func pairHalves() throws {
+        // A page of 200x160: two halves of 100x160, each cropping its
+        // picture's sides; the face is at each picture's left edge.
+        let settings = ItemCache.Settings(itemSize: PixelSize(width: 200, height: 160), fit: .cover, background: .black,
+                                          maxPixels: 1_000_000, budgetBytes: 1 << 20)
+        func redColumns(_ a: String, _ b: String) throws -> [Int] {
+            let page = try ItemCache.prepare(PageKey(pair: Self.fixtures + "/" + a, Self.fixtures + "/" + b), settings: settings)
+            return (0..<page.width).filter { x in
+                (0..<page.height).contains { y in
+                    let p = page.pixel(x: x, y: y)
+                    return (p >> 16) & 0xFF > 200 && (p >> 8) & 0xFF < 60 && p & 0xFF < 60
+                }
+            }
+        }
+        let kept = try redColumns("faces-mwg.jpg", "faces-mp.jpg")
+        // The face, 2 to 33 of 240 at 320 wide: columns 3 to 44 of each half.
+        #expect(kept.contains(5) && kept.contains(40) && kept.contains(105) && kept.contains(140), "\(kept)")
+        #expect(try redColumns("faces-none.jpg", "faces-none.jpg").isEmpty)
     }
 
     @Test("without the region the crop is the centre's, and the face is cut")
