@@ -25,15 +25,7 @@ struct KenBurnsBenchmarks {
             let display = OffscreenBackend(size: panel)
             let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
             let frames = panel.width > 2000 ? 10 : 30
-            let copy = measure("memcpy of a \(panel) frame", operations: frames) {
-                var sum = 0
-                for k in 0..<frames {
-                    let b = display.acquire()!
-                    memcpy(b.pixels, source.pixels, source.stride * source.height)
-                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
-                }
-                return sum
-            }
+            let copy = measureMemcpy("memcpy of a \(panel) frame", of: source, into: display, frames: frames)
             lines.append(line(copy))
             func sharper(_ factor: Double) -> DecodedImage {
                 let size = PixelSize(width: Int((Double(box.width) * factor).rounded()), height: Int((Double(box.height) * factor).rounded()))

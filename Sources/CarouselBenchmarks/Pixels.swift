@@ -200,6 +200,20 @@ func format2(_ x: Double) -> String {
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
 }
 
+/// The floor every frame is measured against: `frames` memcpys of `source`
+/// into `display`'s buffers, as `name`.
+func measureMemcpy(_ name: String, of source: Frame, into display: OffscreenBackend, frames: Int) -> Result {
+    measure(name, operations: frames) {
+        var sum = 0
+        for k in 0..<frames {
+            let b = display.acquire()!
+            memcpy(b.pixels, source.pixels, source.stride * source.height)
+            sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
+        }
+        return sum
+    }
+}
+
 /// Issue 11's figures: the cost of a frame on its way to the screen, for
 /// every rotation, and of a slide with and without moving the scan-out
 /// window, each as a ratio to a memcpy of the frame in the same run. Frames
@@ -238,15 +252,7 @@ struct FramePathBenchmarks {
         let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
         let frames = 60
         func memcpyOfTheFrame(_ name: String) -> Result {
-            measure(name, operations: frames) {
-                var sum = 0
-                for k in 0..<frames {
-                    let b = display.acquire()!
-                    memcpy(b.pixels, source.pixels, source.stride * source.height)
-                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
-                }
-                return sum
-            }
+            measureMemcpy(name, of: source, into: display, frames: frames)
         }
         let copy = memcpyOfTheFrame("memcpy of a \(panel) frame into a display buffer")
         // The same bytes copied a row at a time (a row per call: 7680 bytes at 1920): glibc

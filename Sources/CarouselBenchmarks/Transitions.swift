@@ -18,17 +18,7 @@ struct TransitionBenchmarks {
         let display = OffscreenBackend(size: panel)
         let source = Frame(width: panel.width, height: panel.height, color: 0xFF33_4455)
         let frames = 60
-        func memcpyOfTheFrame() -> Result {
-            measure("memcpy", operations: frames) {
-                var sum = 0
-                for k in 0..<frames {
-                    let b = display.acquire()!
-                    memcpy(b.pixels, source.pixels, source.stride * source.height)
-                    sum &+= Int(b.pixels.load(fromByteOffset: k * 4, as: UInt32.self))
-                }
-                return sum
-            }
-        }
+        func memcpyOfTheFrame() -> Result { measureMemcpy("memcpy", of: source, into: display, frames: frames) }
         let paths = FramePathBenchmarks(panel: panel)
         // Pictures at 4 bytes a pixel, and packed at 3 as the decode cache keeps them (each widened once
         // per crossfade: a new writer per round, so that every round pays for it).

@@ -17,7 +17,7 @@ public struct FaceRegion: Equatable, Sendable, CustomStringConvertible {
 
     /// A region from its corner and size (Microsoft's `MPReg:Rectangle`),
     /// clamped to the picture; nil when nothing of it is inside.
-    init?(left: Double, top: Double, width: Double, height: Double) {
+    public init?(left: Double, top: Double, width: Double, height: Double) {
         guard left.isFinite, top.isFinite, width.isFinite, height.isFinite, width > 0, height > 0 else { return nil }
         let x0 = max(0, left), y0 = max(0, top), x1 = min(1, left + width), y1 = min(1, top + height)
         guard x1 > x0, y1 > y0 else { return nil }

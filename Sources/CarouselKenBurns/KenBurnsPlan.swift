@@ -115,7 +115,7 @@ public enum KenBurnsPlan {
         let px = Double(placed.x) / Double(box.width), py = Double(placed.y) / Double(box.height)
         let pw = Double(placed.width) / Double(box.width), ph = Double(placed.height) / Double(box.height)
         let faces = facts.faces.compactMap { f -> FaceRegion? in
-            FaceRegion(clampingLeft: px + f.x * pw, top: py + f.y * ph, width: f.width * pw, height: f.height * ph)
+            FaceRegion(left: px + f.x * pw, top: py + f.y * ph, width: f.width * pw, height: f.height * ph)
         }
         /// Where a view `window` wide is centred along an axis to keep the faces in it, if there are faces.
         func focus(_ spans: [(start: Double, end: Double)], window: Double) -> Double? {
@@ -163,14 +163,5 @@ public enum KenBurnsPlan {
             h = h &* 0x0000_0100_0000_01B3
         }
         return h
-    }
-}
-
-extension FaceRegion {
-    /// A region clamped to the box; nil when nothing of it is inside.
-    init?(clampingLeft left: Double, top: Double, width: Double, height: Double) {
-        let x0 = max(0, left), y0 = max(0, top), x1 = min(1, left + width), y1 = min(1, top + height)
-        guard x1 > x0, y1 > y0 else { return nil }
-        self.init(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 }
