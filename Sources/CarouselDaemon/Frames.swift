@@ -319,14 +319,19 @@ public final class FramePath {
     /// as a picture does, at a slide's cost, not a scaled copy's a frame.
     private(set) var baked: [PageKey: (framing: Framing, picture: DecodedImage)] = [:]
 
-    /// Draws the framed pages among `placed` once at their framings (again
-    /// when a framing changed), and lets go of the others.
+    /// Draws the framed pages among `placed`, and those beside them, once at
+    /// their framings (again when a framing changed), and lets go of the
+    /// others. The neighbours are drawn with the first frame of a motion
+    /// (a finger landing draws one), not with the frame a drag first shows
+    /// them in: a finger's move waits for no scaled copy.
     private func bake(_ placed: [Compositor.Placement]) {
         guard !framings.isEmpty || !baked.isEmpty else { return }
         let d = daemon, compositor = d.compositor
         let box = compositor.itemPixelSize
+        let count = d.album.count
         var keep = Set<PageKey>()
-        for index in Set(placed.map(\.index)) {
+        let indices = Set(placed.flatMap { [$0.index, $0.index - 1, $0.index + 1] }.map { count > 0 ? (($0 % count) + count) % count : $0 })
+        for index in indices {
             guard let key = d.album.key(index), let entry = framings[key] else { continue }
             keep.insert(key)
             if baked[key]?.framing == entry.framing { continue }
