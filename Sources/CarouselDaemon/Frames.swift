@@ -177,12 +177,17 @@ public final class FramePath {
         // Framings at rest are drawn each frame (the move); while the carousel
         // moves they are still, drawn once (`baked`) and moved as pictures.
         let framed: [ZoomLayer]
+        let onScreen = Set(placed.map(\.index))
         if zoom == nil, !moving, model.motionState == .idle {
-            baked.removeAll()
+            // At rest the pages on screen move (drawn each frame); those
+            // beside them are drawn once where their moves start.
+            let count = max(album.count, 1)
+            bake(Set(onScreen.flatMap { [($0 + count - 1) % count, ($0 + 1) % count] }).subtracting(onScreen))
             framed = framedLayers(placed, current: model.lattice.itemIndex(at: x))
         } else {
             framed = []
-            if zoom == nil { bake(placed + (crossfade.map { compositor.placements(offset: $0.to, count: album.count, wrap: d.config.carousel.wrap) } ?? [])) }
+            let incoming = crossfade.map { compositor.placements(offset: $0.to, count: album.count, wrap: d.config.carousel.wrap) } ?? []
+            if zoom == nil { bake(Set((placed + incoming).flatMap { [$0.index - 1, $0.index, $0.index + 1] })) }
         }
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
@@ -319,18 +324,19 @@ public final class FramePath {
     /// as a picture does, at a slide's cost, not a scaled copy's a frame.
     private(set) var baked: [PageKey: (framing: Framing, picture: DecodedImage)] = [:]
 
-    /// Draws the framed pages among `placed`, and those beside them, once at
-    /// their framings (again when a framing changed), and lets go of the
-    /// others. The neighbours are drawn with the first frame of a motion
-    /// (a finger landing draws one), not with the frame a drag first shows
-    /// them in: a finger's move waits for no scaled copy.
-    private func bake(_ placed: [Compositor.Placement]) {
+    /// Draws the framed pages of items `wanted` once at their framings
+    /// (again when a framing changed), and lets go of the others. At rest
+    /// these are the pages beside the one on screen, drawn where their moves
+    /// start before a finger lands; while moving, those on screen and beside
+    /// them: the page that was at rest is drawn once, with the motion's first
+    /// frame, and a finger's move then waits for no scaled copy.
+    private func bake(_ wanted: Set<Int>) {
         guard !framings.isEmpty || !baked.isEmpty else { return }
         let d = daemon, compositor = d.compositor
         let box = compositor.itemPixelSize
         let count = d.album.count
         var keep = Set<PageKey>()
-        let indices = Set(placed.flatMap { [$0.index, $0.index - 1, $0.index + 1] }.map { count > 0 ? (($0 % count) + count) % count : $0 })
+        let indices = Set(wanted.map { count > 0 ? (($0 % count) + count) % count : $0 })
         for index in indices {
             guard let key = d.album.key(index), let entry = framings[key] else { continue }
             keep.insert(key)

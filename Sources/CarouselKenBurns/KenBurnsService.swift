@@ -101,14 +101,16 @@ public final class KenBurnsService: LoopService {
         for k in near { readFacts(k) }
         forgetFacts(keeping: Set(near))
 
+        // The pages that may come in wait where their moves start (shown so
+        // already at rest: the house draws them once, before a finger lands).
+        for k in near.dropFirst() where shown[k] == nil {
+            if let m = plannedMove(k) { show(k, m.from, largestScale: m.largestScale) }
+        }
         let atRest = !model.isMoving && model.motionState == .idle && model.zoomView(at: time) == nil
         guard atRest, !view.displayIsOff, let page = key(current) else {
-            // Stopped where it is; the pages that may come in wait where their moves start.
+            // Stopped where it is.
             rest = nil
             nextTick = nil
-            for k in near.dropFirst() where shown[k] == nil {
-                if let m = plannedMove(k) { show(k, m.from, largestScale: m.largestScale) }
-            }
             return
         }
         let until = model.autoplayStatus.next?.microseconds

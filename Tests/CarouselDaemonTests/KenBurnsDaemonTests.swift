@@ -203,6 +203,26 @@ import Testing
         #expect(try #require(scale(d)) > s0)
     }
 
+    @Test func oneOrTwoPicturesMoveAndSwipeToo() throws {
+        for images in [["01-mountains.jpg"], ["01-mountains.jpg", "02-sunset.jpg"]] {
+            let d = try OffscreenDaemon(images: images, ini: "[ken_burns]\nenabled = true\nmove = zoom_in\n")
+            d.showFirstPicture()
+            for _ in 0..<500 where kenBurns(d) == nil {
+                usleep(5_000)
+                d.daemon.collectCompleted()
+                d.advance(ms: 0)
+            }
+            let before = d.screenDigest
+            for _ in 0..<20 { d.advance(ms: 50) }
+            #expect(d.screenDigest != before, "\(images.count) pictures: the picture at rest does not move")
+            d.swipe()
+            for _ in 0..<60 { d.advance(ms: 20) }
+            #expect(d.daemon.status()["index"] == .int(images.count == 1 ? 0 : 1))
+            for _ in 0..<20 { d.advance(ms: 50) }
+            #expect(kenBurns(d) != nil, "\(images.count) pictures: no move after the swipe")
+        }
+    }
+
     @Test func offItSleepsAtRest() throws {
         let d = try OffscreenDaemon(ini: "[ken_burns]\nenabled = false\n")
         d.showFirstPicture()
