@@ -34,6 +34,8 @@ public final class KenBurnsService: LoopService {
     private var reading: Set<PageKey> = []
     /// How the house is asked to draw each page now (a page not here: whole).
     private var shown: [PageKey: Framing] = [:]
+    /// The largest scale each was shown with (what its decode is asked for).
+    private var shownScale: [PageKey: Double] = [:]
 
     private struct Rest {
         var key: PageKey
@@ -108,7 +110,10 @@ public final class KenBurnsService: LoopService {
         }
         let atRest = !model.isMoving && model.motionState == .idle && model.zoomView(at: time) == nil
         guard atRest, !view.displayIsOff, let page = key(current) else {
-            // Stopped where it is.
+            // Stopped where it is. A frame now (a finger landed, a slide
+            // began) has the house draw the still framing once, before the
+            // finger's first move needs it.
+            if rest != nil { context.ask(.frame) }
             rest = nil
             nextTick = nil
             return
@@ -168,7 +173,11 @@ public final class KenBurnsService: LoopService {
         let end = r.move.framing(at: 1)
         let done = progress >= 1 || framing.distance(to: end, width: box.w, height: box.h) < 0.5
         if done { framing = end }
-        show(r.key, framing, largestScale: r.move.largestScale)
+        // The sharper decode is asked for once the picture has rested a
+        // while: pages swiped past quickly cost no decode each (on one core
+        // it would compete with the next swipe), and the first second of a
+        // move magnifies little.
+        show(r.key, framing, largestScale: now - r.start >= Self.sharpAfter ? r.move.largestScale : 1)
         if done {
             nextTick = nil
             return
@@ -201,12 +210,16 @@ public final class KenBurnsService: LoopService {
 
     private func isClip(_ key: PageKey) -> Bool { !key.isPair && ClipName.isClip(key.first) }
 
+    /// How long a picture rests (µs) before its sharper decode is asked for.
+    static let sharpAfter: Int64 = 1_000_000
+
     private func show(_ key: PageKey, _ framing: Framing?, largestScale: Double) {
-        guard shown[key] != framing else { return }
+        guard shown[key] != framing || shownScale[key] != largestScale else { return }
+        shownScale[key] = framing == nil ? nil : largestScale
+        if shown[key] != framing, framing != nil { frames += 1 }
         shown[key] = framing
         context.ask(.framing(key: key, framing, largestScale: largestScale))
         context.ask(.frame)
-        if framing != nil { frames += 1 }
     }
 
     private func stopAll() {

@@ -423,10 +423,14 @@ def ken_burns(s, touch):
         if not m:
             raise Failure("no finger-to-frame figure in the daemon's last lines")
         results[on]["move to frame mean ms"], results[on]["move to frame max ms"] = float(m.group(1)), float(m.group(2))
+        pace = re.search(r"while moving, one every ([\d.]+) ms on average", d.err)
+        results[on]["frame interval ms"] = float(pace.group(1)) if pace else None
     s.figures["Ken Burns: CPU seconds in 10 s at rest, without / with (fps 20)"] = f"{results[False]['cpu']} / {results[True]['cpu']}"
     s.figures["Ken Burns: frames drawn in 12 s of rest, dropped"] = f"{results[True]['frames']}, {results[True]['dropped']}"
     s.figures["Ken Burns: a finger's move to its frame, mean ms, without / with"] = (
         f"{results[False]['move to frame mean ms']} / {results[True]['move to frame mean ms']}")
+    s.figures["Ken Burns: frame interval while moving (swipes, and with it its frames), ms, without / with"] = (
+        f"{results[False]['frame interval ms']} / {results[True]['frame interval ms']}")
     s.figures["Ken Burns: a finger's move to its frame, longest ms, without / with"] = (
         f"{results[False]['move to frame max ms']} / {results[True]['move to frame max ms']}")
 
