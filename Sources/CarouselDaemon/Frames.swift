@@ -187,7 +187,11 @@ public final class FramePath {
         } else {
             framed = []
             let incoming = crossfade.map { compositor.placements(offset: $0.to, count: album.count, wrap: d.config.carousel.wrap) } ?? []
-            if zoom == nil { bake(Set((placed + incoming).flatMap { [$0.index - 1, $0.index, $0.index + 1] })) }
+            if zoom == nil {
+                bake(Set((placed + incoming).flatMap { [$0.index - 1, $0.index, $0.index + 1] }))
+                // A pinch's decode goes with the pinch (a framing's stays for its page).
+                if framings.isEmpty { d.cache.wantZoom(nil, scale: 1) }
+            }
         }
         // While the content moves, what comes next along the way is laid out
         // too where the buffers have room: the slide moves the window over it.
