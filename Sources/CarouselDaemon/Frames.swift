@@ -159,6 +159,7 @@ public final class FramePath {
     func drawIfNeeded(now: Int64) {
         let d = daemon
         guard moving || needsFrame, !d.power.isOff, pacer.mayDraw(at: now) else { return }
+        let began = d.realTime ? MonotonicClock.now() : 0
         if windowRoomDue, !d.displayIsAway { applyWindowRoom() }
         let model = d.model, album = d.album, compositor = d.compositor
         let x = model.offset(at: Timestamp(microseconds: now))
@@ -271,6 +272,11 @@ public final class FramePath {
             presentFailures = 0
         }
         needsFrame = false
+        if d.realTime, !framed.isEmpty {
+            // What a frame that draws framings costs this board, smoothed.
+            let cost = MonotonicClock.now() - began
+            framedFrameCost = framedFrameCost == 0 ? cost : (3 * framedFrameCost + cost) / 4
+        }
         shown = writer
         pacer.presented(at: now, onScreenLater: d.backend.presentsAsynchronously)
         if complete, !pictureShown {
@@ -322,6 +328,10 @@ public final class FramePath {
         if !sharpened, current != nil { cache.wantZoom(nil, scale: 1) }
         return layers
     }
+
+    /// How long a frame that draws framings (Ken Burns at rest) takes on
+    /// this board, µs, smoothed over the last few; 0 on a manual clock.
+    private(set) var framedFrameCost: Int64 = 0
 
     /// Framed pages' pictures drawn once at their framing, for the frames
     /// of a motion (a slide, a drag, a crossfade): the frozen framing moves

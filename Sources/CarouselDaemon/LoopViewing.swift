@@ -18,6 +18,7 @@ extension Daemon: LoopView {
     public func awaitsDecode(_ key: PageKey) -> Bool { cache.missing.contains(key) }
     public var now: Int64 { clock() }
     public var isMoving: Bool { frames.moving }
+    public var framedFrameCost: Int64 { frames.framedFrameCost }
     public func pictureName(onPage page: Int) -> String? {
         album.pages.indices.contains(page) ? pictureName(album.pages[page].lowerBound) : nil
     }

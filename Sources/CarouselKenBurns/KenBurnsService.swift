@@ -78,7 +78,8 @@ public final class KenBurnsService: LoopService {
         guard let rest, let framing = shown[rest.key] else { return ["ken_burns": .null] }
         return ["ken_burns": .object(["move": .string(rest.move.kind.rawValue),
                                       "scale": .double((framing.scale * 1000).rounded() / 1000),
-                                      "faces": .int(rest.move.faces), "frames": .int(frames), "dropped": .int(dropped)])]
+                                      "faces": .int(rest.move.faces), "frames": .int(frames), "dropped": .int(dropped),
+                                      "fps": .double(framePeriod > 0 ? (1e7 / Double(framePeriod)).rounded() / 10 : 0)])]
     }
 
     // MARK: - The policy
@@ -162,8 +163,8 @@ public final class KenBurnsService: LoopService {
             nextTick = nil
             return
         }
-        let fps = max(1, settings.fps)
-        let period = Int64(1_000_000 / fps)
+        let period = Self.period(fps: settings.fps, frameCost: context.view.framedFrameCost)
+        framePeriod = period
         let seconds = Double(now - r.start) / 1e6
         let progress = KenBurnsPlan.progress(at: seconds, duration: r.duration)
         // Done at the rest's end; for ever, once what is left of the move is
@@ -196,6 +197,20 @@ public final class KenBurnsService: LoopService {
             nextTick = now + period
         }
     }
+
+    /// The share of the loop's time Ken Burns may take at most: the rest is
+    /// for a finger landing, which then waits at most for one of its frames.
+    static let loopShare: Int64 = 4
+
+    /// The time between frames: the `fps` cap, or longer on a board where a
+    /// frame costs more than a quarter of it (the move is drawn less often,
+    /// never the carousel's response to a finger).
+    static func period(fps: Int, frameCost: Int64) -> Int64 {
+        max(Int64(1_000_000 / max(1, fps)), loopShare * max(frameCost, 0))
+    }
+
+    /// The period the move is drawn at now (for `status`).
+    private var framePeriod: Int64 = 0
 
     private var boxSize: (w: Double, h: Double) {
         let item = context.view.pictureSettings.itemSize

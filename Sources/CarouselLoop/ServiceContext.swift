@@ -43,6 +43,10 @@ public protocol LoopView: AnyObject {
     var localClock: LocalClock { get }
     /// The content moves (a slide, a drag, momentum): not at rest.
     var isMoving: Bool { get }
+    /// How long a frame that draws framings (`LoopAsk.framing` at rest)
+    /// takes on this board (µs, smoothed; 0 on a manual clock): what a
+    /// service that asks for such frames spends of the loop's time.
+    var framedFrameCost: Int64 { get }
     /// The picture the position file names for page `page` (its first):
     /// its name in the folder, or its path when `[images] files` lists them.
     func pictureName(onPage page: Int) -> String?

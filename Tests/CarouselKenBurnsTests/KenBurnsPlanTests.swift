@@ -125,6 +125,15 @@ import Testing
         #expect(abs(move.framing(at: 0.5).scale - 1.2) < 1e-9)
     }
 
+    @Test func aSlowBoardDrawsTheMoveLessOften() {
+        // The fps cap where a frame is cheap; where one costs more than a
+        // quarter of the period, four times its cost between frames.
+        #expect(KenBurnsService.period(fps: 20, frameCost: 0) == 50_000)
+        #expect(KenBurnsService.period(fps: 20, frameCost: 3_000) == 50_000)
+        #expect(KenBurnsService.period(fps: 20, frameCost: 40_000) == 160_000)
+        #expect(KenBurnsService.period(fps: 60, frameCost: 5_000) == 20_000)
+    }
+
     @Test func theZoomViewShowsTheCentreInTheMiddle() {
         let f = Framing(scale: 1.3, centerX: 0.4, centerY: 0.6)
         let v = f.zoomView(item: 2, width: 1280, height: 800)

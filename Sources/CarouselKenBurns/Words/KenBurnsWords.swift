@@ -36,7 +36,8 @@ public enum KenBurnsWords {
         keys: keys.map(\.inBag),
         status: [StatusWords("ken_burns", help: """
             The move of the picture at rest, null when none: `move` (`pan`, `zoom_in`, `zoom_out`), `scale` now, \
-            `faces` it keeps in view, `frames` drawn and `dropped` (frames the loop was too late for).
+            `faces` it keeps in view, `frames` drawn and `dropped` (frames the loop was too late for), `fps` it is drawn \
+            at now (the `fps` cap, or less where a frame costs more than a quarter of the loop's time).
             """)])
 
     static let keys: [KeyDeclaration<KenBurnsSettings>] = [
@@ -64,8 +65,9 @@ public enum KenBurnsWords {
             Pictures of the screen's own shape (within 2%) move too; false: only those the screen crops or letterboxes.
             """) { $0.screenShaped = $1 },
         .integer("ken_burns", "fps", 1...60, default: "20", needs: .tune, help: """
-            The most frames a second the move is drawn at. Each frame is a scaled copy of the picture; on a board too
-            slow for it the move is drawn less often, never the carousel's response to a finger.
+            The most frames a second the move is drawn at. Each frame is a scaled copy of the picture; on a board where
+            one costs more than a quarter of the time between frames the move is drawn less often, so that a finger
+            landing waits for one frame at most.
             """) { $0.fps = $1 },
     ]
 }
