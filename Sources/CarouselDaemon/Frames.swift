@@ -304,7 +304,9 @@ public final class FramePath {
             if current != nil { cache.wantZoom(nil, scale: 1) }
             return []
         }
-        let box = daemon.layout.cacheSettings(daemon.config).itemSize
+        // The item's layout size (what the cache scales pictures to), read
+        // from the compositor: not the cache's settings made anew each frame.
+        let box = daemon.compositor.itemPixelSize
         var layers: [ZoomLayer] = []
         var sharpened = false
         for index in Set(placed.map(\.index)) {
