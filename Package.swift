@@ -13,16 +13,23 @@ let textHeadersSwift: [SwiftSetting] = [.unsafeFlags(textHeaderFolders.flatMap {
 
 let package = Package(
     name: "carouseld",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "carouseld", targets: ["carouseld"]),
         .executable(name: "carouselctl", targets: ["carouselctl"]),
+        .executable(name: "carouseld-web", targets: ["carouseld-web"]),
         .executable(name: "carousel-bench", targets: ["CarouselBenchmarks"]),
         .executable(name: "carousel-fuzz", targets: ["carousel-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.1"),
+        // The frame's own page (`carouseld-web`): HTTP, sessions and password
+        // hashes, the streaming multipart parser. The daemon links none of them.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // The carousel model: gestures, physics, paging, autoplay, geometry.
@@ -39,12 +46,13 @@ let package = Package(
         // Swift, below the configuration and the control grammar, which read them.
         .target(name: "CarouselWords", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // The one list of the capabilities' words (`Capabilities.all`).
-        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselKenBurnsWords"]),
+        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselKenBurnsWords", "CarouselWebWords"]),
         // A capability's words live in its room, in a module of their own, so
         // that `carouselctl`, the schema and the documents read them without
         // linking the service.
         .target(name: "CarouselClipsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselClips/Words"),
         .target(name: "CarouselKenBurnsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselKenBurns/Words"),
+        .target(name: "CarouselWebWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselWeb/Words"),
         .target(name: "CarouselPushedTextWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
                 path: "Sources/CarouselPushedText/Words"),
         .target(name: "CarouselPresenceWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
@@ -102,6 +110,29 @@ let package = Package(
                 "CarouselImaging", "CarouselCalibration", "CarouselSync", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The frame's page (`carouseld-web`): a process of its own, with its own
+        // user, that reaches the daemon through the control socket only and
+        // writes into the album's folder only. Its room holds its words
+        // (`[web]`), its pages and its HTTP server.
+        .target(name: "CarouselWeb", dependencies: [
+            "CarouselWebWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselImaging",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+            .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            .product(name: "MultipartKit", package: "multipart-kit"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ], exclude: ["Words"]),
+        .executableTarget(
+            name: "carouseld-web",
+            dependencies: ["CarouselWeb", "CarouselWebWords", "CarouselConfig", "CarouselPlatform", "CarouselImaging", "CarouselVideo",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdCore", package: "hummingbird")]
+        ),
+        .testTarget(name: "CarouselWebTests", dependencies: [
+            "CarouselWeb", "CarouselWebWords", "CarouselConfig", "CarouselControl", "CarouselPlatform",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         .executableTarget(
             name: "carouselctl",
             dependencies: ["CarouselControl", "CarouselPlatform", "CarouselWords", .product(name: "ArgumentParser", package: "swift-argument-parser")]

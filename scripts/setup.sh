@@ -24,6 +24,7 @@ packages=(
   libcurl4-openssl-dev  # carouseld sync's HTTP (CCurlLoader: the header; libcurl is opened with dlopen by the sync only)
   rclone  # carouseld sync's remotes, and `rclone serve webdav`, the real server its tests fetch from
   dpkg-dev debhelper lintian  # make deb: the Debian package (scripts/deb.sh) and its check
+  chromium chromium-driver  # the frame's page tested in a real browser at a phone's size (Tests/Servers/web_browser.py, Selenium from PyPI in .build-web/)
   man-db groff-base  # scripts/check-man.sh renders the manual pages in man/ with man -l and groff, failing on any warning
 )
 # The C kernels' twin test (scripts/kernels.sh) builds for x86-64, arm64

@@ -214,3 +214,7 @@ int cplatform_nice_this_thread(int increment) {
     niced = 1;
     return 0;
 }
+
+int cplatform_rename_noreplace(const char *from, const char *to) {
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+}

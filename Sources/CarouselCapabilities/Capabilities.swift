@@ -2,6 +2,7 @@ import CarouselClipsWords
 import CarouselKenBurnsWords
 import CarouselPresenceWords
 import CarouselPushedTextWords
+import CarouselWebWords
 import CarouselWords
 
 /// Every capability that declares its words (`CapabilityWords`): a new
@@ -14,6 +15,7 @@ public enum Capabilities {
         PresenceWords.words,
         PushedTextWords.words,
         KenBurnsWords.words,
+        WebWords.words,
     ]
 
     /// The entities MQTT discovery announces for `settings`.

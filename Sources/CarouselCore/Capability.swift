@@ -58,6 +58,12 @@ public struct Grant: Equatable, Sendable {
     /// may look, drive and tune, never reach past the frame.
     public static let mqtt = Grant(name: "MQTT", allows: [.look, .drive, .tune])
 
+    /// The frame's page (`carouseld-web`): its owner may look, drive, tune
+    /// and configure, never reach past the frame (paths, devices, brokers,
+    /// credentials are shown on the page, not edited there). Its guests get
+    /// less, by the page's own rule (`WebRole`).
+    public static let web = Grant(name: "the web page", allows: [.look, .drive, .tune, .configure])
+
     public func allows(_ capability: Capability) -> Bool { allows.contains(capability) }
 
     /// The one-line refusal of `what` (the request as the peer wrote it,

@@ -123,6 +123,13 @@ public struct DecodingProcess: Sendable {
     /// Waits for `pid` to end, at most `timeoutMilliseconds` (then kills it).
     /// The wait status, or nil after a timeout.
     private func wait(for pid: pid_t) -> Int32? {
+        Self.wait(for: pid, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Waits for the helper `pid` to end, at most `timeoutMilliseconds`
+    /// (then kills it). The wait status, or nil after a timeout. For every
+    /// helper that checks or decodes a file (the web's upload check too).
+    public static func wait(for pid: pid_t, timeoutMilliseconds: Int) -> Int32? {
         var timedOut = false
         let pidfd = cplatform_pidfd_open(pid)
         if pidfd >= 0 {

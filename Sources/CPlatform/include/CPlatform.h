@@ -27,6 +27,10 @@ ssize_t cplatform_send_with_fd(int socket, const void *buffer, size_t length, in
 // a descriptor for writers that want one, where /tmp may be read-only.
 int cplatform_memory_file(const char *name);
 
+// rename(2) that never replaces: renameat2 with RENAME_NOREPLACE (declared
+// by glibc only with _GNU_SOURCE). 0, or -1 with errno (EEXIST: the name is taken).
+int cplatform_rename_noreplace(const char *from, const char *to);
+
 /// Starts `path` with `argv` and `envp` as a helper process that sees
 /// `input` as its descriptor 3 and `output` as its descriptor 4, /dev/null
 /// as 0, 1 and 2, and no other descriptor of ours; its signal mask is empty

@@ -1,0 +1,111 @@
+/// The page's style and script: served from the binary (no files to
+/// install, no build chain), the only script and style the
+/// Content-Security-Policy lets run.
+enum Assets {
+    static let css = """
+        :root { color-scheme: light dark; --bg: #fafafa; --fg: #1b1b1b; --muted: #5f5f5f; --accent: #0b57d0;
+          --card: #fff; --line: #d9d9d9; --bad: #b3261e; --good: #146c2e; }
+        @media (prefers-color-scheme: dark) {
+          :root { --bg: #121212; --fg: #ececec; --muted: #a8a8a8; --accent: #8ab4f8; --card: #1e1e1e; --line: #3a3a3a;
+            --bad: #f2b8b5; --good: #a8dab5; }
+        }
+        * { box-sizing: border-box; }
+        body { margin: 0; font: 16px/1.45 system-ui, sans-serif; background: var(--bg); color: var(--fg); }
+        header { position: sticky; top: 0; background: var(--card); border-bottom: 1px solid var(--line); padding: 8px 12px; }
+        header h1 { font-size: 1.1rem; margin: 0 0 6px; }
+        nav { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
+        nav a { padding: 10px 14px; border-radius: 20px; color: var(--fg); text-decoration: none; }
+        nav a[aria-current="page"] { background: var(--accent); color: var(--bg); }
+        nav .signout { margin-left: auto; }
+        main { padding: 12px; max-width: 720px; margin: 0 auto; }
+        button, input[type="file"], input[type="password"] { font: inherit; min-height: 48px; }
+        button { padding: 0 18px; border: 1px solid var(--line); border-radius: 24px; background: var(--card); color: var(--fg); }
+        button[type="submit"] { cursor: pointer; }
+        .now { margin: 0; background: #000; border-radius: 8px; overflow: hidden; }
+        .now img { display: block; width: 100%; height: auto; }
+        .status { color: var(--muted); text-align: center; }
+        .drive { display: flex; gap: 12px; justify-content: center; }
+        .drive form { flex: 1; }
+        .drive button { width: 100%; min-height: 56px; font-size: 1.2rem; }
+        .login, .upload { display: flex; flex-direction: column; gap: 10px; }
+        input[type="password"] { padding: 0 12px; border: 1px solid var(--line); border-radius: 8px; background: var(--card);
+          color: var(--fg); }
+        .problem { color: var(--bad); }
+        .added { color: var(--good); }
+        .results, .progress, .album { list-style: none; padding: 0; }
+        .album li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+        .progress li { margin: 6px 0; overflow-wrap: anywhere; }
+        progress { width: 100%; height: 12px; }
+        pre { background: var(--card); padding: 10px; border-radius: 8px; overflow-x: auto; }
+        """
+
+    /// Progressive: every form works without it. With it, drive buttons
+    /// act without leaving the page (the picture is fetched again), and an
+    /// upload sends one file per request with a progress bar for each.
+    static let script = """
+        "use strict";
+        (function () {
+          function refreshNow() {
+            var img = document.getElementById("now");
+            if (img) { img.src = "/now.png?t=" + Date.now(); }
+          }
+          document.querySelectorAll(".drive form").forEach(function (form) {
+            form.addEventListener("submit", function (event) {
+              event.preventDefault();
+              fetch(form.action, { method: "POST", headers: { "Accept": "application/json" }, credentials: "same-origin" })
+                .then(function (r) { return r.ok ? r.json() : null; })
+                .then(function () { setTimeout(refreshNow, 700); location.reload(); });
+            });
+          });
+          var upload = document.getElementById("upload");
+          if (!upload) { return; }
+          upload.addEventListener("submit", function (event) {
+            var input = document.getElementById("files");
+            if (!input.files || input.files.length === 0) { return; }
+            event.preventDefault();
+            var list = document.getElementById("progress");
+            var files = Array.prototype.slice.call(input.files);
+            var rows = files.map(function (file) {
+              var li = document.createElement("li");
+              var label = document.createElement("div");
+              label.textContent = file.name;
+              var bar = document.createElement("progress");
+              bar.max = file.size || 1;
+              bar.value = 0;
+              li.appendChild(label);
+              li.appendChild(bar);
+              list.appendChild(li);
+              return { file: file, li: li, label: label, bar: bar };
+            });
+            var next = 0;
+            function send() {
+              if (next >= rows.length) { setTimeout(function () { location.reload(); }, 400); return; }
+              var row = rows[next++];
+              var body = new FormData();
+              body.append("files", row.file, row.file.name);
+              var xhr = new XMLHttpRequest();
+              xhr.open("POST", "/photos");
+              xhr.setRequestHeader("Accept", "application/json");
+              xhr.upload.onprogress = function (e) { if (e.lengthComputable) { row.bar.max = e.total; row.bar.value = e.loaded; } };
+              xhr.onload = function () {
+                var text = "";
+                try {
+                  var answer = JSON.parse(xhr.responseText).files[0];
+                  text = answer.ok ? "Added " + answer.name : answer.error;
+                  row.li.className = answer.ok ? "added" : "problem";
+                } catch (e) {
+                  text = row.file.name + ": " + (xhr.responseText || xhr.statusText);
+                  row.li.className = "problem";
+                }
+                row.label.textContent = text;
+                row.bar.value = row.bar.max;
+                send();
+              };
+              xhr.onerror = function () { row.label.textContent = row.file.name + ": the upload failed"; row.li.className = "problem"; send(); };
+              xhr.send(body);
+            }
+            send();
+          });
+        })();
+        """
+}

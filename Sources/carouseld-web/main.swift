@@ -1,0 +1,160 @@
+import ArgumentParser
+import CarouselConfig
+import CarouselImaging
+import CarouselPlatform
+import CarouselVideo
+import CarouselWeb
+import CarouselWebWords
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `carouseld-web`: the frame's own page, a process of its own.
+@main
+struct CarouseldWeb: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "carouseld-web",
+        abstract: "The frame's own page: a phone on the local network adds pictures and drives the frame.",
+        subcommands: [Serve.self, SetPassword.self, CheckUpload.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// The configuration file's text as a `Configuration`; a problem is one
+/// line on standard error and exit status 2, as carouseld's own.
+func readConfiguration(_ path: String) throws -> Configuration {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        FileHandle.standardError.write(Data("carouseld-web: cannot read \(path)\n".utf8))
+        throw ExitCode(2)
+    }
+    do {
+        return try Configuration.parse(String(decoding: data, as: UTF8.self), file: path)
+    } catch {
+        FileHandle.standardError.write(Data("carouseld-web: \(error)\n".utf8))
+        throw ExitCode(2)
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve the page (the default).")
+
+    @Option(name: .long, help: "The configuration file.")
+    var config = "/etc/carouseld/carouseld.ini"
+
+    @Option(name: .long, help: "Where to listen instead of [web] listen: ADDRESS:PORT or unix:PATH.")
+    var listen: String?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds a connection may stay silent, mid-request too.", visibility: .hidden))
+    var idleTimeout = 30
+
+    func run() async throws {
+        let config = try readConfiguration(self.config)
+        let web = config[WebSettings.self]
+        let address: WebListen
+        do {
+            address = try listen.map { try WebListen($0) } ?? web.listen
+        } catch {
+            FileHandle.standardError.write(Data("carouseld-web: --listen '\(listen ?? "")': \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let env = WebEnvironment(config: config, webSettings: web)
+        let sessions = MemoryPersistDriver()
+        let router = WebApp.router(env, sessions: sessions)
+        let bind: BindAddress = switch address {
+        case let .tcp(host, port): .hostname(host, port: port)
+        case let .unix(path): .unixDomainSocket(path: path)
+        }
+        if case let .unix(path) = address { unlink(path) }
+        var logger = Logger(label: "carouseld-web")
+        logger.logLevel = .notice
+        let app = Application(
+            router: router,
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(idleTimeout)))),
+            // A phone or two, and their browsers' parallel connections: 64
+            // at once at most, so that held-open connections cannot exhaust
+            // the process's descriptors.
+            configuration: .init(address: bind, serverName: nil, availableConnectionsDelegate: MaximumAvailableConnections(64)),
+            services: [sessions],
+            onServerRunning: { _ in
+                let line = "carouseld-web: serving the page on \(address)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            },
+            logger: logger
+        )
+        if !env.owner.isSet {
+            print("carouseld-web: no owner's password yet: set one with `carouseld-web set-password`")
+        }
+        try await app.runService()
+    }
+}
+
+struct SetPassword: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-password",
+        abstract: "Set the owner's password, read as one line on standard input."
+    )
+
+    @Option(name: .long, help: "The configuration file.")
+    var config = "/etc/carouseld/carouseld.ini"
+
+    func run() throws {
+        let web = try readConfiguration(config)[WebSettings.self]
+        if isatty(0) != 0 { print("The owner's password (at least \(OwnerPassword.minimumLength) characters): ", terminator: "") }
+        guard let line = readLine(strippingNewline: true) else {
+            FileHandle.standardError.write(Data("carouseld-web: no password on standard input\n".utf8))
+            throw ExitCode(2)
+        }
+        do {
+            try OwnerPassword(folder: web.state).set(line)
+        } catch {
+            FileHandle.standardError.write(Data("carouseld-web: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+        print("carouseld-web: the owner's password is set (\(web.state)/owner.bcrypt)")
+    }
+}
+
+/// The check of one uploaded file, in a process of its own: the file on
+/// descriptor 3, the verdict's one line into descriptor 4.
+struct CheckUpload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-upload",
+        abstract: "Check the upload on descriptor 3 (carouseld-web's own helper).",
+        shouldDisplay: false
+    )
+
+    @Option(name: .long) var maxPixels: Int
+    @Option(name: .long) var name: String
+
+    func run() throws {
+        DecodingProcess.limitAddressSpace(maxPixels: maxPixels)
+        let path = "/proc/self/fd/3"
+        let verdict: String?
+        if ClipName.isClip(name) {
+            do {
+                _ = try VideoDecoder.poster(path: path, maxPixels: maxPixels, maxSide: 256, process: nil)
+                verdict = nil
+            } catch {
+                verdict = "not a clip the frame can play: \(error.reason)"
+            }
+        } else {
+            ImageDecoder.heifProcess = nil
+            do {
+                _ = try ImageDecoder.decode(path: path, targetSize: PixelSize(width: 256, height: 256), fit: .contain,
+                                            maxPixels: maxPixels)
+                verdict = nil
+            } catch {
+                verdict = "not a picture the frame can show: \(error.message)"
+            }
+        }
+        if let verdict {
+            let bytes = Array(verdict.utf8)
+            _ = bytes.withUnsafeBytes { write(4, $0.baseAddress, $0.count) }
+            throw ExitCode(1)
+        }
+    }
+}

@@ -1,0 +1,449 @@
+#!/usr/bin/env python3
+"""carouseld-web against raw HTTP: the frame's page played by an attacker on
+the LAN and by its owner, beside the real daemon on the offscreen display.
+
+Every check talks HTTP/1.1 on a socket of its own (http.client, or raw bytes
+where a browser would never send them) to `carouseld-web`, which asks the
+daemon through its control socket. What the page refuses must leave the
+album folder as it was (no file, no temporary file) and the frame where it
+was; what it takes must reach the daemon's `list`.
+
+Usage: web_e2e.py CAROUSELD CAROUSELD_WEB
+"""
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+
+from checks import IMAGES, REPO, CheckSuite, Failure, OffscreenDaemon, free_port, until
+
+FIXTURES = os.path.join(REPO, "Tests/CarouselImagingTests/Fixtures")
+PASSWORD = "a long enough password"
+MAX_UPLOAD_MB = 4
+
+
+class Frame:
+    """The daemon and its page on a folder of their own."""
+
+    def __init__(self, suite, name, album=None, idle_timeout=30):
+        self.suite = suite
+        self.folder = os.path.join(suite.folder, name)
+        self.album = album or os.path.join(self.folder, "album")
+        self.state = os.path.join(self.folder, "web-state")
+        os.makedirs(self.album, exist_ok=True)
+        os.makedirs(self.state)
+        for picture in ("01-mountains.jpg", "02-sunset.jpg"):
+            shutil.copy(os.path.join(IMAGES, picture), self.album)
+        self.port = free_port()
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.ini = os.path.join(self.folder, "carouseld.ini")
+        with open(self.ini, "w") as f:
+            f.write(f"[images]\npath = {self.album}\n[control]\nsocket = {self.folder}/control.sock\n"
+                    f"[autoplay]\nenabled = false\n[video]\nenabled = true\n"
+                    f"[web]\nlisten = 127.0.0.1:{self.port}\nstate = {self.state}\nmax_upload_mb = {MAX_UPLOAD_MB}\n")
+        self.daemon = OffscreenDaemon(suite.binary, self.ini, self.folder, os.path.join(self.folder, "control.sock"),
+                                      "first frame on screen", "the daemon's first frame")
+        suite.cleanup_frames.append(self)
+        self.web_log = open(os.path.join(self.folder, "web.log"), "wb")
+        self.web = subprocess.Popen([suite.web, "--config", self.ini, "--idle-timeout", str(idle_timeout)],
+                                    stdout=self.web_log, stderr=subprocess.STDOUT)
+        until("carouseld-web's port", lambda: self.log_says("serving the page"), timeout=30)
+
+    def log_says(self, text):
+        with open(os.path.join(self.folder, "web.log"), "rb") as f:
+            return text in f.read().decode(errors="replace")
+
+    def stop(self):
+        if self.web.poll() is None:
+            self.web.terminate()
+            try:
+                self.web.wait(10)
+            except subprocess.TimeoutExpired:
+                self.web.kill()
+                self.web.wait()
+        self.daemon.stop()
+
+    def set_password(self, password=PASSWORD):
+        return subprocess.run([self.suite.web, "set-password", "--config", self.ini], input=password + "\n",
+                              capture_output=True, text=True, timeout=60)
+
+    # HTTP
+
+    def request(self, method, path, body=None, headers=None, cookie=None, origin=True):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        h = dict(headers or {})
+        if origin is True and method not in ("GET", "HEAD"):
+            h["Origin"] = self.origin
+        elif isinstance(origin, str):
+            h["Origin"] = origin
+        if cookie:
+            h["Cookie"] = cookie
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+
+    def login(self, password=PASSWORD):
+        status, headers, _ = self.request("POST", "/login", body=urllib.parse.urlencode({"password": password}),
+                                          headers={"Content-Type": "application/x-www-form-urlencoded"})
+        if status != 303:
+            raise Failure(f"signing in answered {status}")
+        return headers["set-cookie"].split(";")[0]
+
+    def upload(self, files, cookie, origin=True, accept_json=True):
+        """files: [(filename, bytes)] as one multipart body."""
+        boundary = "----carouseld-test-boundary"
+        body = b""
+        for name, data in files:
+            body += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n"
+                     f"Content-Type: application/octet-stream\r\n\r\n").encode() + data + b"\r\n"
+        body += f"--{boundary}--\r\n".encode()
+        headers = {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+        if accept_json:
+            headers["Accept"] = "application/json"
+        return self.request("POST", "/photos", body=body, headers=headers, cookie=cookie, origin=origin)
+
+    def album_files(self):
+        return sorted(os.listdir(self.album))
+
+    def listed(self):
+        return [os.path.basename(p) for p in self.daemon.ask("list")["images"]]
+
+
+def picture(name):
+    with open(os.path.join(IMAGES, name), "rb") as f:
+        return f.read()
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name), "rb") as f:
+        return f.read()
+
+
+def clip(folder):
+    path = os.path.join(folder, "clip.mp4")
+    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10", "-t", "1",
+                    "-pix_fmt", "yuv420p", "-c:v", "libx264", path], check=True, timeout=120)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def expect(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def security_headers(headers, what):
+    csp = headers.get("content-security-policy", "")
+    expect("default-src 'none'" in csp and "script-src 'self'" in csp and "frame-ancestors 'none'" in csp,
+           f"{what}: no strict Content-Security-Policy ({csp!r})")
+    expect(headers.get("x-content-type-options") == "nosniff", f"{what}: no X-Content-Type-Options")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    suite = CheckSuite(os.path.abspath(sys.argv[1]), "carouseld-web-e2e-")
+    suite.web = os.path.abspath(sys.argv[2])
+    suite.cleanup_frames = []
+    frame = Frame(suite, "frame", idle_timeout=3)
+    state = {}
+
+    def no_password_yet():
+        status, headers, body = frame.request("GET", "/login")
+        expect(status == 200 and b"set-password" in body, "the sign-in page does not say how to set a password")
+        status, _, _ = frame.request("POST", "/login", body="password=anything+at+all",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        expect(status == 401, f"signing in with no password set answered {status}")
+        short = frame.set_password("short")
+        expect(short.returncode != 0 and "at least 8" in short.stderr, f"a short password was taken: {short.stderr}")
+        expect(not os.path.exists(os.path.join(frame.state, "owner.bcrypt")), "a refused password left a file")
+        made = frame.set_password()
+        expect(made.returncode == 0, f"set-password failed: {made.stderr}")
+        stored = open(os.path.join(frame.state, "owner.bcrypt")).read()
+        expect(stored.startswith("$2") and PASSWORD not in stored, "the password is not stored as a bcrypt hash")
+        expect(os.stat(os.path.join(frame.state, "owner.bcrypt")).st_mode & 0o077 == 0, "the hash is readable by others")
+        return "set-password: hash 0600; refused short"
+
+    def signed_out_gets_nothing():
+        before = frame.daemon.ask("status")["index"]
+        album = frame.album_files()
+        results = []
+        for method, path in (("GET", "/now"), ("GET", "/photos"), ("GET", "/now.png"), ("POST", "/drive/next"),
+                             ("POST", "/drive/pause"), ("POST", "/photos")):
+            body = b"" if method == "POST" else None
+            status, headers, _ = frame.request(method, path, body=body)
+            security_headers(headers, f"{method} {path} signed out")
+            if method == "GET" and path != "/now.png":
+                expect(status == 303 and headers.get("location") == "/login", f"{method} {path} signed out: {status}")
+            else:
+                expect(status == 401, f"{method} {path} signed out answered {status}")
+            results.append(status)
+        status, _, _ = frame.upload([("x.jpg", picture("03-portrait.jpg"))], cookie=None)
+        expect(status == 401, f"an upload signed out answered {status}")
+        expect(frame.daemon.ask("status")["index"] == before, "a signed-out request moved the frame")
+        expect(frame.album_files() == album, "a signed-out request wrote into the album")
+        return f"{len(results) + 1} requests refused"
+
+    def sign_in():
+        status, _, body = frame.request("POST", "/login", body="password=not+the+password",
+                                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+        expect(status == 401 and b"not the password" in body, f"a wrong password answered {status}")
+        status, headers, _ = frame.request("POST", "/login", body=urllib.parse.urlencode({"password": PASSWORD}),
+                                           headers={"Content-Type": "application/x-www-form-urlencoded"})
+        expect(status == 303 and headers.get("location") == "/now", f"the right password answered {status}")
+        cookie = headers.get("set-cookie", "")
+        attributes = [a.strip().lower() for a in cookie.split(";")]
+        expect("httponly" in attributes and "samesite=strict" in attributes, f"the session cookie is {cookie!r}")
+        state["cookie"] = cookie.split(";")[0]
+        status, headers, body = frame.request("GET", "/now", cookie=state["cookie"])
+        expect(status == 200 and b"Picture 1 of 2" in body, f"the Now page signed in: {status} {body[:200]!r}")
+        security_headers(headers, "GET /now")
+        # A planted session id is worth nothing: signing in gives a new one.
+        status, headers, _ = frame.request("POST", "/login", body=urllib.parse.urlencode({"password": PASSWORD}),
+                                           headers={"Content-Type": "application/x-www-form-urlencoded"},
+                                           cookie="carouseld_session=planted-by-an-attacker")
+        expect("planted-by-an-attacker" not in headers.get("set-cookie", ""), "signing in kept a planted session id")
+        return "cookie HttpOnly, SameSite=Strict"
+
+    def foreign_origin_refused():
+        cookie = state["cookie"]
+        before = frame.daemon.ask("status")["index"]
+        album = frame.album_files()
+        for origin in ("http://evil.example", f"http://127.0.0.1:{frame.port + 1}", "null", None):
+            status, headers, _ = frame.request("POST", "/drive/next", body=b"", cookie=cookie, origin=origin or False)
+            expect(status == 403, f"POST /drive/next from origin {origin!r} answered {status}")
+            security_headers(headers, f"a refusal of origin {origin!r}")
+            status, _, _ = frame.upload([("x.jpg", picture("03-portrait.jpg"))], cookie=cookie, origin=origin or False)
+            expect(status == 403, f"an upload from origin {origin!r} answered {status}")
+        status, _, _ = frame.request("POST", "/logout", body=b"", cookie=cookie, origin="http://evil.example")
+        expect(status == 403, "a cross-site sign-out was taken")
+        expect(frame.daemon.ask("status")["index"] == before, "a cross-site request moved the frame")
+        expect(frame.album_files() == album, "a cross-site request wrote into the album")
+        return "4 origins (another site, another port, null, none) x 2 actions"
+
+    def drive_the_frame():
+        cookie = state["cookie"]
+        status, _, body = frame.request("POST", "/drive/next", body=b"", cookie=cookie, headers={"Accept": "application/json"})
+        expect(status == 200 and json.loads(body)["ok"], f"next answered {status} {body!r}")
+        until("the frame at picture 2", lambda: frame.daemon.ask("status")["index"] == 1, timeout=10)
+        status, headers, _ = frame.request("POST", "/drive/prev", body=b"", cookie=cookie)
+        expect(status == 303 and headers.get("location") == "/now", f"prev as a form answered {status}")
+        until("the frame back at picture 1", lambda: frame.daemon.ask("status")["index"] == 0, timeout=10)
+        status, headers, png = frame.request("GET", "/now.png", cookie=cookie)
+        expect(status == 200 and headers.get("content-type") == "image/png" and png[:8] == b"\x89PNG\r\n\x1a\n",
+               f"/now.png answered {status} {headers.get('content-type')}")
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        expect((width, height) == (320, 200), f"the screenshot is {width}x{height}, the display 320x200")
+        status, _, _ = frame.request("POST", "/drive/anything", body=b"", cookie=cookie)
+        expect(status == 404, f"an unknown action answered {status}")
+        return f"next, prev; the screenshot {width}x{height}, {len(png)} bytes"
+
+    def upload_pictures_and_a_clip():
+        cookie = state["cookie"]
+        files = [("portrait.jpg", picture("03-portrait.jpg")), ("phone photo.HEIC", fixture("exif-6.heic")),
+                 ("drawing.png", fixture("rgba.png") if os.path.exists(os.path.join(FIXTURES, "rgba.png"))
+                  else picture("01-mountains.jpg")), ("clip.mp4", clip(frame.folder))]
+        status, _, body = frame.upload(files, cookie)
+        answer = json.loads(body)
+        names = [f.get("name") for f in answer["files"]]
+        expect(status == 200 and all(f["ok"] for f in answer["files"]), f"the upload answered {status}: {answer}")
+        expect(names[1] == "phone_photo.heic", f"the HEIC was named {names[1]!r}")
+        until("the uploads in the daemon's list", lambda: set(names) <= set(frame.listed()), timeout=20)
+        expect(not [n for n in os.listdir(frame.album) if n.startswith(".")], "a temporary file stayed in the album")
+        # The same names again: new names, nothing replaced.
+        status, _, body = frame.upload([("portrait.jpg", picture("02-sunset.jpg"))], cookie)
+        again = json.loads(body)["files"][0]
+        expect(again["ok"] and again["name"] == "portrait-2.jpg", f"a second portrait.jpg became {again}")
+        with open(os.path.join(frame.album, "portrait.jpg"), "rb") as f:
+            expect(f.read() == picture("03-portrait.jpg"), "an upload replaced a file of the same name")
+        until("portrait-2.jpg in the daemon's list", lambda: "portrait-2.jpg" in frame.listed(), timeout=20)
+        return f"{', '.join(names)} in list; a second portrait.jpg became portrait-2.jpg"
+
+    def hostile_uploads():
+        cookie = state["cookie"]
+        parent = os.path.dirname(frame.album)
+        before_parent = sorted(os.listdir(parent))
+        # A path in the name: only its last part is kept, inside the album.
+        status, _, body = frame.upload([("../../x.jpg", picture("03-portrait.jpg"))], cookie)
+        answer = json.loads(body)["files"][0]
+        expect(answer["ok"] and answer["name"] == "x.jpg", f"../../x.jpg became {answer}")
+        expect(sorted(os.listdir(parent)) == before_parent, "an upload named ../../x.jpg wrote outside the album")
+        expect(not os.path.exists(os.path.join(os.path.dirname(parent), "x.jpg")), "../../x.jpg escaped the album")
+        refusals = []
+        album = frame.album_files()
+        for name, data, code, words in (
+            ("notes.jpg", b"just some text, not a picture\n" * 10, 422, "not a picture"),
+            ("big.jpg", b"\xff\xd8\xff" + b"\0" * (MAX_UPLOAD_MB * 1048576 + 1), 413, "larger than"),
+            ("tool.exe", picture("03-portrait.jpg"), 415, "not a picture or clip"),
+            ("noextension", picture("03-portrait.jpg"), 415, "extension"),
+            ("empty.png", b"", 400, "empty"),
+            ("fake.mp4", b"\0\0\0\x18ftypmp42" + os.urandom(4096), 422, "not a clip"),
+        ):
+            status, headers, body = frame.upload([(name, data)], cookie)
+            text = body.decode(errors="replace")
+            expect(status == code and words in text, f"{name}: answered {status} {text[:300]}")
+            security_headers(headers, f"the refusal of {name}")
+            expect(frame.album_files() == album, f"{name}: something was left in the album: "
+                                                 f"{sorted(set(frame.album_files()) - set(album))}")
+            refusals.append(f"{name} {status}")
+        return "; ".join(refusals)
+
+    def endless_body():
+        cookie = state["cookie"]
+        album = frame.album_files()
+        boundary = "endless"
+        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
+        head = (f"POST /photos HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nOrigin: {frame.origin}\r\nCookie: {cookie}\r\n"
+                f"Content-Type: multipart/form-data; boundary={boundary}\r\nTransfer-Encoding: chunked\r\n\r\n")
+        part = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"never.jpg\"\r\n\r\n").encode()
+        chunk = part + picture("03-portrait.jpg")[:1000]
+        s.sendall(head.encode() + f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        until("the part's temporary file", lambda: any(n.startswith(".") for n in os.listdir(frame.album)), timeout=10)
+        # Then nothing more: the page closes the connection at its idle
+        # time-out (3 s here) and keeps nothing.
+        s.settimeout(60)
+        closed = b""
+        try:
+            while True:
+                data = s.recv(4096)
+                if not data:
+                    break
+                closed += data
+        except ConnectionResetError:
+            pass
+        s.close()
+        until("the temporary file removed", lambda: frame.album_files() == album, timeout=10)
+        # And a body of endless preamble, sent as fast as it goes: answered
+        # 400 once 1 MiB of it is in, whatever comes after.
+        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
+        s.sendall(head.encode())
+        sent = 0
+        answer = b""
+        while sent < 64 << 20 and not answer:
+            block = b"x" * 65536
+            try:
+                s.sendall(f"{len(block):x}\r\n".encode() + block + b"\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            sent += len(block)
+            ready, _, _ = select.select([s], [], [], 0)
+            if ready:
+                answer = s.recv(4096)
+        if not answer:
+            s.settimeout(10)
+            try:
+                answer = s.recv(4096)
+            except (ConnectionResetError, socket.timeout):
+                pass
+        s.close()
+        expect(answer.startswith(b"HTTP/1.1 400") and b"besides its files" in answer,
+               f"an endless preamble was answered {answer[:120]!r} after {sent >> 20} MiB")
+        expect(sent < 32 << 20, f"the refusal came only after {sent >> 20} MiB")
+        expect(frame.album_files() == album, "an endless body left a file")
+        return f"a silent body closed at the idle time-out, nothing kept; an endless preamble answered 400 " \
+               f"after {sent >> 10} KiB sent"
+
+    def names_escaped():
+        cookie = state["cookie"]
+        evil = "<script>alert(1)<script>.jpg"  # a file name has no slash
+        shutil.copy(os.path.join(IMAGES, "01-mountains.jpg"), os.path.join(frame.album, evil))
+        until("the file in the daemon's list", lambda: evil in frame.listed(), timeout=20)
+        status, _, body = frame.request("GET", "/photos", cookie=cookie)
+        text = body.decode()
+        expect(status == 200 and "&lt;script&gt;alert(1)&lt;script&gt;.jpg" in text, "the name is not shown escaped")
+        expect("<script>alert" not in text, "the name is shown as markup")
+        return "shown as &lt;script&gt;..."
+
+    def full_disk():
+        small = os.path.join(suite.folder, "small")
+        os.makedirs(small)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", small], capture_output=True, text=True)
+        if mounted.returncode != 0:
+            raise Failure(f"cannot mount a 2 MiB tmpfs for the full disk: {mounted.stderr.strip()}")
+        disk = None
+        try:
+            disk = Frame(suite, "disk", album=small)
+            made = disk.set_password()
+            expect(made.returncode == 0, f"set-password: {made.stderr}")
+            cookie = disk.login()
+            before = sorted(os.listdir(small))
+            status, _, body = disk.upload([("huge.jpg", b"\xff\xd8\xff" + b"\0" * (3 << 20))], cookie)
+            text = body.decode(errors="replace")
+            expect(status == 507 and "disk is full" in text, f"a full disk answered {status} {text[:200]}")
+            expect(sorted(os.listdir(small)) == before, f"a full disk left {sorted(set(os.listdir(small)) - set(before))}")
+            status, _, body = disk.upload([("fits.jpg", picture("03-portrait.jpg"))], cookie)
+            expect(status == 200 and json.loads(body)["files"][0]["ok"], "after a full disk, a small file was refused")
+            return "507 'the frame's disk is full', nothing left; the next file taken"
+        finally:
+            if disk:
+                disk.stop()
+            subprocess.run(["umount", small], capture_output=True)
+
+    def login_rate_limited():
+        limited = Frame(suite, "limited")
+        made = limited.set_password()
+        expect(made.returncode == 0, f"set-password: {made.stderr}")
+        c = http.client.HTTPConnection("127.0.0.1", limited.port, timeout=30)
+        counts = {}
+        retry = None
+        for n in range(1000):
+            c.request("POST", "/login", body=f"password=guess{n:04d}",
+                      headers={"Content-Type": "application/x-www-form-urlencoded", "Origin": limited.origin})
+            r = c.getresponse()
+            r.read()
+            counts[r.status] = counts.get(r.status, 0) + 1
+            if r.status == 429:
+                retry = r.getheader("Retry-After")
+        c.close()
+        expect(counts.get(401) == 5 and counts.get(429) == 995, f"1,000 wrong passwords were answered {counts}")
+        expect(retry is not None and 1 <= int(retry) <= 60, f"Retry-After is {retry!r}")
+        # Within the window even the right password waits: a guess is never checked.
+        status, _, _ = limited.request("POST", "/login", body=urllib.parse.urlencode({"password": PASSWORD}),
+                                       headers={"Content-Type": "application/x-www-form-urlencoded"})
+        expect(status == 429, f"the right password within the window answered {status}")
+        limited.stop()
+        return f"{counts[401]} checked, {counts[429]} refused with Retry-After {retry}"
+
+    try:
+        suite.check("no owner's password yet: the page says how to set one; set-password keeps a bcrypt hash, 0600",
+                    no_password_yet)
+        suite.check("signed out, every page and action is refused (pages go to sign in), nothing moves or is written",
+                    signed_out_gets_nothing)
+        suite.check("signing in: a wrong password refused, the right one gives a new HttpOnly SameSite=Strict session",
+                    sign_in)
+        suite.check("a request from another origin (or none) is refused, signed in or not: nothing moves or is written",
+                    foreign_origin_refused)
+        suite.check("Now: next and prev drive the frame, /now.png is the frame's picture", drive_the_frame)
+        suite.check("uploads: a JPEG, a HEIC, a PNG and a clip in one request reach the daemon's list; names never replace",
+                    upload_pictures_and_a_clip)
+        suite.check("hostile uploads: ../../x.jpg stays in the album; text named .jpg, over the limit, .exe, no "
+                    "extension, empty, a fake clip: each refused with nothing left", hostile_uploads)
+        suite.check("a multipart body that never ends: a silent one closed at the idle time-out, an endless one refused; "
+                    "nothing kept", endless_body)
+        suite.check("a picture named <script>alert(1)<script>.jpg is shown escaped", names_escaped)
+        suite.check("a full disk: one clear message, nothing left behind, the next file taken", full_disk)
+        suite.check("1,000 sign-in attempts: 5 checked, the rest refused (429, Retry-After) without being checked",
+                    login_rate_limited)
+    finally:
+        for f in suite.cleanup_frames:
+            f.stop()
+    shutil.rmtree(suite.folder, ignore_errors=True)
+    for name, error in suite.failed:
+        print(f"FAILED: {name}: {error}")
+    print(f"web: {len(suite.passed)} passed, {len(suite.failed)} failed")
+    return 1 if suite.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
