@@ -297,7 +297,7 @@ extension ControlServer {
                 client.awaited = request
                 return
             }
-            if request == .subscribe, case .ok = response { client.subscriber = true }
+            if case .ok = response { client.subscribe(request) }
             reply(client, response)
         }
     }

@@ -40,7 +40,7 @@ extension ControlServer {
             return
         }
         client.awaiting = false
-        if client.awaited == .subscribe, case .ok = response { client.subscriber = true }
+        if let awaited = client.awaited, case .ok = response { client.subscribe(awaited) }
         client.awaited = nil
         reply(client, response)
         flush(client)

@@ -31,6 +31,10 @@ public enum ControlRequest: Equatable, Sendable {
     /// rights where the client chose; `carouselctl screenshot` does this.
     case screenshot(path: String?)
     case subscribe
+    /// `subscribe changes`: the events, but not the per-frame ones
+    /// (`didScroll`, `didZoom`), which cost the daemon a line every frame of
+    /// a motion (the web page's live view).
+    case subscribeChanges
     case version
     case help
     /// `display on|off|auto`: the display's power; `auto` gives it back to
@@ -62,7 +66,7 @@ public enum ControlRequest: Equatable, Sendable {
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
         "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
-        "subscribe": "subscribe", "version": "version", "help": "help", "display": "display on|off|auto",
+        "subscribe": "subscribe [changes]", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
     ]
 
@@ -84,7 +88,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .play: .play
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
-        case .status, .reload, .list, .set, .screenshot, .subscribe, .version, .help, .display, .brightness,
+        case .status, .reload, .list, .set, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
              .declared: nil
         }
     }
@@ -96,7 +100,7 @@ public enum ControlRequest: Equatable, Sendable {
     /// schema's own "unknown key" answer is the reply.
     public func capability(keyCapability: (String) -> Capability?) -> Capability {
         switch self {
-        case .status, .list, .version, .help, .subscribe, .screenshot(path: nil): .look
+        case .status, .list, .version, .help, .subscribe, .subscribeChanges, .screenshot(path: nil): .look
         case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness: .drive
         case let .declared(request): request.capability
         case let .set(key, _): keyCapability(key) ?? .tune
@@ -132,6 +136,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .set(key, value): "set \(key) \(value)"
         case let .screenshot(path): path.map { "screenshot \($0)" } ?? "screenshot"
         case .subscribe: "subscribe"
+        case .subscribeChanges: "subscribe changes"
         case .version: "version"
         case .help: "help"
         case let .display(setting): "display \(setting.rawValue)"
@@ -164,7 +169,12 @@ public enum ControlRequest: Equatable, Sendable {
         case "status": return noArguments(.status)
         case "reload": return noArguments(.reload)
         case "list": return noArguments(.list)
-        case "subscribe": return noArguments(.subscribe)
+        case "subscribe":
+            guard let which = arguments.first else { return .success(.subscribe) }
+            guard which.text == "changes", arguments.count == 1 else {
+                return .failure(ControlError("subscribe takes nothing, or changes (no per-frame events), got '\(arguments.map(\.text).joined(separator: " "))'"))
+            }
+            return .success(.subscribeChanges)
         case "version": return noArguments(.version)
         case "help": return noArguments(.help)
         case "goto": return parseGoto(Array(arguments))

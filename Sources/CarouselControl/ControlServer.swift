@@ -159,6 +159,18 @@ public final class ControlServer {
         var output: [UInt8] = []
         var outputStart = 0
         var subscriber = false
+        /// A subscriber that takes the per-frame events too (`subscribe`,
+        /// not `subscribe changes`).
+        var everyFrame = false
+
+        /// A `subscribe` answered `.ok` makes a subscriber.
+        func subscribe(_ request: ControlRequest) {
+            switch request {
+            case .subscribe: subscriber = true; everyFrame = true
+            case .subscribeChanges: subscriber = true; everyFrame = false
+            default: break
+            }
+        }
         var readClosed = false
         var closed = false
         /// A request whose reply comes later (`deferReply`): nothing more is
@@ -328,6 +340,8 @@ public final class ControlServer {
     public var listenerDescriptor: Int32 { listener.raw }
     public var clientCount: Int { clients.count }
     public var subscriberCount: Int { clients.values.filter(\.subscriber).count }
+    /// The subscribers that take the per-frame events.
+    public var everyFrameSubscriberCount: Int { clients.values.filter { $0.subscriber && $0.everyFrame }.count }
     /// The peers connected now, e.g. for `status`.
     public var peers: [ControlPeer] { clients.values.map(\.peer) }
 
@@ -429,12 +443,13 @@ public final class ControlServer {
     /// Queues one event line (no newline) for every subscriber and writes
     /// what the sockets take now. A subscriber whose queue would pass
     /// `maximumQueuedBytes` is dropped: the display never waits for a reader.
-    public func broadcast(line: String) {
+    /// A per-frame event (`perFrame`) goes only to those that take them.
+    public func broadcast(line: String, perFrame: Bool = false) {
         defer { notifyIfChanged() }
         if listenerPausedUntil != nil { resumeListenerIfDue(now: clock()) }
         let bytes = Array(line.utf8) + [0x0A]
         let now = clock()
-        for client in clients.values where client.subscriber && !client.closed {
+        for client in clients.values where client.subscriber && !client.closed && (client.everyFrame || !perFrame) {
             if let since = client.stalledSince, now - since > stallLimitMicroseconds {
                 drop(client, level: .warning,
                      "dropped a subscriber that is not reading its events (nothing read for \((now - since) / 1_000_000) s, \(client.queued) bytes queued)")

@@ -74,10 +74,16 @@ public final class ControlService: LoopService {
 
     public func stop() { server.close() }
 
-    /// Every event line to the subscribers, the per-frame ones included.
-    public func wantsEvents(perFrame: Bool) -> Bool { server.subscriberCount > 0 }
+    /// Every event line to the subscribers; the per-frame ones only to
+    /// those that take them (`subscribe`, not `subscribe changes`), and
+    /// made only when one does.
+    public func wantsEvents(perFrame: Bool) -> Bool {
+        perFrame ? server.everyFrameSubscriberCount > 0 : server.subscriberCount > 0
+    }
 
     public func publish(eventLine line: String) { server.broadcast(line: line) }
+
+    public func publish(eventLine line: String, perFrame: Bool) { server.broadcast(line: line, perFrame: perFrame) }
 
     /// A request from a client: the daemon answers it, and its reply is
     /// written when the loop hands it back; a screenshot is written off the

@@ -29,7 +29,7 @@ extension Daemon {
             // `command` is the one mapping of these words to the model's commands.
             if let error = request.command.flatMap(perform) { return .error(error.description) }
             return .ok(status())
-        case .status, .subscribe:
+        case .status, .subscribe, .subscribeChanges:
             return .ok(status())
         case .list:
             return .ok(["count": .int(album.pictureCount), "images": .array(album.paths.map { .string($0) })])

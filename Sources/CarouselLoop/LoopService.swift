@@ -59,6 +59,9 @@ public protocol LoopService: AnyObject {
     func wantsEvents(perFrame: Bool) -> Bool
     /// An event line (the control socket's JSON), for a service that wants them.
     func publish(eventLine: String)
+    /// The same, saying whether it is a per-frame one (`didScroll`,
+    /// `didZoom`); by default `publish(eventLine:)`.
+    func publish(eventLine: String, perFrame: Bool)
     /// Carries out a request addressed to the capability it serves
     /// (`overlay text`), or nil when the request is not its. Asked after the
     /// request's grant was checked.
@@ -80,6 +83,7 @@ extension LoopService {
     public var takesEvents: Bool { false }
     public func wantsEvents(perFrame: Bool) -> Bool { false }
     public func publish(eventLine: String) {}
+    public func publish(eventLine: String, perFrame: Bool) { publish(eventLine: eventLine) }
     public func handle(_ request: ControlRequest, now: Int64) -> RequestOutcome? { nil }
     public func status(now: Int64) -> [String: JSONValue] { [:] }
 }

@@ -170,7 +170,7 @@ public final class LoopServices {
         for slot in eventTakers where slots[slot].service.wantsEvents(perFrame: perFrame) {
             if built == nil { built = line() }
             markRan(slot)
-            slots[slot].service.publish(eventLine: built!)
+            slots[slot].service.publish(eventLine: built!, perFrame: perFrame)
         }
     }
 

@@ -132,7 +132,7 @@ public struct FrameProtocol: Equatable, Sendable {
         switch ControlRequest.parse(line: String(line)) {
         case let .failure(error):
             return .failure(error)
-        case .success(.subscribe):
+        case .success(.subscribe), .success(.subscribeChanges):
             return .failure(ControlError("subscribe is not taken over MQTT: the events are published on the event topic"))
         case .success(.screenshot(path: .some)):
             return .failure(ControlError(

@@ -2,6 +2,13 @@
 /// install, no build chain), the only script and style the
 /// Content-Security-Policy lets run.
 enum Assets {
+    /// Three overlapping frames, the carousel's pages.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect x="1" y="8" width="8" height="16" rx="2" \
+        fill="#8ab4f8"/><rect x="23" y="8" width="8" height="16" rx="2" fill="#8ab4f8"/><rect x="7" y="5" width="18" \
+        height="22" rx="3" fill="#0b57d0"/></svg>
+        """
+
     static let css = """
         :root { color-scheme: light dark; --bg: #fafafa; --fg: #1b1b1b; --muted: #5f5f5f; --accent: #0b57d0;
           --card: #fff; --line: #d9d9d9; --bad: #b3261e; --good: #146c2e; }
@@ -14,7 +21,8 @@ enum Assets {
         header { position: sticky; top: 0; background: var(--card); border-bottom: 1px solid var(--line); padding: 8px 12px; }
         header h1 { font-size: 1.1rem; margin: 0 0 6px; }
         nav { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
-        nav a { padding: 10px 14px; border-radius: 20px; color: var(--fg); text-decoration: none; }
+        nav a { display: inline-flex; align-items: center; min-height: 48px; padding: 0 16px; border-radius: 24px;
+          color: var(--fg); text-decoration: none; }
         nav a[aria-current="page"] { background: var(--accent); color: var(--bg); }
         nav .signout { margin-left: auto; }
         main { padding: 12px; max-width: 720px; margin: 0 auto; }
@@ -45,16 +53,11 @@ enum Assets {
     static let script = """
         "use strict";
         (function () {
-          function refreshNow() {
-            var img = document.getElementById("now");
-            if (img) { img.src = "/now.png?t=" + Date.now(); }
-          }
           document.querySelectorAll(".drive form").forEach(function (form) {
             form.addEventListener("submit", function (event) {
               event.preventDefault();
               fetch(form.action, { method: "POST", headers: { "Accept": "application/json" }, credentials: "same-origin" })
-                .then(function (r) { return r.ok ? r.json() : null; })
-                .then(function () { setTimeout(refreshNow, 700); location.reload(); });
+                .then(function () { location.reload(); }, function () { location.reload(); });
             });
           });
           var upload = document.getElementById("upload");

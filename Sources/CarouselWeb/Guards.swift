@@ -4,7 +4,8 @@ import HummingbirdAuth
 
 /// What every response carries, error responses included: a strict
 /// Content-Security-Policy (our own script and style only, no inline code,
-/// no frames, forms posted to the page itself), no sniffing, no referrer.
+/// no frames, forms posted to the page itself), no sniffing, no referrer
+/// to other sites.
 /// A handler's thrown error becomes its response here, so that it carries
 /// them too, as plain text that no browser runs.
 struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
@@ -27,7 +28,9 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
         }
         response.headers[.contentSecurityPolicy] = Self.policy
         response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.referrerPolicy] = "no-referrer"
+        // same-origin, not no-referrer: under no-referrer a browser sends
+        // `Origin: null` with the page's own form posts, which SameOrigin refuses.
+        response.headers[.referrerPolicy] = "same-origin"
         response.headers[.xFrameOptions] = "DENY"
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
         return response

@@ -66,6 +66,7 @@ enum Page {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="color-scheme" content="light dark">
             <title>\(htmlEscaped(title)) · carouseld</title>
+            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="/static/style.css">
             <script src="/static/app.js" defer></script>
             </head>

@@ -71,6 +71,8 @@ public enum WebApp {
         router.add(middleware: SessionMiddleware(storage: sessions, configuration: sessionConfiguration))
 
         router.get("/static/style.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }
+        router.get("/static/icon.svg") { _, _ in asset(Assets.icon, type: "image/svg+xml") }
+        router.get("/favicon.ico") { _, _ in Response.redirect(to: "/static/icon.svg", type: .permanent) }
         router.get("/static/app.js") { _, _ in asset(Assets.script, type: "text/javascript; charset=utf-8") }
 
         router.get("/") { _, context in

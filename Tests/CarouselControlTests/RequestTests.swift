@@ -12,7 +12,7 @@ struct RequestTests {
 
     @Test("every command without arguments", arguments: [
         ("next", ControlRequest.next), ("prev", .prev), ("pause", .pause), ("resume", .resume),
-        ("status", .status), ("reload", .reload), ("list", .list), ("subscribe", .subscribe),
+        ("status", .status), ("reload", .reload), ("list", .list),
         ("version", .version), ("help", .help),
     ])
     func bare(line: String, request: ControlRequest) {
@@ -21,6 +21,18 @@ struct RequestTests {
         #expect(parsed("\(line)\r") == request, "a telnet client's CR is ignored")
         #expect(request.line == line)
         #expect(error("\(line) extra") == "\(line) takes no arguments, got 'extra'")
+    }
+
+    @Test("subscribe, or subscribe changes (no per-frame events); nothing else after it")
+    func subscribe() {
+        #expect(parsed("subscribe") == .subscribe)
+        #expect(parsed("  subscribe\t ") == .subscribe)
+        #expect(parsed("subscribe\r") == .subscribe, "a telnet client's CR is ignored")
+        #expect(ControlRequest.subscribe.line == "subscribe")
+        #expect(parsed("subscribe changes") == .subscribeChanges)
+        #expect(ControlRequest.subscribeChanges.line == "subscribe changes")
+        #expect(error("subscribe extra") == "subscribe takes nothing, or changes (no per-frame events), got 'extra'")
+        #expect(error("subscribe changes now") != nil)
     }
 
     @Test("goto with and without a duration")

@@ -130,6 +130,23 @@ struct ServerTests {
         #expect(!other.hasLine)
     }
 
+    @Test("subscribe changes: every event but the per-frame ones, which subscribe takes")
+    func subscribeChanges() throws {
+        let h = try Harness()
+        let changes = h.connect()
+        let everything = h.connect()
+        #expect(h.roundTrip(changes, "subscribe changes") == #"{"ok":true,"request":"subscribe changes"}"#)
+        _ = h.roundTrip(everything, "subscribe")
+        #expect(h.server.subscriberCount == 2)
+        #expect(h.server.everyFrameSubscriberCount == 1)
+        h.server.broadcast(line: controlEventLine("didScroll", ["offset": 1]), perFrame: true)
+        h.server.broadcast(line: controlEventLine("indexChanged", ["index": 3]))
+        #expect(h.run { everything.hasLine })
+        #expect(everything.nextLine() == #"{"event":"didScroll","offset":1}"#)
+        #expect(h.run { changes.hasLine })
+        #expect(changes.nextLine() == #"{"event":"indexChanged","index":3}"#, "a per-frame event reached subscribe changes")
+    }
+
     @Test("subscribe refused by the daemon does not subscribe")
     func subscribeRefused() throws {
         let h = try Harness()

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""The frame's page in a real browser at a phone's size: Debian's Chromium
+and chromedriver, driven by Selenium (pinned in web-requirements.txt, in a
+virtual environment of Debian's Python kept in .build-web/), against
+carouseld-web beside the real daemon on the offscreen display.
+
+A person signs in, taps Next and sees the frame move, adds three pictures
+(one HEIC) and a clip from the file picker with a progress bar each and
+sees them in the daemon's `list`, in light and dark, at 360 px wide with
+nothing wider than the screen and no error in the browser's console (a
+Content-Security-Policy violation is one). `--screenshots DIR` keeps the
+README's pictures of each page.
+
+Usage: web_browser.py CAROUSELD CAROUSELD_WEB [--screenshots DIR]
+"""
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+REQUIREMENTS = os.path.join(HERE, "web-requirements.txt")
+CACHE = os.path.join(REPO, ".build-web")
+PYTHON = "/usr/bin/python3"
+
+
+def venv_python():
+    """The virtual environment's Python, made unless .build-web/ has the one
+    the requirements and this Python make."""
+    version = subprocess.run([PYTHON, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             check=True).stdout
+    with open(REQUIREMENTS, "rb") as f:
+        want = hashlib.sha256(f.read() + version.encode()).hexdigest()
+    folder = os.path.join(CACHE, "venv")
+    stamp = os.path.join(CACHE, "stamp")
+    python = os.path.join(folder, "bin", "python")
+    if os.path.exists(python) and os.path.exists(stamp) and open(stamp).read().strip() == want:
+        return python
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(CACHE, exist_ok=True)
+    subprocess.run([PYTHON, "-m", "venv", folder], check=True)
+    subprocess.run([os.path.join(folder, "bin", "pip"), "install", "--quiet", "--no-deps", "--disable-pip-version-check",
+                    "-r", REQUIREMENTS], check=True, timeout=900)
+    with open(stamp, "w") as f:
+        f.write(want + "\n")
+    return python
+
+
+try:
+    from selenium import webdriver  # noqa: F401
+except ImportError:
+    # Run again by the virtual environment's Python, which has Selenium.
+    os.execv(venv_python(), [venv_python(), os.path.abspath(__file__)] + sys.argv[1:])
+
+import json  # noqa: E402
+import time  # noqa: E402
+
+from selenium.webdriver.chrome.options import Options  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+sys.path.insert(0, HERE)
+from checks import IMAGES, CheckSuite, Failure, until  # noqa: E402
+from web_e2e import FIXTURES, PASSWORD, Frame, clip, expect  # noqa: E402
+
+WIDTH, HEIGHT = 360, 780
+
+
+def browser():
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                f"--window-size={WIDTH},{HEIGHT}", "--force-device-scale-factor=1", "--lang=en-US"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    # The viewport itself at the phone's width (the window has none of a phone's chrome).
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": WIDTH, "height": HEIGHT, "deviceScaleFactor": 2, "mobile": True})
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def console_errors(driver):
+    """Errors the page made: scripts and security (a CSP violation), not the
+    answers the test asked for (a wrong password's 401)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE" and e.get("source") != "network"]
+
+
+def fits_the_phone(driver, page):
+    width = driver.execute_script("return document.documentElement.scrollWidth")
+    expect(width <= WIDTH, f"{page}: the page is {width} px wide on a {WIDTH} px phone")
+    small = driver.execute_script("""
+        return Array.from(document.querySelectorAll('button, nav a, input[type=file], input[type=password]'))
+          .filter(e => e.offsetParent !== null)
+          .map(e => [e.textContent.trim() || e.getAttribute('aria-label') || e.id, e.getBoundingClientRect().height])
+          .filter(p => p[1] < 44);
+        """)
+    expect(not small, f"{page}: tap targets under 44 px tall: {small}")
+
+
+def main():
+    args = sys.argv[1:]
+    screenshots = None
+    if "--screenshots" in args:
+        i = args.index("--screenshots")
+        screenshots = os.path.abspath(args[i + 1])
+        del args[i:i + 2]
+        os.makedirs(screenshots, exist_ok=True)
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    suite = CheckSuite(os.path.abspath(args[0]), "carouseld-web-browser-")
+    suite.web = os.path.abspath(args[1])
+    suite.cleanup_frames = []
+    frame = Frame(suite, "frame")
+    made = frame.set_password()
+    if made.returncode != 0:
+        raise Failure(f"set-password: {made.stderr}")
+    driver = browser()
+    state = {}
+
+    def shot(name, dark=False):
+        if not screenshots:
+            return
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}]})
+        time.sleep(0.2)
+        driver.save_screenshot(os.path.join(screenshots, f"web-{name}.png"))
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
+                               {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+
+    def sign_in():
+        driver.get(frame.origin + "/")
+        until("the sign-in page", lambda: "/login" in driver.current_url, timeout=20)
+        fits_the_phone(driver, "sign in")
+        shot("login")
+        field = driver.find_element(By.ID, "password")
+        field.send_keys("not the password")
+        field.submit()
+        until("the refusal", lambda: "not the password" in driver.find_element(By.TAG_NAME, "body").text, timeout=20)
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+        until("the Now page", lambda: driver.current_url.endswith("/now"), timeout=20)
+        until("the frame's picture", lambda: driver.execute_script(
+            "var i = document.getElementById('now'); return i && i.complete && i.naturalWidth"), timeout=20)
+        width = driver.execute_script("return document.getElementById('now').naturalWidth")
+        expect(width == 320, f"the picture on the page is {width} px wide, the frame's 320")
+        fits_the_phone(driver, "Now")
+        shot("now")
+        shot("now-dark", dark=True)
+        return "a wrong password refused, then signed in; the frame's picture shown"
+
+    def tap_next():
+        before = frame.daemon.ask("status")["index"]
+        driver.find_element(By.CSS_SELECTOR, "button[aria-label=Next]").click()
+        until("the frame moved", lambda: frame.daemon.ask("status")["index"] == before + 1, timeout=20)
+        until("the page says so", lambda: f"Picture {before + 2} of" in driver.find_element(By.ID, "status").text,
+              timeout=20)
+        return f"picture {before + 1} -> {before + 2}, on the frame and on the page"
+
+    def upload_from_the_phone():
+        driver.find_element(By.LINK_TEXT, "Photos").click()
+        until("the Photos page", lambda: driver.current_url.endswith("/photos"), timeout=20)
+        fits_the_phone(driver, "Photos")
+        folder = os.path.join(suite.folder, "camera-roll")
+        os.makedirs(folder)
+        files = {"IMG_0001.jpg": os.path.join(IMAGES, "03-portrait.jpg"),
+                 "IMG_0002.HEIC": os.path.join(FIXTURES, "exif-6.heic"),
+                 "drawing.png": os.path.join(IMAGES, "04-panels.png"),
+                 "IMG_0003.MP4": None}
+        for name, source in files.items():
+            path = os.path.join(folder, name)
+            if source:
+                shutil.copy(source, path)
+            else:
+                with open(path, "wb") as f:
+                    f.write(clip(folder))
+        driver.find_element(By.ID, "files").send_keys("\n".join(os.path.join(folder, n) for n in files))
+        driver.find_element(By.CSS_SELECTOR, "form.upload button").click()
+        # One progress bar per file, while they go.
+        until("a progress bar per file", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#progress progress")) == 4,
+              timeout=20)
+        expected = {"IMG_0001.jpg", "IMG_0002.heic", "drawing.png", "IMG_0003.mp4"}
+        until("the four files in the daemon's list", lambda: expected <= set(frame.listed()), timeout=60)
+        until("the page reloaded with them", lambda: all(
+            n in driver.find_element(By.CSS_SELECTOR, "ul.album").text for n in expected), timeout=30)
+        shot("photos")
+        return f"{len(expected)} files, one a HEIC and one a clip, in the daemon's list and on the page"
+
+    def no_console_errors():
+        errors = console_errors(driver)
+        expect(not errors, f"the browser's console has errors (a CSP violation is one): {errors}")
+        return "none"
+
+    def bytes_for_now():
+        # What a phone downloads for the Now page, from Chrome's own log of the requests.
+        driver.get_log("performance")
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+        driver.get(frame.origin + "/now")
+        until("the frame's picture", lambda: driver.execute_script(
+            "var i = document.getElementById('now'); return i && i.complete && i.naturalWidth"), timeout=20)
+        time.sleep(0.5)
+        total = 0
+        for entry in driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            if message["method"] == "Network.loadingFinished":
+                total += int(message["params"].get("encodedDataLength", 0))
+        expect(total > 0, "Chrome logged no bytes for the Now page")
+        suite.figures["bytes downloaded for the Now page (320x200 frame, no cache)"] = total
+        return f"{total} bytes"
+
+    try:
+        suite.check("at a phone's size: sign in (a wrong password first), the Now page shows the frame's picture",
+                    sign_in)
+        suite.check("tapping Next moves the frame and the page says where it is", tap_next)
+        suite.check("three pictures (one HEIC) and a clip from the file picker, a progress bar each, reach the daemon's "
+                    "list and the page", upload_from_the_phone)
+        suite.check("no error in the browser's console (no Content-Security-Policy violation)", no_console_errors)
+        suite.check("what the Now page costs a phone", bytes_for_now)
+    finally:
+        driver.quit()
+        for f in suite.cleanup_frames:
+            f.stop()
+    shutil.rmtree(suite.folder, ignore_errors=True)
+    for name, value in suite.figures.items():
+        print(f"figure: {name}: {value}")
+    for name, error in suite.failed:
+        print(f"FAILED: {name}: {error}")
+    print(f"browser: {len(suite.passed)} passed, {len(suite.failed)} failed")
+    return 1 if suite.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
