@@ -28,6 +28,7 @@ let package = Package(
         // hashes, the streaming multipart parser. The daemon links none of them.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
@@ -121,13 +122,15 @@ let package = Package(
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "MultipartKit", package: "multipart-kit"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
         ], exclude: ["Words"]),
         .executableTarget(
             name: "carouseld-web",
             dependencies: ["CarouselWeb", "CarouselWebWords", "CarouselConfig", "CarouselPlatform", "CarouselImaging", "CarouselVideo",
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HummingbirdCore", package: "hummingbird")]
+                           .product(name: "HummingbirdCore", package: "hummingbird"),
+                           .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]
         ),
         .testTarget(name: "CarouselWebTests", dependencies: [
             "CarouselWeb", "CarouselWebWords", "CarouselConfig", "CarouselControl", "CarouselPlatform",

@@ -158,6 +158,14 @@ sync_e2e() {
 stage "carouseld sync against servers: Immich's stand-in (from its API reference, checking every request) and rclone serve webdav, the daemon on the offscreen display beside it" \
     's/^sync: \([0-9]*\) passed, 0 failed$/\1/p' sync_e2e
 
+stage "the frame's page: carouseld-web against raw HTTP, an attacker on the LAN and its owner (sessions, origins, hostile uploads, endless bodies, a full disk, 1,000 sign-ins), beside the daemon on the offscreen display" \
+    's/^web: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/web_e2e.py .build/debug/carouseld .build/debug/carouseld-web
+
+# Selenium from PyPI (pinned in Tests/Servers/web-requirements.txt), its
+# virtual environment made once and kept in .build-web/.
+stage "the frame's page in Chromium at a phone's size (Selenium): sign in, drive the frame through the live view, upload from the file picker, no console error" \
+    's/^browser: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/Servers/web_browser.py .build/debug/carouseld .build/debug/carouseld-web
+
 await builds "build (the fuzz targets with libFuzzer and AddressSanitizer; release, static, for the VM)"
 
 stage "fuzzing: the committed inputs, then a fixed count from a fixed seed per target, every target but heif (see scripts/fuzz.sh), with libFuzzer and AddressSanitizer (random seeds by hand)" \

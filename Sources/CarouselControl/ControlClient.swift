@@ -78,6 +78,12 @@ public final class ControlClient {
         }
     }
 
+    /// Ends the connection both ways: a `readLine` waiting on another
+    /// thread returns nil (a subscriber's reader is stopped so).
+    public func shutdown() {
+        _ = Glibc.shutdown(fd.raw, Int32(SHUT_RDWR))
+    }
+
     /// The next line from the daemon (without its newline), or nil when the
     /// daemon closed the connection.
     public func readLine() throws(ControlClientError) -> String? {

@@ -53,11 +53,35 @@ enum Assets {
     static let script = """
         "use strict";
         (function () {
+          // The live view: the server says when the frame changed, and the
+          // picture is fetched again then (never polled).
+          var img = document.getElementById("now");
+          var statusLine = document.getElementById("status");
+          var playPause = document.getElementById("playpause");
+          var live = null;
+          function showState(s) {
+            statusLine.textContent = s.count === 0 ? "The album is empty."
+              : "Picture " + (s.index + 1) + " of " + s.count + (s.playing ? "" : " · paused");
+            if (playPause) {
+              playPause.action = s.playing ? "/drive/pause" : "/drive/play";
+              playPause.querySelector("button").textContent = s.playing ? "Pause" : "Play";
+            }
+            // The page came with the picture of its generation: fetched again only after a change.
+            if (String(s.generation) !== img.dataset.generation) {
+              img.dataset.generation = String(s.generation);
+              img.src = "/now.png?g=" + s.generation;
+            }
+          }
+          if (img && window.WebSocket) {
+            live = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/live");
+            live.onmessage = function (event) { showState(JSON.parse(event.data)); };
+            live.onclose = function () { live = null; };
+          }
           document.querySelectorAll(".drive form").forEach(function (form) {
             form.addEventListener("submit", function (event) {
               event.preventDefault();
               fetch(form.action, { method: "POST", headers: { "Accept": "application/json" }, credentials: "same-origin" })
-                .then(function () { location.reload(); }, function () { location.reload(); });
+                .then(function () { if (!live) { location.reload(); } }, function () { location.reload(); });
             });
           });
           var upload = document.getElementById("upload");

@@ -7,6 +7,7 @@ import CarouselWebWords
 import Foundation
 import Hummingbird
 import HummingbirdAuth
+import HummingbirdWebSocket
 import MultipartKit
 import NIOCore
 
@@ -58,14 +59,50 @@ public enum WebApp {
     static let maxFilesPerRequest = 100
     static let maxOverheadBytes = 1 << 20
 
-    public static func router(_ env: WebEnvironment, sessions: any PersistDriver, limiter: LoginLimiter = LoginLimiter())
-        -> Router<WebContext>
+    /// The session cookie's name, and where the session middleware keeps sessions.
+    static let sessionCookie = "carouseld_session"
+    static let sessionKeyPrefix = "hbs."
+
+    /// Whether a WebSocket on `/live` is taken: a signed-in browser on this
+    /// page (its session cookie, its Origin), and then the live view's
+    /// messages until it leaves.
+    public static func liveUpgrade(_ head: HTTPRequest, sessions: any PersistDriver, live: LiveView) async
+        -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
+    {
+        guard head.path == "/live", let host = head.authority, let origin = head.headerFields[.origin],
+              origin == "http://" + host || origin == "https://" + host else { return .dontUpgrade }
+        let cookies = head.headerFields[values: .cookie].flatMap { $0.split(separator: ";") }
+        guard let id = cookies.lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
+                .first(where: { $0.hasPrefix(sessionCookie + "=") })?.dropFirst(sessionCookie.count + 1),
+              (try? await sessions.get(key: sessionKeyPrefix + id, as: WebSession.self)) != nil
+        else { return .dontUpgrade }
+        return .upgrade([:]) { inbound, outbound, _ in
+            let (watcher, messages) = await live.watch()
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await message in messages {
+                        do { try await outbound.write(.text(message)) } catch { break }
+                    }
+                }
+                // The browser says nothing; its leaving ends the inbound stream.
+                group.addTask {
+                    do { for try await _ in inbound {} } catch {}
+                }
+                await group.next()
+                group.cancelAll()
+            }
+            await live.leave(watcher)
+        }
+    }
+
+    public static func router(_ env: WebEnvironment, sessions: any PersistDriver, live: LiveView,
+                              limiter: LoginLimiter = LoginLimiter()) -> Router<WebContext>
     {
         let router = Router(context: WebContext.self)
         router.add(middleware: SecurityHeaders())
         router.add(middleware: SameOrigin())
         var sessionConfiguration = SessionMiddlewareConfiguration(
-            sessionCookieParameters: .init(name: "carouseld_session", path: "/", secure: env.secure, sameSite: .strict),
+            sessionCookieParameters: .init(name: sessionCookie, path: "/", secure: env.secure, sameSite: .strict),
             defaultSessionExpiration: .seconds(60 * 60 * 24 * 30))
         sessionConfiguration.sessionCookieParameters.secure = env.secure
         router.add(middleware: SessionMiddleware(storage: sessions, configuration: sessionConfiguration))
@@ -115,12 +152,13 @@ public enum WebApp {
         router.get("/now") { request, context in
             let role = try signedIn(request, context)
             let status = try? await env.daemon.ask(.status)
-            return html(nowPage(status: status), role: role, title: "Now", current: "now")
+            return html(nowPage(status: status, generation: await live.currentGeneration), role: role, title: "Now",
+                        current: "now")
         }
         router.get("/now.png") { request, context in
             _ = try signedIn(request, context)
             do {
-                let png = try await env.daemon.screenshot()
+                let png = try await live.picture()
                 return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],
                                 body: .init(byteBuffer: ByteBuffer(bytes: png)))
             } catch {
@@ -248,7 +286,7 @@ public enum WebApp {
             """)
     }
 
-    static func nowPage(status: ControlReply?) -> String {
+    static func nowPage(status: ControlReply?, generation: Int) -> String {
         var line = "The frame does not answer."
         var paused = false
         if case let .ok(fields)? = status {
@@ -260,13 +298,11 @@ public enum WebApp {
             line = count == 0 ? "The album is empty." : "Picture \(index + 1) of \(count)" + (paused ? " · paused" : "")
         }
         return """
-            <figure class="now"><img id="now" src="/now.png" alt="The picture on the frame now"></figure>
+            <figure class="now"><img id="now" src="/now.png?g=\(generation)" data-generation="\(generation)" alt="The picture on the frame now"></figure>
             <p class="status" id="status">\(htmlEscaped(line))</p>
             <div class="drive">
             <form method="post" action="/drive/prev"><button type="submit" aria-label="Previous">◀</button></form>
-            \(paused
-                ? "<form method=\"post\" action=\"/drive/play\"><button type=\"submit\">Play</button></form>"
-                : "<form method=\"post\" action=\"/drive/pause\"><button type=\"submit\">Pause</button></form>")
+            <form method="post" action="/drive/\(paused ? "play" : "pause")" id="playpause"><button type="submit">\(paused ? "Play" : "Pause")</button></form>
             <form method="post" action="/drive/next"><button type="submit" aria-label="Next">▶</button></form>
             </div>
             """

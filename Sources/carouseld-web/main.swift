@@ -8,6 +8,7 @@ import CarouselWebWords
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdWebSocket
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,8 @@ struct Serve: AsyncParsableCommand {
         }
         let env = WebEnvironment(config: config, webSettings: web)
         let sessions = MemoryPersistDriver()
-        let router = WebApp.router(env, sessions: sessions)
+        let live = LiveView(daemon: env.daemon)
+        let router = WebApp.router(env, sessions: sessions, live: live)
         let bind: BindAddress = switch address {
         case let .tcp(host, port): .hostname(host, port: port)
         case let .unix(path): .unixDomainSocket(path: path)
@@ -73,7 +75,10 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = .notice
         let app = Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(idleTimeout)))),
+            // The live view's WebSocket (/live) beside HTTP/1.1.
+            server: .http1WebSocketUpgrade(configuration: .init(http1: .init(idleTimeout: .seconds(Int64(idleTimeout))))) {
+                head, _, _ in await WebApp.liveUpgrade(head, sessions: sessions, live: live)
+            },
             // A phone or two, and their browsers' parallel connections: 64
             // at once at most, so that held-open connections cannot exhaust
             // the process's descriptors.

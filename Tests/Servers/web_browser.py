@@ -59,6 +59,7 @@ import time  # noqa: E402
 
 from selenium.webdriver.chrome.options import Options  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 sys.path.insert(0, HERE)
@@ -82,6 +83,21 @@ def browser():
     driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
     driver.set_page_load_timeout(60)
     return driver
+
+
+def text_of(driver, selector):
+    """The text of the first element `selector` finds, "" while the page is being replaced."""
+    try:
+        return driver.find_element(By.CSS_SELECTOR, selector).text
+    except (NoSuchElementException, StaleElementReferenceException):
+        return ""
+
+
+def count_of(driver, selector):
+    try:
+        return len(driver.find_elements(By.CSS_SELECTOR, selector))
+    except StaleElementReferenceException:
+        return 0
 
 
 def console_errors(driver):
@@ -156,11 +172,15 @@ def main():
 
     def tap_next():
         before = frame.daemon.ask("status")["index"]
+        driver.execute_script("window.stillThisPage = true")
         driver.find_element(By.CSS_SELECTOR, "button[aria-label=Next]").click()
         until("the frame moved", lambda: frame.daemon.ask("status")["index"] == before + 1, timeout=20)
-        until("the page says so", lambda: f"Picture {before + 2} of" in driver.find_element(By.ID, "status").text,
+        until("the page says so (the live view, no reload)", lambda: f"Picture {before + 2} of" in text_of(driver, "#status"),
               timeout=20)
-        return f"picture {before + 1} -> {before + 2}, on the frame and on the page"
+        until("the page's picture fetched again", lambda: driver.execute_script(
+            "var i = document.getElementById('now'); return i.complete && i.dataset.generation !== '0'"), timeout=20)
+        expect(driver.execute_script("return window.stillThisPage === true"), "the page was loaded again")
+        return f"picture {before + 1} -> {before + 2}, on the frame and on the page (live)"
 
     def upload_from_the_phone():
         driver.find_element(By.LINK_TEXT, "Photos").click()
@@ -182,12 +202,10 @@ def main():
         driver.find_element(By.ID, "files").send_keys("\n".join(os.path.join(folder, n) for n in files))
         driver.find_element(By.CSS_SELECTOR, "form.upload button").click()
         # One progress bar per file, while they go.
-        until("a progress bar per file", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#progress progress")) == 4,
-              timeout=20)
+        until("a progress bar per file", lambda: count_of(driver, "#progress progress") == 4, timeout=20)
         expected = {"IMG_0001.jpg", "IMG_0002.heic", "drawing.png", "IMG_0003.mp4"}
         until("the four files in the daemon's list", lambda: expected <= set(frame.listed()), timeout=60)
-        until("the page reloaded with them", lambda: all(
-            n in driver.find_element(By.CSS_SELECTOR, "ul.album").text for n in expected), timeout=30)
+        until("the page reloaded with them", lambda: all(n in text_of(driver, "ul.album") for n in expected), timeout=30)
         shot("photos")
         return f"{len(expected)} files, one a HEIC and one a clip, in the daemon's list and on the page"
 

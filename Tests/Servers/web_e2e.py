@@ -249,6 +249,43 @@ def main():
         expect(status == 404, f"an unknown action answered {status}")
         return f"next, prev; the screenshot {width}x{height}, {len(png)} bytes"
 
+    def live_view_guarded():
+        cookie = state["cookie"]
+
+        def upgrade(origin, cookie):
+            s = socket.create_connection(("127.0.0.1", frame.port), timeout=10)
+            lines = [f"GET /live HTTP/1.1", f"Host: 127.0.0.1:{frame.port}", "Upgrade: websocket", "Connection: Upgrade",
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+            if origin:
+                lines.append(f"Origin: {origin}")
+            if cookie:
+                lines.append(f"Cookie: {cookie}")
+            s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                data = s.recv(4096)
+                if not data:
+                    break
+                head += data
+            return s, head
+        refused = []
+        for origin, c, what in ((frame.origin, None, "no session"), ("http://evil.example", cookie, "another origin"),
+                                (None, cookie, "no origin"), (frame.origin, "carouseld_session=made-up", "a made-up session")):
+            s, head = upgrade(origin, c)
+            s.close()
+            expect(not head.startswith(b"HTTP/1.1 101"), f"the live view was opened with {what}")
+            refused.append(f"{what} {head.split(b' ', 2)[1].decode() if head else 'closed'}")
+        s, head = upgrade(frame.origin, cookie)
+        expect(head.startswith(b"HTTP/1.1 101"), f"the live view refused its page: {head[:80]!r}")
+        rest = head.split(b"\r\n\r\n", 1)[1]
+        while len(rest) < 2 or len(rest) < 2 + (rest[1] & 0x7F):
+            rest += s.recv(4096)
+        length = rest[1] & 0x7F
+        message = json.loads(rest[2:2 + length])
+        expect(rest[0] == 0x81 and "index" in message and "generation" in message, f"the first message is {message}")
+        s.close()
+        return f"refused: {', '.join(refused)}; its page gets the state: {message}"
+
     def upload_pictures_and_a_clip():
         cookie = state["cookie"]
         files = [("portrait.jpg", picture("03-portrait.jpg")), ("phone photo.HEIC", fixture("exif-6.heic")),
@@ -425,6 +462,8 @@ def main():
         suite.check("a request from another origin (or none) is refused, signed in or not: nothing moves or is written",
                     foreign_origin_refused)
         suite.check("Now: next and prev drive the frame, /now.png is the frame's picture", drive_the_frame)
+        suite.check("the live view (WebSocket /live) opens for a signed-in page of this origin only, and says the state",
+                    live_view_guarded)
         suite.check("uploads: a JPEG, a HEIC, a PNG and a clip in one request reach the daemon's list; names never replace",
                     upload_pictures_and_a_clip)
         suite.check("hostile uploads: ../../x.jpg stays in the album; text named .jpg, over the limit, .exe, no "
