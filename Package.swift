@@ -89,7 +89,7 @@ let package = Package(
         // CarouselControl's), and MQTT on the loop: the libmosquitto link and
         // the service over CarouselMQTT's protocol. Both ask the daemon for
         // answers and screenshots through the port.
-        .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform"],
+        .target(name: "CarouselControlService", dependencies: ["CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselWebWords"],
                 swiftSettings: textHeadersSwift),
         .target(name: "CarouselMQTTClient", dependencies: ["CarouselCapabilities", "CarouselLoop", "CarouselConfig", "CarouselControl", "CarouselMQTT", "CarouselPlatform", "CMosquittoLoader"],
                 swiftSettings: textHeadersSwift),

@@ -3,6 +3,7 @@ import CarouselControl
 import CarouselCore
 import CarouselLoop
 import CarouselPlatform
+import CarouselWebWords
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,6 +22,9 @@ public final class ControlService: LoopService {
     public let takesEvents = true
     private let context: ServiceContext
     let server: ControlServer
+    /// The uid of `[web] user`, whose connections get the web's grant; nil
+    /// when no such user exists (the web is run by hand as someone else).
+    private var webUID: UInt32?
 
     /// Opens the socket (or adopts systemd's). Nil, with one line, when it
     /// cannot be opened: the carousel runs on without it.
@@ -45,7 +49,8 @@ public final class ControlService: LoopService {
             return nil
         }
         self.context = context
-        server.onRequest = { [unowned self] request, _ in self.answer(request) }
+        webUID = Self.uid(of: context.view.config[WebSettings.self].user)
+        server.onRequest = { [unowned self] request, peer in self.answer(request, grant: self.grant(for: peer)) }
         log(.info, "control socket: \(c.socket)")
     }
 
@@ -70,6 +75,24 @@ public final class ControlService: LoopService {
         server.allowUIDs = c.allowUIDs.isEmpty ? nil : Set(c.allowUIDs)
         server.allowGIDs = c.allowGIDs.isEmpty ? nil : Set(c.allowGIDs)
         server.maxClients = c.maxClients
+        webUID = Self.uid(of: context.view.config[WebSettings.self].user)
+    }
+
+    /// What a peer may do: the web's user the web's grant; everyone else
+    /// the socket lets in, everything.
+    func grant(for peer: ControlPeer) -> Grant {
+        Self.grant(for: peer, webUID: webUID)
+    }
+
+    static func grant(for peer: ControlPeer, webUID: UInt32?) -> Grant {
+        peer.uid == webUID ? .web : .controlSocket
+    }
+
+    /// The uid of user `name`, nil when there is none (or it is root's: root
+    /// keeps every grant).
+    static func uid(of name: String) -> UInt32? {
+        guard let entry = getpwnam(name), entry.pointee.pw_uid != 0 else { return nil }
+        return entry.pointee.pw_uid
     }
 
     public func stop() { server.close() }
@@ -89,9 +112,11 @@ public final class ControlService: LoopService {
     /// written when the loop hands it back; a screenshot is written off the
     /// loop into the path or the file the client sent, and answered when
     /// done. What is wrong with a screenshot's target is answered at once.
-    private func answer(_ request: ControlRequest) -> ControlReply {
+    private func answer(_ request: ControlRequest, grant: Grant) -> ControlReply {
         let target: ScreenshotDestination
         switch request {
+        case .screenshot(.some) where !grant.allows(.administer):
+            return .error(grant.refusal(of: request.refusalName, needing: .administer) ?? "screenshot PATH is not granted")
         case let .screenshot(path?):
             guard path.hasPrefix("/") else {
                 return .error("screenshot needs an absolute path (carouseld's working directory is not yours), got '\(path)'")
@@ -105,7 +130,7 @@ public final class ControlService: LoopService {
             target = .descriptor(file)
         default:
             let ticket = server.deferReply()
-            context.request(request, grant: .controlSocket) { [server] reply in server.complete(ticket, with: reply) }
+            context.request(request, grant: grant) { [server] reply in server.complete(ticket, with: reply) }
             return .ok  // ignored: the reply follows when the loop hands it back
         }
         let ticket = server.deferReply()

@@ -33,7 +33,7 @@ MAX_UPLOAD_MB = 4
 class Frame:
     """The daemon and its page on a folder of their own."""
 
-    def __init__(self, suite, name, album=None, idle_timeout=30):
+    def __init__(self, suite, name, album=None, idle_timeout=30, extra=""):
         self.suite = suite
         self.folder = os.path.join(suite.folder, name)
         self.album = album or os.path.join(self.folder, "album")
@@ -48,7 +48,7 @@ class Frame:
         with open(self.ini, "w") as f:
             f.write(f"[images]\npath = {self.album}\n[control]\nsocket = {self.folder}/control.sock\n"
                     f"[autoplay]\nenabled = false\n[video]\nenabled = true\n"
-                    f"[web]\nlisten = 127.0.0.1:{self.port}\nstate = {self.state}\nmax_upload_mb = {MAX_UPLOAD_MB}\n")
+                    f"[web]\nlisten = 127.0.0.1:{self.port}\nstate = {self.state}\nmax_upload_mb = {MAX_UPLOAD_MB}\n" + extra)
         self.daemon = OffscreenDaemon(suite.binary, self.ini, self.folder, os.path.join(self.folder, "control.sock"),
                                       "first frame on screen", "the daemon's first frame")
         suite.cleanup_frames.append(self)
@@ -427,6 +427,36 @@ def main():
                 disk.stop()
             subprocess.run(["umount", small], capture_output=True)
 
+    def daemon_grants_the_web_user():
+        # The daemon, not only the page, holds the web's user to the web's
+        # grant: a page taken over cannot reach past the frame.
+        granted = Frame(suite, "granted", extra="user = nobody\n[control]\nmode = 0666\n")
+        try:
+            os.chmod(suite.folder, 0o711)
+            os.chmod(granted.folder, 0o711)
+            sock = os.path.join(granted.folder, "control.sock")
+            script = ("import json, socket, sys\n"
+                      "for line in sys.argv[2:]:\n"
+                      "    c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1]); c.sendall(line.encode() + b'\\n')\n"
+                      "    print(c.makefile().readline().strip())\n")
+            lines = ["status", "next", "set autoplay.interval 7", f"set images.path {granted.folder}",
+                     "screenshot /tmp/carouseld-web-grant.png", "set control.socket /tmp/x.sock"]
+            r = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", sys.executable, "-c",
+                                script, sock] + lines, capture_output=True, text=True, timeout=60)
+            expect(r.returncode == 0, f"the client as nobody failed: {r.stderr}")
+            replies = [json.loads(l) for l in r.stdout.splitlines()]
+            expect([x["ok"] for x in replies] == [True, True, True, False, False, False],
+                   f"nobody's replies: {replies}")
+            for reply in replies[3:]:
+                expect("not granted to the web page" in reply["error"], f"a refusal does not name the grant: {reply}")
+            expect(not os.path.exists("/tmp/carouseld-web-grant.png"), "the web's user wrote a screenshot where it said")
+            as_root = granted.daemon.ask("set autoplay.interval 9")
+            expect(as_root["ok"], f"root was refused: {as_root}")
+            return f"as nobody: status, next, set autoplay.interval taken; images.path, screenshot PATH, " \
+                   f"control.socket refused ('{replies[3]['error'][:60]}...')"
+        finally:
+            granted.stop()
+
     def login_rate_limited():
         limited = Frame(suite, "limited")
         made = limited.set_password()
@@ -472,6 +502,8 @@ def main():
                     "nothing kept", endless_body)
         suite.check("a picture named <script>alert(1)<script>.jpg is shown escaped", names_escaped)
         suite.check("a full disk: one clear message, nothing left behind, the next file taken", full_disk)
+        suite.check("the daemon gives [web] user's connections the web's grant: tune yes, paths and files no",
+                    daemon_grants_the_web_user)
         suite.check("1,000 sign-in attempts: 5 checked, the rest refused (429, Retry-After) without being checked",
                     login_rate_limited)
     finally:

@@ -11,6 +11,10 @@ public struct WebSettings: CapabilitySettings {
     public var maxUploadBytes = 512 << 20
     /// The web's own state: the owner's password hash, the uploads' owners.
     public var state = "/var/lib/carouseld-web"
+    /// The user `carouseld-web` runs as: the daemon gives that user's
+    /// connections to the control socket the web's grant (`Grant.web`),
+    /// whatever the web process asks.
+    public var user = "carouseld-web"
 
     public init() {}
 }
@@ -73,6 +77,16 @@ public enum WebWords {
             """) { s, v throws(ValueError) in
             guard v.hasPrefix("/") else { throw ValueError("expected an absolute path") }
             s.state = v
+        },
+        .text("web", "user", "a user name", default: "carouseld-web", needs: .administer, help: """
+            The user carouseld-web runs as (its unit's `User=`). The daemon gives that user's connections to the control
+            socket the web page's grant (look, drive, tune, configure: never paths, devices, brokers or credentials),
+            whatever the process asks.
+            """) { s, v throws(ValueError) in
+            guard !v.isEmpty, v.utf8.count <= 32, !v.contains(where: { $0 == ":" || $0 == "/" || $0.isWhitespace }) else {
+                throw ValueError("expected a user name")
+            }
+            s.user = v
         },
     ]
 }
