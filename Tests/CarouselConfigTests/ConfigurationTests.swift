@@ -168,9 +168,9 @@ import CarouselCore
     }
 
     @Test(arguments: [
-        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [video], [ken_burns], [indicator], [control], [log], [power], [overlay], [mqtt], [sync])"),
+        ("[screen]\nx = 1", "c.ini:1: unknown section [screen] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [video], [ken_burns], [web], [indicator], [control], [log], [power], [overlay], [mqtt], [sync])"),
         // A misspelt section is refused even with no key under it.
-        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [video], [ken_burns], [indicator], [control], [log], [power], [overlay], [mqtt], [sync])"),
+        ("[autoplay]\nenabled = true\n[imagez]\n", "c.ini:3: unknown section [imagez] (known: [display], [input], [carousel], [autoplay], [zoom], [images], [video], [ken_burns], [web], [indicator], [control], [log], [power], [overlay], [mqtt], [sync])"),
         ("[autoplay]\nintervall = 3", "c.ini:2: unknown key 'intervall' in [autoplay] (known: enabled, interval, transition, start_delay, resume_delay, direction, at_end, effect)"),
         ("[autoplay]\neffect = fade", "c.ini:2: effect = 'fade': expected one of: slide, crossfade, cut"),
         ("[images]\nfit = blurred", "c.ini:2: fit = 'blurred': expected one of: contain, cover, stretch, none, blur"),

@@ -16,6 +16,7 @@ import Testing
         "#FFFFFF", "#00000000", "#FFFFFF80", "1 0 0 0 1 0", "0 1 0 -1 0 1", "1,2,3", "center", "edge", "forward",
         "backward", "rewind", "stop", "contain", "cover", "stretch", "none", "name", "mtime", "random", "bottom",
         "left", "debug", "error", "auto", "atomic", "legacy", "320x200", "64x64", "200x300@60",
+        "127.0.0.1:8080", "/nonexistent/carouseld-walk",
         String(repeating: "x", count: 5000),
     ]
 
