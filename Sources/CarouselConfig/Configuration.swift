@@ -89,6 +89,9 @@ public struct ControlConfig: Equatable, Sendable {
     public var allowUIDs: [UInt32] = []
     public var allowGIDs: [UInt32] = []
     public var maxClients = 16
+    /// The frame's settings file (`keep`, the web page's Settings), read
+    /// after carouseld.ini and its drop-ins; nil: none.
+    public var settings: String? = "/var/lib/carouseld/settings.ini"
     public init() {}
 }
 
@@ -173,43 +176,81 @@ public struct Configuration: Equatable, Sendable {
     /// Reads and validates INI text. Every key is checked; the first problem
     /// is thrown as `FILE:LINE: message`.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Configuration {
+        try parse(layers: [ConfigurationLayer(text: text, file: file)]).configuration
+    }
+
+    /// Reads INI files one over the other (carouseld.ini, its drop-ins, the
+    /// frame's settings file): a key a later file sets wins. Every key of
+    /// every file is checked as it comes; the checks that take several keys
+    /// run once all are in, and are reported at the last line of the last
+    /// file that touched their section. Also says where each key's value
+    /// came from.
+    public static func parse(layers: [ConfigurationLayer]) throws(ConfigError) -> (configuration: Configuration, sources: ConfigurationSources) {
         var config = Configuration()
-        var overlayLine: Int?
-        var syncLine: Int?
+        var sources = ConfigurationSources()
+        var overlayLine: (String, Int)?
+        var syncLine: (String, Int)?
         // The last line of each section, where a capability's check that fails is reported.
-        var sectionLines: [String: Int] = [:]
-        for entry in try IniParser.parse(text, file: file, sections: Schema.sectionNames) {
-            guard let sectionKeys = Schema.sections[entry.section] else {
-                throw ConfigError(file: file, line: entry.line,
-                                  message: "unknown section [\(excerpt(entry.section))] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")
-            }
-            guard let spec = sectionKeys.first(where: { $0.name == entry.key }) else {
-                throw ConfigError(file: file, line: entry.line,
-                                  message: "unknown key '\(excerpt(entry.key))' in [\(entry.section)] (known: \(sectionKeys.map(\.name).joined(separator: ", ")))")
-            }
+        var sectionLines: [String: (String, Int)] = [:]
+        for layer in layers {
+            let file = layer.file
+            let entries: [IniEntry]
             do {
-                try spec.apply(&config, entry.value)
-            } catch {
-                throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
+                entries = try IniParser.parse(layer.text, file: file, sections: Schema.sectionNames)
+            } catch where layer.lenient {
+                sources.ignored.append("\(error) (the whole file is left out)")
+                continue
             }
-            if entry.section == "overlay" { overlayLine = entry.line }
-            if entry.section == "sync" { syncLine = entry.line }
-            sectionLines[entry.section] = entry.line
+            for entry in entries {
+              do throws(ConfigError) {
+                guard let sectionKeys = Schema.sections[entry.section] else {
+                    throw ConfigError(file: file, line: entry.line,
+                                      message: "unknown section [\(excerpt(entry.section))] (known: \(Schema.sectionNames.map { "[\($0)]" }.joined(separator: ", ")))")
+                }
+                guard let spec = sectionKeys.first(where: { $0.name == entry.key }) else {
+                    throw ConfigError(file: file, line: entry.line,
+                                      message: "unknown key '\(excerpt(entry.key))' in [\(entry.section)] (known: \(sectionKeys.map(\.name).joined(separator: ", ")))")
+                }
+                if let allowed = layer.allows, let needed = Schema.capability(ofKey: "\(entry.section).\(entry.key)"),
+                   !allowed.contains(needed) {
+                    throw ConfigError(file: file, line: entry.line, message: "\(entry.section).\(entry.key) is not taken from "
+                                      + "this file: it needs \(needed.rawValue) (\(needed.meaning)); set it in carouseld.ini")
+                }
+                do {
+                    try spec.apply(&config, entry.value)
+                } catch {
+                    throw ConfigError(file: file, line: entry.line, message: "\(entry.key) = '\(excerpt(entry.value))': \(error.message)")
+                }
+                sources.entries["\(entry.section).\(entry.key)"] = ConfigurationSources.Source(value: entry.value, file: file, line: entry.line)
+                if entry.section == "overlay" { overlayLine = (file, entry.line) }
+                if entry.section == "sync" { syncLine = (file, entry.line) }
+                sectionLines[entry.section] = (file, entry.line)
+              } catch where layer.lenient {
+                // A machine-written file (the settings) never stops the frame:
+                // a key an upgrade renamed is left out, and said.
+                sources.ignored.append("\(error) (left out)")
+              }
+            }
         }
         // Checked once all keys are in: the corners may be set in any order.
-        if let line = overlayLine, let problem = config.overlay.conflict {
+        if let (file, line) = overlayLine, let problem = config.overlay.conflict {
             throw ConfigError(file: file, line: line, message: problem)
         }
         // A capability's check, at the last line of the sections its keys are in.
         for words in Capabilities.all {
-            guard let check = words.check, let line = Set(words.keys.map(\.section)).compactMap({ sectionLines[$0] }).max(),
-                  let problem = check(config) else { continue }
+            guard let check = words.check, let problem = check(config) else { continue }
+            let places = Set(words.keys.map(\.section)).compactMap { sectionLines[$0] }
+            // The last of them in the last file (layers are in order).
+            guard let place = places.max(by: { a, b in
+                let ia = layers.lastIndex { $0.file == a.0 } ?? 0, ib = layers.lastIndex { $0.file == b.0 } ?? 0
+                return ia != ib ? ia < ib : a.1 < b.1
+            }) else { continue }
+            throw ConfigError(file: place.0, line: place.1, message: problem)
+        }
+        if let (file, line) = syncLine, let problem = config.sync.incomplete {
             throw ConfigError(file: file, line: line, message: problem)
         }
-        if let line = syncLine, let problem = config.sync.incomplete {
-            throw ConfigError(file: file, line: line, message: problem)
-        }
-        return config
+        return (config, sources)
     }
 
     /// Sets one key by its name without section, as `carouseld simulate`'s
@@ -250,3 +291,44 @@ extension Configuration {
 /// What a capability's check reads: the configuration's overlay corners and
 /// the capabilities' settings.
 extension Configuration: SettingsReading {}
+
+/// One INI file read over the ones before it.
+public struct ConfigurationLayer: Sendable {
+    public var text: String
+    public var file: String
+    /// The capabilities a key this file sets may need; nil: any (the
+    /// administrator's files). The frame's settings file, written from the
+    /// page and `keep`, never holds a key that needs `administer`.
+    public var allows: Set<Capability>?
+    /// A line this file gets wrong is left out (and said in
+    /// `ConfigurationSources.ignored`) instead of refusing the whole
+    /// configuration: the settings file, which a program writes.
+    public var lenient: Bool
+
+    public init(text: String, file: String, allows: Set<Capability>? = nil, lenient: Bool = false) {
+        self.text = text
+        self.file = file
+        self.allows = allows
+        self.lenient = lenient
+    }
+}
+
+/// Where each key's value came from: the file and line that set it last
+/// (keys at their defaults are not listed).
+public struct ConfigurationSources: Equatable, Sendable {
+    public struct Source: Equatable, Sendable {
+        public var value: String
+        public var file: String
+        public var line: Int
+        public init(value: String, file: String, line: Int) {
+            self.value = value
+            self.file = file
+            self.line = line
+        }
+    }
+    /// By `section.key`.
+    public var entries: [String: Source] = [:]
+    /// The lines of a lenient file that were left out, as error lines.
+    public var ignored: [String] = []
+    public init() {}
+}

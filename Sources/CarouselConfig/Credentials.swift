@@ -14,9 +14,11 @@ public enum ConfigurationReader: Sendable {
     case sync
     /// `check-config` (as root, or as whoever runs it): all of them.
     case everyone
+    /// `carouseld-web`, which reads none of them.
+    case web
 
-    var daemon: Bool { self != .sync }
-    var sync: Bool { self != .daemon }
+    var daemon: Bool { self == .daemon || self == .everyone }
+    var sync: Bool { self == .sync || self == .everyone }
 }
 
 /// A secret file (a password, an API key, rclone's configuration with its

@@ -24,6 +24,12 @@ public enum ControlRequest: Equatable, Sendable {
     /// `set <key> <value...>`: the value is the rest of the line, so it may
     /// contain spaces; the daemon validates key and value with its config schema.
     case set(key: String, value: String)
+    /// `keep KEY VALUE`: `set`, and the value written into the frame's
+    /// settings file (`[control] settings`), so that it outlives a restart.
+    case keep(key: String, value: String)
+    /// `forget KEY`: the key taken out of the settings file, and the value
+    /// carouseld.ini (or its default) gives back.
+    case forget(key: String)
     /// `screenshot <path.png>`: the daemon writes the PNG at an absolute
     /// path (its working directory means nothing to the client that asked).
     /// `screenshot` alone (path nil): into the file the client sent with the
@@ -56,7 +62,7 @@ public enum ControlRequest: Equatable, Sendable {
     /// after the house's words that drive the frame.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "play", "resume", "status", "reload", "list",
-        "set", "screenshot", "display", "brightness", "zoom",
+        "set", "keep", "forget", "screenshot", "display", "brightness", "zoom",
     ] + declaredRequests.map(\.name) + ["subscribe", "version", "help"]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -65,7 +71,7 @@ public enum ControlRequest: Equatable, Sendable {
     private static let houseUsage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
-        "set": "set <key> <value>", "screenshot": "screenshot [<path.png>]",
+        "set": "set <key> <value>", "keep": "keep <key> <value>", "forget": "forget <key>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe [changes]", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
     ]
@@ -88,7 +94,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .play: .play
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
-        case .status, .reload, .list, .set, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
+        case .status, .reload, .list, .set, .keep, .forget, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
              .declared: nil
         }
     }
@@ -103,7 +109,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .status, .list, .version, .help, .subscribe, .subscribeChanges, .screenshot(path: nil): .look
         case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness: .drive
         case let .declared(request): request.capability
-        case let .set(key, _): keyCapability(key) ?? .tune
+        case let .set(key, _), let .keep(key, _), let .forget(key): keyCapability(key) ?? .tune
         case .reload: .configure
         // It writes a file wherever the peer says, with the daemon's rights.
         case .screenshot(path: .some): .administer
@@ -115,6 +121,8 @@ public enum ControlRequest: Equatable, Sendable {
     public var refusalName: String {
         switch self {
         case let .set(key, _): "set \(key)"
+        case let .keep(key, _): "keep \(key)"
+        case let .forget(key): "forget \(key)"
         case let .screenshot(path): path == nil ? "screenshot" : "screenshot PATH"
         case let .declared(request): request.name
         default: line.split(separator: " ").first.map(String.init) ?? line
@@ -134,6 +142,8 @@ public enum ControlRequest: Equatable, Sendable {
         case .reload: "reload"
         case .list: "list"
         case let .set(key, value): "set \(key) \(value)"
+        case let .keep(key, value): "keep \(key) \(value)"
+        case let .forget(key): "forget \(key)"
         case let .screenshot(path): path.map { "screenshot \($0)" } ?? "screenshot"
         case .subscribe: "subscribe"
         case .subscribeChanges: "subscribe changes"
@@ -208,6 +218,17 @@ public enum ControlRequest: Equatable, Sendable {
             // The value keeps its inner spacing: it is everything after the key.
             let value = String(line[arguments[arguments.startIndex + 1].start...])
             return .success(.set(key: key.text, value: trimmed(value)))
+        case "keep":
+            guard arguments.count >= 2, let key = arguments.first else {
+                return .failure(ControlError("keep needs a key and a value (usage: keep <key> <value>)"))
+            }
+            let value = String(line[arguments[arguments.startIndex + 1].start...])
+            return .success(.keep(key: key.text, value: trimmed(value)))
+        case "forget":
+            guard arguments.count == 1, let key = arguments.first else {
+                return .failure(ControlError("forget needs one key (usage: forget <key>)"))
+            }
+            return .success(.forget(key: key.text))
         case "screenshot":
             // No path: the file comes as a descriptor with the line (the daemon checks).
             guard let first = arguments.first else { return .success(.screenshot(path: nil)) }

@@ -40,6 +40,10 @@ extension Daemon {
             return .error("screenshot is taken through the control socket or MQTT")
         case let .set(key, value):
             return set(key, value)
+        case let .keep(key, value):
+            return keep(key, value)
+        case let .forget(key):
+            return forget(key)
         case .reload:
             return reload()
         case .help:

@@ -199,7 +199,8 @@ extension Daemon {
     /// monitoring script would keep the display on for ever.
     func noteRequest(_ request: ControlRequest) {
         switch request {
-        case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .brightness, .zoom: power.used(at: clock())
+        case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .keep, .forget, .brightness, .zoom:
+            power.used(at: clock())
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .subscribeChanges, .version, .help: break
         // A capability's request (the house pushing the weather) is not someone at the frame.

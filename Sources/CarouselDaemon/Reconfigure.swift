@@ -88,6 +88,64 @@ extension Daemon {
         return .ok(["key": .string(name), "value": .string(value)])
     }
 
+    /// `keep KEY VALUE`: `set`, and the value written into the frame's
+    /// settings file, so that a restart keeps it. The file is written (and
+    /// synced) before the value is applied and renamed into place after:
+    /// refused, nothing changes; kept, both changed.
+    public func keep(_ key: String, _ value: String) -> ControlReply {
+        guard let spec = Schema.lookup(key) else { return set(key, value) }
+        let name = "\(spec.section).\(spec.name)"
+        if Schema.capability(of: spec) == .administer {
+            return .error("keep \(name): a key that needs administer is set in \(configPath), never kept in the settings file")
+        }
+        guard let path = config.control.settings else {
+            return .error("keep \(name): no settings file ([control] settings is empty); set changes it until a restart")
+        }
+        guard !value.contains(where: \.isNewline) else { return .error("keep \(name): a value is one line") }
+        let text: String
+        do {
+            text = try SettingsFile.updated(access(path, F_OK) == 0 ? try readTextFile(path) : nil, file: path,
+                                            section: spec.section, key: spec.name, value: value)
+        } catch {
+            return .error("keep \(name): the settings file cannot be read: \(error)")
+        }
+        let reply = set(name, value)
+        guard case .ok = reply else { return reply }
+        if let problem = SettingsFile.write(text, to: path) {
+            log(.error, "keep \(name): \(problem); the value is set until a restart")
+            return .error("keep \(name): \(problem); the value is set until a restart")
+        }
+        log(.info, "kept \(name) = \(value) in \(path)")
+        return .ok(["key": .string(name), "value": .string(value), "file": .string(path)])
+    }
+
+    /// `forget KEY`: takes the key out of the settings file and reads the
+    /// configuration again, so that carouseld.ini's value (or the default)
+    /// runs.
+    public func forget(_ key: String) -> ControlReply {
+        guard let spec = Schema.lookup(key) else {
+            return .error("unknown key '\(key)' (known: \(Schema.shortNames.joined(separator: ", ")), or section.key)")
+        }
+        let name = "\(spec.section).\(spec.name)"
+        guard let path = config.control.settings, access(path, F_OK) == 0 else {
+            return .ok(["key": .string(name), "kept": .bool(false)])
+        }
+        do {
+            let text = try SettingsFile.updated(try readTextFile(path), file: path, section: spec.section, key: spec.name,
+                                                value: nil)
+            if let problem = SettingsFile.write(text, to: path) { return .error("forget \(name): \(problem)") }
+        } catch {
+            return .error("forget \(name): the settings file cannot be read: \(error)")
+        }
+        log(.info, "forgot \(name) in \(path)")
+        var reply = reload()
+        if case var .ok(fields) = reply {
+            fields["key"] = .string(name)
+            reply = .ok(fields)
+        }
+        return reply
+    }
+
     /// Applies `requested` as far as it can while running; returns the keys
     /// that wait for a restart (their running values stay). Throws, changing
     /// nothing, when the display cannot take the new mode.

@@ -50,7 +50,7 @@ enum Page {
     static func render(title: String, current: String?, signedIn: WebRole?, csrf: Bool = true, body: String) -> String {
         var nav = ""
         if let role = signedIn {
-            let links = [("now", "/now", "Now"), ("photos", "/photos", "Photos")]
+            let links = [("now", "/now", "Now"), ("photos", "/photos", "Photos"), ("settings", "/settings", "Settings")]
             nav = "<nav>" + links.map { id, href, label in
                 "<a href=\"\(href)\"\(id == current ? " aria-current=\"page\"" : "")>\(label)</a>"
             }.joined()

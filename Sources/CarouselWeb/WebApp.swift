@@ -30,9 +30,12 @@ public struct WebEnvironment: Sendable {
     public var check: UploadCheck
     /// Whether the page is served over HTTPS (the session cookie is then `Secure`).
     public var secure: Bool
+    /// The configuration file (its drop-ins and the settings file are read beside it).
+    public var configPath: String
 
-    public init(pictures: String?, maxUploadBytes: Int, daemon: DaemonLink, owner: OwnerPassword, check: UploadCheck,
-                secure: Bool = false) {
+    public init(configPath: String, pictures: String?, maxUploadBytes: Int, daemon: DaemonLink, owner: OwnerPassword,
+                check: UploadCheck, secure: Bool = false) {
+        self.configPath = configPath
         self.pictures = pictures
         self.maxUploadBytes = maxUploadBytes
         self.daemon = daemon
@@ -42,8 +45,8 @@ public struct WebEnvironment: Sendable {
     }
 
     /// The environment `[web]` and the rest of `config` describe.
-    public init(config: Configuration, webSettings: WebSettings, checkExecutable: String = "/proc/self/exe") {
-        self.init(pictures: config.images.files.isEmpty ? config.images.path : nil,
+    public init(configPath: String, config: Configuration, webSettings: WebSettings, checkExecutable: String = "/proc/self/exe") {
+        self.init(configPath: configPath, pictures: config.images.files.isEmpty ? config.images.path : nil,
                   maxUploadBytes: webSettings.maxUploadBytes,
                   daemon: DaemonLink(socketPath: config.control.socket),
                   owner: OwnerPassword(folder: webSettings.state),
@@ -187,6 +190,48 @@ public enum WebApp {
                                 body: .init(byteBuffer: ByteBuffer(string: reply.line)))
             }
             return Response.redirect(to: "/now", type: .normal)
+        }
+
+        // MARK: Settings
+
+        router.get("/settings") { request, context in
+            let role = try signedIn(request, context)
+            return html(SettingsPage.render(config: env.configPath, problem: nil), role: role, title: "Settings",
+                        current: "settings")
+        }
+        router.post("/settings") { request, context in
+            let role = try signedIn(request, context)
+            let form = try await formFields(request, context: context)
+            guard let key = form["key"], let value = form["value"] else {
+                throw HTTPError(.badRequest, message: "a setting needs its key and its value")
+            }
+            let reply: ControlReply
+            do {
+                reply = try await env.daemon.ask(.keep(key: key, value: value))
+            } catch {
+                throw HTTPError(.serviceUnavailable, message: "\(error)")
+            }
+            if case let .error(message) = reply {
+                return html(SettingsPage.render(config: env.configPath, problem: (key, value, message)), role: role,
+                            title: "Settings", current: "settings", status: .unprocessableContent)
+            }
+            return Response.redirect(to: "/settings#k-" + urlSegmentEscaped(key), type: .normal)
+        }
+        router.post("/settings/reset") { request, context in
+            let role = try signedIn(request, context)
+            let form = try await formFields(request, context: context)
+            guard let key = form["key"] else { throw HTTPError(.badRequest, message: "reset needs a key") }
+            let reply: ControlReply
+            do {
+                reply = try await env.daemon.ask(.forget(key: key))
+            } catch {
+                throw HTTPError(.serviceUnavailable, message: "\(error)")
+            }
+            if case let .error(message) = reply {
+                return html(SettingsPage.render(config: env.configPath, problem: (key, "reset", message)), role: role,
+                            title: "Settings", current: "settings", status: .unprocessableContent)
+            }
+            return Response.redirect(to: "/settings#k-" + urlSegmentEscaped(key), type: .normal)
         }
 
         // MARK: Photos

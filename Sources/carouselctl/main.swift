@@ -22,7 +22,7 @@ struct Carouselctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Play.self, Resume.self, Status.self, Reload.self, List.self,
-            Set.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
+            Set.self, Keep.self, Forget.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
         ]
     )
 
@@ -377,6 +377,26 @@ struct Set: ParsableCommand {
         if value.isEmpty { throw ValidationError("set needs a value after the key") }
     }
     func run() throws { try connection.perform(.set(key: key, value: value.joined(separator: " "))) }
+}
+
+struct Keep: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change a setting and keep it across restarts (in the frame's settings file, [control] settings).")
+    @Argument(help: "The setting, as in the config file (section.key).") var key: String
+    @Argument(parsing: .remaining, help: "Its new value.") var value: [String]
+    @OptionGroup var connection: Connection
+    func validate() throws {
+        if value.isEmpty { throw ValidationError("keep needs a value after the key") }
+    }
+    func run() throws { try connection.perform(.keep(key: key, value: value.joined(separator: " "))) }
+}
+
+struct Forget: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take a kept setting out of the settings file: carouseld.ini's value (or the default) runs again.")
+    @Argument(help: "The setting, as in the config file (section.key).") var key: String
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.forget(key: key)) }
 }
 
 struct Screenshot: ParsableCommand {

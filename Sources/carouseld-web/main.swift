@@ -27,13 +27,10 @@ struct CarouseldWeb: AsyncParsableCommand {
 
 /// The configuration file's text as a `Configuration`; a problem is one
 /// line on standard error and exit status 2, as carouseld's own.
-func readConfiguration(_ path: String) throws -> Configuration {
-    guard let data = FileManager.default.contents(atPath: path) else {
-        FileHandle.standardError.write(Data("carouseld-web: cannot read \(path)\n".utf8))
-        throw ExitCode(2)
-    }
+/// The file, its drop-ins and the frame's settings file, as the daemon reads them.
+func loadConfiguration(_ path: String) throws -> Configuration {
     do {
-        return try Configuration.parse(String(decoding: data, as: UTF8.self), file: path)
+        return try readConfiguration(path, for: .web)
     } catch {
         FileHandle.standardError.write(Data("carouseld-web: \(error)\n".utf8))
         throw ExitCode(2)
@@ -53,7 +50,7 @@ struct Serve: AsyncParsableCommand {
     var idleTimeout = 30
 
     func run() async throws {
-        let config = try readConfiguration(self.config)
+        let config = try loadConfiguration(self.config)
         let web = config[WebSettings.self]
         let address: WebListen
         do {
@@ -62,7 +59,7 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("carouseld-web: --listen '\(listen ?? "")': \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let env = WebEnvironment(config: config, webSettings: web)
+        let env = WebEnvironment(configPath: self.config, config: config, webSettings: web)
         let sessions = MemoryPersistDriver()
         let live = LiveView(daemon: env.daemon)
         let router = WebApp.router(env, sessions: sessions, live: live)
@@ -107,7 +104,7 @@ struct SetPassword: ParsableCommand {
     var config = "/etc/carouseld/carouseld.ini"
 
     func run() throws {
-        let web = try readConfiguration(config)[WebSettings.self]
+        let web = try loadConfiguration(config)[WebSettings.self]
         if isatty(0) != 0 { print("The owner's password (at least \(OwnerPassword.minimumLength) characters): ", terminator: "") }
         guard let line = readLine(strippingNewline: true) else {
             FileHandle.standardError.write(Data("carouseld-web: no password on standard input\n".utf8))

@@ -81,7 +81,12 @@ struct Simulate: ParsableCommand {
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
-        abstract: "Validate a configuration file without touching any device (exit 0 if valid, 1 if not)."
+        abstract: "Validate a configuration file without touching any device (exit 0 if valid, 1 if not).",
+        discussion: """
+            Reads the file, then the drop-ins in FILE.d/ (*.ini, in name order), then the frame's settings file \
+            ([control] settings), each over the ones before, as the daemon does; then lists every key a file sets, \
+            with the file and line its value comes from (the rest are at their defaults).
+            """
     )
 
     @Argument(help: "The INI file.")
@@ -90,9 +95,15 @@ struct CheckConfig: ParsableCommand {
     func run() throws {
         do {
             // As root it checks every secret the file names, the daemon's and the sync's.
-            let configuration = try readConfiguration(file, for: .everyone)
+            let (configuration, sources) = try readConfigurationLayers(file, for: .everyone)
             for line in configuration.cleartextWarnings(for: .everyone) { printError("carouseld: warning: \(line)") }
+            for line in sources.ignored { printError("carouseld: warning: settings: \(line)") }
             print("\(file): OK")
+            // Where each value comes from, in the schema's order.
+            for spec in Schema.keys {
+                guard let source = sources.entries["\(spec.section).\(spec.name)"] else { continue }
+                print("\(spec.section).\(spec.name) = \(source.value)  (\(source.file):\(source.line))")
+            }
         } catch {
             printError("\(error)")
             throw ExitCode(1)

@@ -1,3 +1,4 @@
+import CarouselCore
 import Testing
 @testable import CarouselControl
 
@@ -33,6 +34,22 @@ struct RequestTests {
         #expect(ControlRequest.subscribeChanges.line == "subscribe changes")
         #expect(error("subscribe extra") == "subscribe takes nothing, or changes (no per-frame events), got 'extra'")
         #expect(error("subscribe changes now") != nil)
+    }
+
+    @Test("keep KEY VALUE and forget KEY, with the grant their key needs")
+    func keepAndForget() {
+        #expect(parsed("keep autoplay.interval 9") == .keep(key: "autoplay.interval", value: "9"))
+        #expect(parsed("keep overlay.clock h:MM am") == .keep(key: "overlay.clock", value: "h:MM am"))
+        #expect(ControlRequest.keep(key: "interval", value: "9").line == "keep interval 9")
+        #expect(parsed("forget interval") == .forget(key: "interval"))
+        #expect(ControlRequest.forget(key: "interval").line == "forget interval")
+        #expect(error("keep interval") == "keep needs a key and a value (usage: keep <key> <value>)")
+        #expect(error("forget") == "forget needs one key (usage: forget <key>)")
+        #expect(error("forget a b") == "forget needs one key (usage: forget <key>)")
+        let needs: (String) -> Capability? = { $0 == "images.path" ? .administer : nil }
+        #expect(ControlRequest.keep(key: "images.path", value: "/x").capability(keyCapability: needs) == .administer)
+        #expect(ControlRequest.forget(key: "images.path").capability(keyCapability: needs) == .administer)
+        #expect(ControlRequest.keep(key: "interval", value: "9").capability(keyCapability: needs) == .tune)
     }
 
     @Test("goto with and without a duration")
@@ -120,7 +137,7 @@ struct RequestTests {
 
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, play, resume, status, reload, list, set, screenshot, display, brightness, zoom, overlay, subscribe, version, help"
+        let list = "next, prev, goto, pause, play, resume, status, reload, list, set, keep, forget, screenshot, display, brightness, zoom, overlay, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

@@ -234,3 +234,38 @@ func imageSize(_ path: String) throws -> String {
 func pixel(_ path: String, x: Int, y: Int) throws -> String {
     try convert([path, "-format", "%[pixel:p{\(x),\(y)}]", "info:"])
 }
+
+@Suite("keep and forget: the frame's settings file (offscreen)", .enabled(if: daemonBinary != nil, "carouseld binary not found; set CAROUSELD_BIN"))
+struct KeepTests {
+    @Test func keptValuesOutliveARestartAndForgetGivesTheFilesValueBack() throws {
+        let settings = FileManager.default.temporaryDirectory.appendingPathComponent("keep-\(UUID().uuidString.prefix(8)).ini").path
+        defer { try? FileManager.default.removeItem(atPath: settings) }
+        let ini = "[images]\npath = $IMAGES\n[autoplay]\ninterval = 5\n[control]\nsettings = \(settings)\n"
+        var d = try ControlledDaemon("", images: ReloadTests.images)
+        try d.rewrite(ini)
+        #expect(try d.request("reload")["ok"] == .bool(true))
+        let kept = try d.request("keep interval 9")
+        #expect(kept["ok"] == .bool(true) && kept["key"] == .string("autoplay.interval") && kept["file"] == .string(settings), "\(kept)")
+        let refused = try d.request("keep images.path /etc")
+        #expect(refused["ok"] == .bool(false))
+        #expect(refused["error"]?.stringValue?.contains("needs administer") == true, "\(refused)")
+        let bad = try d.request("keep interval soon")
+        #expect(bad["ok"] == .bool(false) && bad["error"]?.stringValue?.hasPrefix("autoplay.interval = 'soon'") == true, "\(bad)")
+        let text = try String(contentsOfFile: settings, encoding: .utf8)
+        #expect(text.contains("[autoplay]\ninterval = 9\n") && !text.contains("images"), "\(text)")
+        #expect(d.stop() == 0)
+
+        // The same file again, a new daemon: the kept value runs.
+        d = try ControlledDaemon("", images: [])
+        try d.rewrite(ini)
+        #expect(try d.request("reload")["ok"] == .bool(true))
+        if case let .object(autoplay)? = try d.status()["autoplay"] { #expect(autoplay["interval"] == .int(9)) } else {
+            Issue.record("no autoplay in status")
+        }
+        let forgot = try d.request("forget interval")
+        #expect(forgot["ok"] == .bool(true), "\(forgot)")
+        if case let .object(autoplay)? = try d.status()["autoplay"] { #expect(autoplay["interval"] == .int(5)) }
+        #expect(!(try String(contentsOfFile: settings, encoding: .utf8)).contains("interval"))
+        #expect(d.stop() == 0)
+    }
+}

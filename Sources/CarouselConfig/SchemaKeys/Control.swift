@@ -27,5 +27,14 @@ extension Schema {
         .integer("control", "max_clients", 1...1024, default: "16", help: """
             Connections at once; one user other than root may hold half of them.
             """) { $0.control.maxClients = $1 },
+        .text("control", "settings", "an absolute path or empty (none)", default: "/var/lib/carouseld/settings.ini", help: """
+            The frame's settings file: what `keep` (and the web page's Settings) changed, read after this file and the
+            drop-ins in carouseld.ini.d/, so that it wins over both; `forget` takes a key out of it again. The daemon
+            writes it (in its state directory); it never holds a key that needs administer. This file itself is never
+            rewritten. Empty: none, and `keep` is refused.
+            """) { c, v throws(ValueError) in
+            guard v.isEmpty || v.hasPrefix("/") else { throw ValueError("expected an absolute path or empty") }
+            c.control.settings = v.isEmpty ? nil : v
+        },
     ]
 }
