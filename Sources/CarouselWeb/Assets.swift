@@ -18,7 +18,7 @@ enum Assets {
         }
         * { box-sizing: border-box; }
         body { margin: 0; font: 16px/1.45 system-ui, sans-serif; background: var(--bg); color: var(--fg); }
-        header { position: sticky; top: 0; background: var(--card); border-bottom: 1px solid var(--line); padding: 8px 12px; }
+        header { background: var(--card); border-bottom: 1px solid var(--line); padding: 8px 12px; }
         header h1 { font-size: 1.1rem; margin: 0 0 6px; }
         nav { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; }
         nav a { display: inline-flex; align-items: center; min-height: 48px; padding: 0 16px; border-radius: 24px;
@@ -45,6 +45,18 @@ enum Assets {
         .progress li { margin: 6px 0; overflow-wrap: anywhere; }
         progress { width: 100%; height: 12px; }
         pre { background: var(--card); padding: 10px; border-radius: 8px; overflow-x: auto; }
+        code { overflow-wrap: anywhere; }
+        .lead { color: var(--muted); }
+        details.section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; }
+        details.section summary { padding: 12px; min-height: 48px; cursor: pointer; font-weight: 600; }
+        details.section summary span { display: block; font-weight: normal; color: var(--muted); font-size: 0.9rem; }
+        .key { padding: 10px 12px; border-top: 1px solid var(--line); }
+        .key h3 { margin: 0; font-size: 1rem; }
+        .key .help, .key .accepts { margin: 4px 0; font-size: 0.9rem; }
+        .key .accepts { color: var(--muted); }
+        .setting, .reset { display: flex; gap: 8px; margin-top: 6px; }
+        .setting input, .setting select { flex: 1; min-width: 0; min-height: 48px; font: inherit; padding: 0 10px;
+          border: 1px solid var(--line); border-radius: 8px; background: var(--bg); color: var(--fg); }
         """
 
     /// Progressive: every form works without it. With it, drive buttons

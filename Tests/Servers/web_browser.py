@@ -209,6 +209,23 @@ def main():
         shot("photos")
         return f"{len(expected)} files, one a HEIC and one a clip, in the daemon's list and on the page"
 
+    def change_a_setting():
+        driver.find_element(By.LINK_TEXT, "Settings").click()
+        until("the Settings page", lambda: driver.current_url.endswith("/settings"), timeout=20)
+        fits_the_phone(driver, "Settings")
+        driver.find_element(By.CSS_SELECTOR, "#s-autoplay summary").click()
+        field = driver.find_element(By.ID, "v-autoplay.interval")
+        field.clear()
+        field.send_keys("9")
+        shot("settings")
+        field.find_element(By.XPATH, "./ancestor::form").find_element(By.TAG_NAME, "button").click()
+        until("the frame's interval", lambda: frame.daemon.ask("status")["autoplay"]["interval"] == 9, timeout=20)
+        until("the page says it is kept", lambda: "kept on this frame" in text_of(driver, "#k-autoplay\\.interval"),
+              timeout=20)
+        frame.restart_daemon()
+        expect(frame.daemon.ask("status")["autoplay"]["interval"] == 9, "the interval did not outlive a restart")
+        return "interval 9 in status, and after a restart"
+
     def no_console_errors():
         errors = console_errors(driver)
         expect(not errors, f"the browser's console has errors (a CSP violation is one): {errors}")
@@ -238,6 +255,7 @@ def main():
         suite.check("tapping Next moves the frame and the page says where it is", tap_next)
         suite.check("three pictures (one HEIC) and a clip from the file picker, a progress bar each, reach the daemon's "
                     "list and the page", upload_from_the_phone)
+        suite.check("Settings: the interval changed on the phone, in status at once and after a restart", change_a_setting)
         suite.check("no error in the browser's console (no Content-Security-Policy violation)", no_console_errors)
         suite.check("what the Now page costs a phone", bytes_for_now)
     finally:

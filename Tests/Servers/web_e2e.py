@@ -10,6 +10,7 @@ was; what it takes must reach the daemon's `list`.
 
 Usage: web_e2e.py CAROUSELD CAROUSELD_WEB
 """
+import html
 import http.client
 import json
 import os
@@ -47,6 +48,7 @@ class Frame:
         self.ini = os.path.join(self.folder, "carouseld.ini")
         with open(self.ini, "w") as f:
             f.write(f"[images]\npath = {self.album}\n[control]\nsocket = {self.folder}/control.sock\n"
+                    f"settings = {self.folder}/settings.ini\n"
                     f"[autoplay]\nenabled = false\n[video]\nenabled = true\n"
                     f"[web]\nlisten = 127.0.0.1:{self.port}\nstate = {self.state}\nmax_upload_mb = {MAX_UPLOAD_MB}\n" + extra)
         self.daemon = OffscreenDaemon(suite.binary, self.ini, self.folder, os.path.join(self.folder, "control.sock"),
@@ -56,6 +58,11 @@ class Frame:
         self.web = subprocess.Popen([suite.web, "--config", self.ini, "--idle-timeout", str(idle_timeout)],
                                     stdout=self.web_log, stderr=subprocess.STDOUT)
         until("carouseld-web's port", lambda: self.log_says("serving the page"), timeout=30)
+
+    def restart_daemon(self):
+        self.daemon.stop()
+        self.daemon = OffscreenDaemon(self.suite.binary, self.ini, self.folder, os.path.join(self.folder, "control.sock"),
+                                      "first frame on screen", "the daemon's first frame")
 
     def log_says(self, text):
         with open(os.path.join(self.folder, "web.log"), "rb") as f:
@@ -248,6 +255,55 @@ def main():
         status, _, _ = frame.request("POST", "/drive/anything", body=b"", cookie=cookie)
         expect(status == 404, f"an unknown action answered {status}")
         return f"next, prev; the screenshot {width}x{height}, {len(png)} bytes"
+
+    def settings_page():
+        cookie = state["cookie"]
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        status, _, body = frame.request("GET", "/settings", cookie=cookie)
+        page = body.decode()
+        shipped = open(os.path.join(REPO, "etc/carouseld/carouseld.ini")).read()
+        keys = re.findall(r"^[a-z_0-9]+ =", shipped, re.M)  # every key, at its default
+        shown = page.count('class="key"')
+        expect(status == 200 and shown == len(keys), f"the Settings page shows {shown} keys, the shipped INI {len(keys)}")
+        expect('id="v-autoplay.interval"' in page, "autoplay.interval is not editable")
+        expect('id="v-images.path"' not in page and "by the board's administrator" in page,
+               "images.path (administer) is editable")
+        # A change: applied at once, kept in the settings file.
+        status, headers, _ = frame.request("POST", "/settings", body="key=autoplay.interval&value=9", headers=form,
+                                           cookie=cookie)
+        expect(status == 303, f"saving the interval answered {status}")
+        expect(frame.daemon.ask("status")["autoplay"]["interval"] == 9, "the interval did not reach the daemon")
+        kept = open(os.path.join(frame.folder, "settings.ini")).read()
+        expect("interval = 9" in kept, f"the settings file holds {kept!r}")
+        with open(frame.ini) as f:
+            expect("interval" not in f.read(), "carouseld.ini was rewritten")
+        # A bad value: refused with check-config's own words, nothing changed.
+        status, _, body = frame.request("POST", "/settings", body="key=autoplay.interval&value=soon", headers=form,
+                                        cookie=cookie)
+        bad_ini = os.path.join(frame.folder, "bad.ini")
+        with open(bad_ini, "w") as f:
+            f.write("[autoplay]\ninterval = soon\n")
+        checked = subprocess.run([suite.binary, "check-config", bad_ini], capture_output=True, text=True)
+        words = checked.stderr.strip().split(": ", 1)[1]
+        expect(status == 422 and words in html.unescape(body.decode()), f"a bad value answered {status}; "
+               f"check-config says {words!r}")
+        expect(frame.daemon.ask("status")["autoplay"]["interval"] == 9, "a refused value changed the interval")
+        # A key past the web's grant: refused by the page and the daemon, nothing written.
+        status, _, body = frame.request("POST", "/settings", body="key=images.path&value=/etc", headers=form, cookie=cookie)
+        expect(status == 422 and b"not granted to the web page" in body, f"images.path answered {status}")
+        expect("images" not in open(os.path.join(frame.folder, "settings.ini")).read(), "images.path was kept")
+        # It outlives a restart, and where it comes from says so.
+        frame.restart_daemon()
+        expect(frame.daemon.ask("status")["autoplay"]["interval"] == 9, "the kept interval did not outlive a restart")
+        shown = subprocess.run([suite.binary, "check-config", frame.ini], capture_output=True, text=True).stdout
+        expect(f"autoplay.interval = 9  ({frame.folder}/settings.ini:" in shown, f"check-config says {shown!r}")
+        status, _, body = frame.request("GET", "/settings", cookie=cookie)
+        expect("kept on this frame" in body.decode(), "the page does not say the value is kept")
+        # Reset: the value of carouseld.ini (here the default, 3) again.
+        status, _, _ = frame.request("POST", "/settings/reset", body="key=autoplay.interval", headers=form, cookie=cookie)
+        expect(status == 303 and frame.daemon.ask("status")["autoplay"]["interval"] == 3, f"reset answered {status}")
+        return f"{len(keys)} keys shown; interval 9 kept across a restart, 'soon' refused as check-config words it, " \
+               f"images.path refused, reset to 3"
 
     def live_view_guarded():
         cookie = state["cookie"]
@@ -492,6 +548,8 @@ def main():
         suite.check("a request from another origin (or none) is refused, signed in or not: nothing moves or is written",
                     foreign_origin_refused)
         suite.check("Now: next and prev drive the frame, /now.png is the frame's picture", drive_the_frame)
+        suite.check("Settings: every key; a change applied and kept across a restart (check-config names the file), a bad "
+                    "value refused in check-config's words, an administered key refused, reset", settings_page)
         suite.check("the live view (WebSocket /live) opens for a signed-in page of this origin only, and says the state",
                     live_view_guarded)
         suite.check("uploads: a JPEG, a HEIC, a PNG and a clip in one request reach the daemon's list; names never replace",
