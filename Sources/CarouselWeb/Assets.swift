@@ -46,6 +46,9 @@ enum Assets {
         progress { width: 100%; height: 12px; }
         pre { background: var(--card); padding: 10px; border-radius: 8px; overflow-x: auto; }
         code { overflow-wrap: anywhere; }
+        .status-table { display: grid; grid-template-columns: max-content 1fr; gap: 8px 12px; }
+        .status-table dt { font-weight: 600; }
+        .status-table dd { margin: 0; overflow-wrap: anywhere; }
         .lead { color: var(--muted); }
         details.section { background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; }
         details.section summary { padding: 12px; min-height: 48px; cursor: pointer; font-weight: 600; }

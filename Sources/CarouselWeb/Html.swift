@@ -50,7 +50,8 @@ enum Page {
     static func render(title: String, current: String?, signedIn: WebRole?, csrf: Bool = true, body: String) -> String {
         var nav = ""
         if let role = signedIn {
-            let links = [("now", "/now", "Now"), ("photos", "/photos", "Photos"), ("settings", "/settings", "Settings")]
+            let links = [("now", "/now", "Now"), ("photos", "/photos", "Photos"), ("settings", "/settings", "Settings"),
+                         ("status", "/status", "Status")]
             nav = "<nav>" + links.map { id, href, label in
                 "<a href=\"\(href)\"\(id == current ? " aria-current=\"page\"" : "")>\(label)</a>"
             }.joined()

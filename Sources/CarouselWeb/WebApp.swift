@@ -192,6 +192,16 @@ public enum WebApp {
             return Response.redirect(to: "/now", type: .normal)
         }
 
+        // MARK: Status
+
+        router.get("/status") { request, context in
+            let role = try signedIn(request, context)
+            let status = try? await env.daemon.ask(.status)
+            let config = try? readConfiguration(env.configPath, for: .web)
+            return html(StatusPage.render(status: status, config: config, pictures: env.pictures), role: role,
+                        title: "Status", current: "status")
+        }
+
         // MARK: Settings
 
         router.get("/settings") { request, context in

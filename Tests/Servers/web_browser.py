@@ -224,6 +224,10 @@ def main():
               timeout=20)
         frame.restart_daemon()
         expect(frame.daemon.ask("status")["autoplay"]["interval"] == 9, "the interval did not outlive a restart")
+        driver.find_element(By.LINK_TEXT, "Status").click()
+        until("the Status page", lambda: "Disk" in text_of(driver, "main"), timeout=20)
+        fits_the_phone(driver, "Status")
+        shot("status")
         return "interval 9 in status, and after a restart"
 
     def no_console_errors():

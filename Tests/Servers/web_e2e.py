@@ -305,6 +305,17 @@ def main():
         return f"{len(keys)} keys shown; interval 9 kept across a restart, 'soon' refused as check-config words it, " \
                f"images.path refused, reset to 3"
 
+    def status_page():
+        status, _, body = frame.request("GET", "/status", cookie=state["cookie"])
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body.decode())).split())
+        version = frame.daemon.ask("version")["version"]
+        st = os.statvfs(frame.album)
+        expect(status == 200 and f"carouseld {version}" in text, f"no daemon version on the Status page: {text[:300]}")
+        expect("backend offscreen 320x200" in text, "the display is not on the Status page")
+        expect(f"free of" in text and frame.album in text, "the disk space is not on the Status page")
+        expect("MQTT off" in text and "Sync off" in text, "MQTT and the sync are not on the Status page")
+        return f"carouseld {version}; disk {st.f_bavail * st.f_frsize >> 30} GiB free here"
+
     def live_view_guarded():
         cookie = state["cookie"]
 
@@ -550,6 +561,7 @@ def main():
         suite.check("Now: next and prev drive the frame, /now.png is the frame's picture", drive_the_frame)
         suite.check("Settings: every key; a change applied and kept across a restart (check-config names the file), a bad "
                     "value refused in check-config's words, an administered key refused, reset", settings_page)
+        suite.check("Status: versions, display, album, sync, MQTT, disk space", status_page)
         suite.check("the live view (WebSocket /live) opens for a signed-in page of this origin only, and says the state",
                     live_view_guarded)
         suite.check("uploads: a JPEG, a HEIC, a PNG and a clip in one request reach the daemon's list; names never replace",
