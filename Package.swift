@@ -47,13 +47,15 @@ let package = Package(
         // Swift, below the configuration and the control grammar, which read them.
         .target(name: "CarouselWords", dependencies: ["CarouselCore", "CarouselPlatform"]),
         // The one list of the capabilities' words (`Capabilities.all`).
-        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselKenBurnsWords", "CarouselWebWords"]),
+        .target(name: "CarouselCapabilities", dependencies: ["CarouselWords", "CarouselClipsWords", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselKenBurnsWords", "CarouselWebWords", "CarouselPairingWords"]),
         // A capability's words live in its room, in a module of their own, so
         // that `carouselctl`, the schema and the documents read them without
         // linking the service.
         .target(name: "CarouselClipsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselClips/Words"),
         .target(name: "CarouselKenBurnsWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselKenBurns/Words"),
         .target(name: "CarouselWebWords", dependencies: ["CarouselWords", "CarouselCore"], path: "Sources/CarouselWeb/Words"),
+        .target(name: "CarouselPairingWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
+                path: "Sources/CarouselPairing/Words"),
         .target(name: "CarouselPushedTextWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
                 path: "Sources/CarouselPushedText/Words"),
         .target(name: "CarouselPresenceWords", dependencies: ["CarouselWords", "CarouselCore", "CarouselPlatform"],
@@ -76,6 +78,8 @@ let package = Package(
         .target(name: "CarouselKenBurns", dependencies: ["CarouselLoop", "CarouselKenBurnsWords", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender",
                                                          .product(name: "RealModule", package: "swift-numerics")],
                 exclude: ["Words"]),
+        .target(name: "CarouselPairing", dependencies: ["CarouselLoop", "CarouselPairingWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselPushedText", "CarouselRender"],
+                exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselClips", dependencies: ["CarouselLoop", "CarouselClipsWords", "CarouselCore", "CarouselConfig", "CarouselImaging", "CarouselPlatform", "CarouselRender", "CarouselVideo"],
                 exclude: ["Words"], swiftSettings: textHeadersSwift),
         .target(name: "CarouselPresence", dependencies: ["CarouselLoop", "CarouselPresenceWords", "CarouselConfig", "CarouselPlatform", "CGPIODLoader"],
@@ -98,6 +102,7 @@ let package = Package(
             dependencies: [
                 "CarouselLoop", "CarouselClips", "CarouselClipsWords", "CarouselPresence", "CarouselPresenceWords", "CarouselPushedTextWords", "CarouselPushedText", "CarouselServices",
                 "CarouselKenBurns", "CarouselKenBurnsWords", "CarouselControlService", "CarouselMQTTClient",
+                "CarouselPairing", "CarouselPairingWords",
                 "CarouselCore", "CarouselConfig", "CarouselAlbum", "CarouselImaging", "CarouselRender",
                 "CarouselDisplay", "CarouselPlatform", "CarouselDRM", "CarouselFBDev", "CarouselInput", "CarouselControl",
                 "CarouselText", "CarouselCalibration", "CarouselSimulation",
@@ -116,7 +121,7 @@ let package = Package(
         // writes into the album's folder only. Its room holds its words
         // (`[web]`), its pages and its HTTP server.
         .target(name: "CarouselWeb", dependencies: [
-            "CarouselWebWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselImaging",
+            "CarouselWebWords", "CarouselPairingWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselImaging",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

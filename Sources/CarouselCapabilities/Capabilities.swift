@@ -1,5 +1,6 @@
 import CarouselClipsWords
 import CarouselKenBurnsWords
+import CarouselPairingWords
 import CarouselPresenceWords
 import CarouselPushedTextWords
 import CarouselWebWords
@@ -16,6 +17,7 @@ public enum Capabilities {
         PushedTextWords.words,
         KenBurnsWords.words,
         WebWords.words,
+        PairingWords.words,
     ]
 
     /// The entities MQTT discovery announces for `settings`.

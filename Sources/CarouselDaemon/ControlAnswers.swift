@@ -61,6 +61,7 @@ extension Daemon {
             switch services.handle(request, now: clock()) {
             case .done?: return .ok(status())
             case let .failed(error)?: return .error(error)
+            case let .answered(fields)?: return .ok(fields)
             case nil: return .error("\(request.refusalName) is not served on this frame")
             }
         }

@@ -11,6 +11,7 @@ import CarouselInputService
 import CarouselKenBurns
 import CarouselLoop
 import CarouselMQTTClient
+import CarouselPairing
 import CarouselPresence
 import CarouselPushedText
 import CarouselServices
@@ -176,6 +177,7 @@ public final class Daemon {
         services.register { PushedTextService(context: $0) }
         services.register { VideoService(context: $0) }
         services.register { KenBurnsService(context: $0) }
+        services.register { PairingService(context: $0) }
         services.register { MQTTService(context: $0) }
         services.register { AutoplayReadinessService(context: $0) }
         // Input last: it opens once the first frame is handed to the display.

@@ -34,6 +34,7 @@ extension Daemon {
         switch slot {
         case .text: frames.textStamp
         case .clock: frames.clockStamp
+        case .pairing: frames.pairingStamp
         }
     }
 

@@ -59,6 +59,8 @@ public final class FramePath {
     private(set) var textStamp: SceneStamp?
     /// The clock's stamp (`[overlay] clock`: ClockOverlay asks for it at each minute).
     private(set) var clockStamp: SceneStamp?
+    /// A pairing code, drawn where pushed text is, over it while it lasts.
+    private(set) var pairingStamp: SceneStamp?
     /// A picture shown for a page instead of its decoded one: a playing
     /// clip's frame (the clip's service asks for it).
     var framed: (key: PageKey, picture: DecodedImage)?
@@ -143,6 +145,7 @@ public final class FramePath {
         switch slot {
         case .text: textStamp = stamp
         case .clock: clockStamp = stamp
+        case .pairing: pairingStamp = stamp
         }
     }
 
@@ -218,7 +221,7 @@ public final class FramePath {
             }
         }
         writer.scene.stamp = clockStamp
-        writer.scene.textStamp = textStamp
+        writer.scene.textStamp = pairingStamp ?? textStamp
         let complete = !placed.isEmpty && writer.scene.complete
         // With room in the buffers and nothing drawn over the pictures, the
         // buffer on screen takes what comes beside what it shows: a slide

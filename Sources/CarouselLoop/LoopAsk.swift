@@ -93,6 +93,9 @@ public enum StampSlot: Sendable {
     case clock
     /// Pushed text: `[overlay] text_file`, `overlay text`.
     case text
+    /// A pairing code: shown in pushed text's place while it lasts (the
+    /// pushed text comes back after).
+    case pairing
 }
 
 /// An event's name: one vocabulary for the model's events and those the

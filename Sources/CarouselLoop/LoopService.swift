@@ -94,4 +94,6 @@ public enum RequestOutcome: Equatable {
     case done
     /// Refused or failed: the error reply's text.
     case failed(String)
+    /// Done, and the reply is these fields (not the status).
+    case answered([String: JSONValue])
 }

@@ -20,6 +20,9 @@ public protocol LoopView: AnyObject {
     func pageKey(_ page: Int) -> PageKey?
     /// The display is switched off (`display off`, the idle rule, the schedule).
     var displayIsOff: Bool { get }
+    /// A secret is on the screen (a pairing code): no screenshot for a way in
+    /// that may not configure the frame (MQTT).
+    var secretOnScreen: Bool { get }
     /// Frames handed to the display since start.
     var framesPresented: Int { get }
     /// How a picture of a page is made for this layout (its size, fit,

@@ -234,6 +234,10 @@ public final class MQTTService: LoopService {
     /// published on the screenshot topic (an image entity); the reply says
     /// how many bytes.
     private func screenshot() {
+        if context.view.secretOnScreen {
+            if let link { link.publish(link.frame.reply(.error("screenshot: refused while a pairing code is on the screen"))) }
+            return
+        }
         context.screenshot(to: .memory) { [weak self] result in
             guard let self, let link = self.link else { return }
             switch result {

@@ -29,6 +29,12 @@ public struct TextLook: Equatable, Sendable {
 }
 
 extension TextLook {
+    /// The same look at another place and size (a pairing code: centred, larger).
+    public func moved(to position: OverlayPosition, size: Int) -> TextLook {
+        TextLook(position: position, style: style, size: size, rotation: rotation, logical: logical, panel: panel,
+                 clockHeight: 0)
+    }
+
     /// The pushed text's look for `config` on `screen`.
     public init(_ config: Configuration, on screen: ScreenFacts) {
         var clockHeight = 0

@@ -41,7 +41,11 @@ enum Assets {
         .problem { color: var(--bad); }
         .added { color: var(--good); }
         .results, .progress, .album { list-style: none; padding: 0; }
-        .album li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+        .album li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; display: flex;
+          align-items: center; gap: 8px; justify-content: space-between; }
+        .album li span { min-width: 0; }
+        .guests { margin-bottom: 16px; }
+        .notice strong { font-size: 1.3rem; letter-spacing: 0.1em; }
         .progress li { margin: 6px 0; overflow-wrap: anywhere; }
         progress { width: 100%; height: 12px; }
         pre { background: var(--card); padding: 10px; border-radius: 8px; overflow-x: auto; }

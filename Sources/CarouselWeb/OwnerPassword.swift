@@ -9,6 +9,9 @@ import Glibc
 public enum WebRole: String, Codable, Sendable {
     /// Everything the web's grant allows.
     case owner
+    /// A paired phone: adds pictures, drives the frame, looks; deletes only
+    /// what it added; no settings.
+    case guest
 }
 
 /// The owner's password: a bcrypt hash in the web's state folder

@@ -2,6 +2,7 @@ import CarouselConfig
 import CarouselControl
 import CarouselCore
 import CarouselImaging
+import CarouselPairingWords
 import CarouselPlatform
 import CarouselWebWords
 import Foundation
@@ -15,6 +16,16 @@ import NIOCore
 /// session cookie's random id).
 public struct WebSession: Codable, Sendable {
     public var role: WebRole
+    /// A guest's device (`WebRecords`); nil for the owner.
+    public var device: String?
+
+    public init(role: WebRole, device: String? = nil) {
+        self.role = role
+        self.device = device
+    }
+
+    /// Who added a file, as `uploads.json` keeps it.
+    var uploader: String { device ?? "owner" }
 }
 
 public typealias WebContext = BasicSessionRequestContext<WebSession, WebSession>
@@ -98,7 +109,7 @@ public enum WebApp {
         }
     }
 
-    public static func router(_ env: WebEnvironment, sessions: any PersistDriver, live: LiveView,
+    public static func router(_ env: WebEnvironment, sessions: any PersistDriver, live: LiveView, records: WebRecords,
                               limiter: LoginLimiter = LoginLimiter()) -> Router<WebContext>
     {
         let router = Router(context: WebContext.self)
@@ -150,16 +161,109 @@ public enum WebApp {
             return Response.redirect(to: "/login", type: .normal)
         }
 
+        // MARK: First run and guests
+
+        // A code on the frame's screen, while no owner's password is set.
+        router.post("/setup/code") { _, _ in
+            guard !env.owner.isSet else { throw HTTPError(.conflict, message: "the owner's password is set already") }
+            _ = try? await env.daemon.ask(.declared(PairingWords.ask(.setup)))
+            return Response.redirect(to: "/setup", type: .normal)
+        }
+        router.get("/setup") { _, _ in
+            guard !env.owner.isSet else { return Response.redirect(to: "/login", type: .found) }
+            return html(setupPage(problem: nil))
+        }
+        router.post("/setup") { request, context in
+            guard !env.owner.isSet else { throw HTTPError(.conflict, message: "the owner's password is set already") }
+            let form = try await formFields(request, context: context)
+            if let wait = await limiter.wait() {
+                var response = html(setupPage(problem: "Too many wrong codes: try again in \(wait) s."), status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait)
+                return response
+            }
+            let password = form["password"] ?? ""
+            guard password == form["again"] else {
+                return html(setupPage(problem: "The two passwords differ."), status: .unprocessableContent)
+            }
+            if let problem = OwnerPassword.problem(with: password) {
+                return html(setupPage(problem: problem.prefix(1).uppercased() + problem.dropFirst() + "."), status: .unprocessableContent)
+            }
+            guard let code = form["code"]?.filter(\.isNumber), code.count == 6 else {
+                return html(setupPage(problem: "The code is the six digits on the frame's screen."), status: .unprocessableContent)
+            }
+            switch try? await env.daemon.ask(.declared(PairingWords.redeem(.setup, code: code))) {
+            case .ok?:
+                do {
+                    try env.owner.set(password)
+                } catch {
+                    throw HTTPError(.internalServerError, message: "the password cannot be kept: \(error)")
+                }
+                context.sessions.createSession(WebSession(role: .owner))
+                return Response.redirect(to: "/now", type: .normal)
+            case let .error(message)?:
+                await limiter.failed()
+                return html(setupPage(problem: message.prefix(1).uppercased() + message.dropFirst() + "."), status: .unauthorized)
+            case nil:
+                throw HTTPError(.serviceUnavailable, message: "the frame does not answer")
+            }
+        }
+
+        router.get("/pair") { _, context in
+            if context.sessions.session != nil { return Response.redirect(to: "/now", type: .found) }
+            return html(pairPage(problem: nil))
+        }
+        router.post("/pair") { request, context in
+            let form = try await formFields(request, context: context)
+            if let wait = await limiter.wait() {
+                var response = html(pairPage(problem: "Too many wrong codes: try again in \(wait) s."), status: .tooManyRequests)
+                response.headers[.retryAfter] = String(wait)
+                return response
+            }
+            guard let code = form["code"]?.filter(\.isNumber), code.count == 6 else {
+                return html(pairPage(problem: "The code is the six digits on the frame's screen."), status: .unprocessableContent)
+            }
+            switch try? await env.daemon.ask(.declared(PairingWords.redeem(.guest, code: code))) {
+            case .ok?:
+                let device = try await records.addGuest(named: form["name"] ?? "")
+                context.sessions.createSession(WebSession(role: .guest, device: device.id))
+                return Response.redirect(to: "/now", type: .normal)
+            case let .error(message)?:
+                await limiter.failed()
+                return html(pairPage(problem: message.prefix(1).uppercased() + message.dropFirst() + "."), status: .unauthorized)
+            case nil:
+                throw HTTPError(.serviceUnavailable, message: "the frame does not answer")
+            }
+        }
+        // The owner: a guest's code on the frame's screen (and on this page), and revoking a guest.
+        router.post("/guests/pair") { request, context in
+            let role = try await owner(request, context, records)
+            var code: String?
+            if case let .ok(fields)? = try? await env.daemon.ask(.declared(PairingWords.ask(.guest))) {
+                code = fields["code"]?.stringValue
+            }
+            return html(GuestsSection.render(await records.allGuests, code: code ?? "")
+                            + SettingsPage.render(config: env.configPath, problem: nil),
+                        role: role, title: "Settings", current: "settings")
+        }
+        router.post("/guests/revoke") { request, context in
+            _ = try await owner(request, context, records)
+            let form = try await formFields(request, context: context)
+            guard let id = form["id"], try await records.revoke(id) else {
+                throw HTTPError(.notFound, message: "no such guest")
+            }
+            return Response.redirect(to: "/settings", type: .normal)
+        }
+
         // MARK: Now
 
         router.get("/now") { request, context in
-            let role = try signedIn(request, context)
+            let role = try await signedIn(request, context, records)
             let status = try? await env.daemon.ask(.status)
             return html(nowPage(status: status, generation: await live.currentGeneration), role: role, title: "Now",
                         current: "now")
         }
         router.get("/now.png") { request, context in
-            _ = try signedIn(request, context)
+            _ = try await signedIn(request, context, records)
             do {
                 let png = try await live.picture()
                 return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "no-store"],
@@ -169,7 +273,7 @@ public enum WebApp {
             }
         }
         router.post("/drive/:action") { request, context in
-            _ = try signedIn(request, context)
+            _ = try await signedIn(request, context, records)
             let request2: ControlRequest
             switch context.parameters.get("action") {
             case "next": request2 = .next
@@ -195,7 +299,7 @@ public enum WebApp {
         // MARK: Status
 
         router.get("/status") { request, context in
-            let role = try signedIn(request, context)
+            let role = try await signedIn(request, context, records)
             let status = try? await env.daemon.ask(.status)
             let config = try? readConfiguration(env.configPath, for: .web)
             return html(StatusPage.render(status: status, config: config, pictures: env.pictures), role: role,
@@ -205,12 +309,13 @@ public enum WebApp {
         // MARK: Settings
 
         router.get("/settings") { request, context in
-            let role = try signedIn(request, context)
-            return html(SettingsPage.render(config: env.configPath, problem: nil), role: role, title: "Settings",
-                        current: "settings")
+            let role = try await owner(request, context, records)
+            return html(GuestsSection.render(await records.allGuests, code: nil)
+                            + SettingsPage.render(config: env.configPath, problem: nil),
+                        role: role, title: "Settings", current: "settings")
         }
         router.post("/settings") { request, context in
-            let role = try signedIn(request, context)
+            let role = try await owner(request, context, records)
             let form = try await formFields(request, context: context)
             guard let key = form["key"], let value = form["value"] else {
                 throw HTTPError(.badRequest, message: "a setting needs its key and its value")
@@ -228,7 +333,7 @@ public enum WebApp {
             return Response.redirect(to: "/settings#k-" + urlSegmentEscaped(key), type: .normal)
         }
         router.post("/settings/reset") { request, context in
-            let role = try signedIn(request, context)
+            let role = try await owner(request, context, records)
             let form = try await formFields(request, context: context)
             guard let key = form["key"] else { throw HTTPError(.badRequest, message: "reset needs a key") }
             let reply: ControlReply
@@ -247,16 +352,35 @@ public enum WebApp {
         // MARK: Photos
 
         router.get("/photos") { request, context in
-            let role = try signedIn(request, context)
+            let who = try await session(request, context, records)
             let list = try? await env.daemon.ask(.list)
-            return html(photosPage(env: env, list: list, results: []), role: role, title: "Photos", current: "photos")
+            return html(await photosPage(env: env, list: list, results: [], who: who, records: records), role: who.role,
+                        title: "Photos", current: "photos")
+        }
+        router.post("/photos/delete") { request, context in
+            let who = try await session(request, context, records)
+            let form = try await formFields(request, context: context)
+            guard let folder = env.pictures, let name = form["name"], Self.isPlainName(name) else {
+                throw HTTPError(.badRequest, message: "no such picture")
+            }
+            let added = await records.addedBy(name)
+            guard who.role == .owner || (added != nil && added == who.device) else {
+                throw HTTPError(.forbidden, message: "a guest may delete only what it added")
+            }
+            guard unlink(folder + "/" + name) == 0 else {
+                throw HTTPError(.notFound, message: "\(name) is not in the album")
+            }
+            try? await records.removed(name)
+            return Response.redirect(to: "/photos", type: .normal)
         }
         router.post("/photos") { request, context in
-            let role = try signedIn(request, context)
+            let who = try await session(request, context, records)
+            let role = who.role
             guard let folder = env.pictures else {
                 throw HTTPError(.conflict, message: "this frame's album is a list of files ([images] files): it takes no uploads")
             }
             let results = try await receiveUploads(request, folder: folder, env: env)
+            for case let .success(name) in results { try? await records.added(name, by: who.uploader) }
             if request.headers[.accept]?.contains("application/json") == true {
                 let items: [JSONValue] = results.map { result in
                     switch result {
@@ -274,7 +398,8 @@ public enum WebApp {
                                 body: .init(byteBuffer: ByteBuffer(string: line)))
             }
             let list = try? await env.daemon.ask(.list)
-            return html(photosPage(env: env, list: list, results: results), role: role, title: "Photos", current: "photos")
+            return html(await photosPage(env: env, list: list, results: results, who: who, records: records), role: role,
+                        title: "Photos", current: "photos")
         }
         return router
     }
@@ -283,12 +408,32 @@ public enum WebApp {
 
     /// The session's role; a request without one is sent to sign in (a
     /// page) or refused (anything else).
-    static func signedIn(_ request: Request, _ context: WebContext) throws -> WebRole {
-        if let session = context.sessions.session { return session.role }
+    static func signedIn(_ request: Request, _ context: WebContext, _ records: WebRecords) async throws -> WebRole {
+        try await session(request, context, records).role
+    }
+
+    /// The session of a signed-in browser: a guest's only while its device
+    /// is paired (the owner revokes it: its next request is refused). A
+    /// request without one is sent to sign in (a page) or refused.
+    static func session(_ request: Request, _ context: WebContext, _ records: WebRecords) async throws -> WebSession {
+        if let session = context.sessions.session {
+            guard let device = session.device else { return session }
+            if await records.guest(device) != nil { return session }
+            context.sessions.clearSession()
+        }
         if request.method == .get, request.uri.path != "/now.png" {
             throw RedirectToLogin()
         }
         throw HTTPError(.unauthorized, message: "sign in first")
+    }
+
+    /// The owner's session; a guest's is refused.
+    static func owner(_ request: Request, _ context: WebContext, _ records: WebRecords) async throws -> WebRole {
+        let session = try await session(request, context, records)
+        guard session.role == .owner else {
+            throw HTTPError(.forbidden, message: "only the frame's owner may do this")
+        }
+        return .owner
     }
 
     static func asset(_ text: String, type: String) -> Response {
@@ -325,10 +470,11 @@ public enum WebApp {
 
     static func loginPage(env: WebEnvironment, problem: String?) -> String {
         guard env.owner.isSet else {
-            return Page.render(title: "Sign in", current: nil, signedIn: nil, body: """
-                <p class="notice">This frame has no owner's password yet. On the frame, run:</p>
-                <pre>sudo carouseld-web set-password</pre>
-                <p>and type the password you want; then reload this page.</p>
+            return Page.render(title: "Set up", current: nil, signedIn: nil, body: """
+                <p class="notice">This frame has no owner's password yet. Choose one with a code the frame shows on \
+                its screen:</p>
+                <form method="post" action="/setup/code"><button type="submit">Show a setup code on the frame</button></form>
+                <p>Or, on the frame itself, run <code>sudo carouseld-web set-password</code>.</p>
                 """)
         }
         return Page.render(title: "Sign in", current: nil, signedIn: nil, body: """
@@ -337,6 +483,40 @@ public enum WebApp {
             <label for="password">The frame's password</label>
             <input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
             <button type="submit">Sign in</button>
+            </form>
+            <p><a href="/pair">A guest with a code from the frame? Join here.</a></p>
+            """)
+    }
+
+    static func setupPage(problem: String?) -> String {
+        Page.render(title: "Set up", current: nil, signedIn: nil, body: """
+            \(problem.map { "<p class=\"problem\" role=\"alert\">\(htmlEscaped($0))</p>" } ?? "")
+            <p>A setup code is on the frame's screen now, for ten minutes. Type it here, and the password you want for \
+            this page.</p>
+            <form method="post" action="/setup" class="login">
+            <label for="code">The code on the frame's screen</label>
+            <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required>
+            <label for="password">A password (at least \(OwnerPassword.minimumLength) characters)</label>
+            <input type="password" id="password" name="password" autocomplete="new-password" required>
+            <label for="again">The same again</label>
+            <input type="password" id="again" name="again" autocomplete="new-password" required>
+            <button type="submit">Set the password</button>
+            </form>
+            <form method="post" action="/setup/code"><button type="submit">Show a new code on the frame</button></form>
+            """)
+    }
+
+    static func pairPage(problem: String?) -> String {
+        Page.render(title: "Join as a guest", current: nil, signedIn: nil, body: """
+            \(problem.map { "<p class=\"problem\" role=\"alert\">\(htmlEscaped($0))</p>" } ?? "")
+            <p>Ask the frame's owner to show a pairing code on the frame (or run <code>carouselctl pair</code>), \
+            then type it here. A guest adds pictures and drives the frame.</p>
+            <form method="post" action="/pair" class="login">
+            <label for="code">The code on the frame's screen</label>
+            <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required>
+            <label for="name">This phone's name (the owner sees it)</label>
+            <input type="text" id="name" name="name" maxlength="40" placeholder="Anna's phone" required>
+            <button type="submit">Join</button>
             </form>
             """)
     }
@@ -363,7 +543,13 @@ public enum WebApp {
             """
     }
 
-    static func photosPage(env: WebEnvironment, list: ControlReply?, results: [Result<String, UploadError>]) -> String {
+    /// A name of a file directly in the album: no path, not hidden.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0") && name.utf8.count <= 255
+    }
+
+    static func photosPage(env: WebEnvironment, list: ControlReply?, results: [Result<String, UploadError>], who: WebSession,
+                           records: WebRecords) async -> String {
         var out = ""
         if !results.isEmpty {
             out += "<ul class=\"results\">"
@@ -391,7 +577,14 @@ public enum WebApp {
             for image in images {
                 guard let path = image.stringValue else { continue }
                 let name = path.split(separator: "/").last.map(String.init) ?? path
-                out += "<li>\(htmlEscaped(name))</li>"
+                let added = await records.addedBy(name)
+                let mayDelete = who.role == .owner || (added != nil && added == who.device)
+                out += "<li><span>\(htmlEscaped(name))</span>"
+                if mayDelete, !path.dropLast(name.count + 1).contains("/") || env.pictures.map({ path == $0 + "/" + name }) == true {
+                    out += "<form method=\"post\" action=\"/photos/delete\" class=\"delete\"><input type=\"hidden\" name=\"name\" "
+                        + "value=\"\(htmlEscaped(name))\"><button type=\"submit\" aria-label=\"Delete \(htmlEscaped(name))\">Delete</button></form>"
+                }
+                out += "</li>"
             }
             out += "</ul>"
         } else {

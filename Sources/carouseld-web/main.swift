@@ -62,7 +62,8 @@ struct Serve: AsyncParsableCommand {
         let env = WebEnvironment(configPath: self.config, config: config, webSettings: web)
         let sessions = MemoryPersistDriver()
         let live = LiveView(daemon: env.daemon)
-        let router = WebApp.router(env, sessions: sessions, live: live)
+        let records = WebRecords(folder: web.state)
+        let router = WebApp.router(env, sessions: sessions, live: live, records: records)
         let bind: BindAddress = switch address {
         case let .tcp(host, port): .hostname(host, port: port)
         case let .unix(path): .unixDomainSocket(path: path)

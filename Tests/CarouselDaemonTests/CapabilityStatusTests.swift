@@ -12,7 +12,7 @@ import CarouselDaemon
         let d = try OffscreenDaemon(ini: "[power]\npresence = key:KEY_F13\n")
         d.showFirstPicture()
         let declared = Capabilities.all.flatMap(\.status).map(\.name)
-        #expect(declared.sorted() == ["ken_burns", "overlay", "presence", "video"])
+        #expect(declared.sorted() == ["ken_burns", "overlay", "pairing", "presence", "video"])
         let status = d.daemon.status()
         for name in declared { #expect(status[name] != nil, "status lacks \(name)") }
         let fromServices = d.daemon.servicesStatus(now: d.now)

@@ -524,6 +524,100 @@ def main():
         finally:
             granted.stop()
 
+    def first_run_from_the_code():
+        fresh = Frame(suite, "fresh")
+        try:
+            form = {"Content-Type": "application/x-www-form-urlencoded"}
+            status, _, body = fresh.request("GET", "/login")
+            expect(status == 200 and b"/setup/code" in body, "the first page does not offer a setup code")
+            status, headers, _ = fresh.request("POST", "/setup/code", body=b"", headers=form)
+            expect(status == 303 and headers["location"] == "/setup", f"asking for a setup code answered {status}")
+            shown = fresh.daemon.ask("status")["pairing"]
+            expect(set(shown) == {"setup"} and "code" not in shown["setup"], f"status says {shown}")
+            # The person at the frame reads the code off its screen: here, as root on the socket, which gets
+            # the code it asks for (a new one: the one on the screen now).
+            code = fresh.daemon.ask("pair setup")["code"]
+            page = fresh.request("GET", "/setup")[2].decode()
+            expect(code not in page, "the setup page shows the code")
+            wrong = f"{(int(code) + 1) % 1000000:06d}"
+            status, _, body = fresh.request("POST", "/setup", headers=form, body=urllib.parse.urlencode(
+                {"code": wrong, "password": PASSWORD, "again": PASSWORD}))
+            expect(status == 401 and b"Wrong code" in body, f"a wrong code answered {status}")
+            expect(not os.path.exists(os.path.join(fresh.state, "owner.bcrypt")), "a wrong code set a password")
+            status, _, _ = fresh.request("POST", "/setup", headers=form, body=urllib.parse.urlencode(
+                {"code": code, "password": PASSWORD, "again": PASSWORD + "x"}))
+            expect(status == 422, f"two different passwords answered {status}")
+            status, headers, _ = fresh.request("POST", "/setup", headers=form, body=urllib.parse.urlencode(
+                {"code": code, "password": PASSWORD, "again": PASSWORD}))
+            expect(status == 303 and "carouseld_session=" in headers.get("set-cookie", ""), f"the right code answered {status}")
+            expect(fresh.daemon.ask("status")["pairing"] is None, "the code is still on the screen")
+            expect(fresh.login() is not None, "the password chosen does not sign in")
+            status, _, _ = fresh.request("POST", "/setup", headers=form, body=urllib.parse.urlencode(
+                {"code": code, "password": "another password", "again": "another password"}))
+            expect(status == 409, f"a second setup answered {status}")
+            return "a code on the screen (not on the page, not in status), a wrong one refused, the right one once"
+        finally:
+            fresh.stop()
+
+    def guests_pair_and_are_revoked():
+        owner = state["cookie"]
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        status, _, body = frame.request("POST", "/guests/pair", body=b"", headers=form, cookie=owner)
+        m = re.search(rb'id="guest-code">(\d{6})<', body)
+        expect(status == 200 and m, f"pairing a guest answered {status}")
+        code = m.group(1).decode()
+        expect(frame.daemon.ask("status")["pairing"].keys() == {"guest"}, "the code is not on the screen")
+        # A wrong code first, then the right one.
+        status, _, _ = frame.request("POST", "/pair", headers=form, body="code=000000&name=x" if code != "000000" else
+                                     "code=000001&name=x")
+        expect(status == 401, f"a wrong code answered {status}")
+        status, headers, _ = frame.request("POST", "/pair", headers=form, body=urllib.parse.urlencode(
+            {"code": code, "name": "Anna's <b>phone</b>"}))
+        expect(status == 303, f"the right code answered {status}")
+        guest = headers["set-cookie"].split(";")[0]
+        status, _, _ = frame.request("POST", "/pair", headers=form, body=urllib.parse.urlencode({"code": code, "name": "y"}))
+        expect(status == 401, "a code was used twice")
+        # What a guest may do, and may not.
+        expect(frame.request("GET", "/now", cookie=guest)[0] == 200, "a guest cannot see Now")
+        before = frame.daemon.ask("status")["index"]
+        expect(frame.request("POST", "/drive/next", body=b"", cookie=guest)[0] == 303, "a guest cannot drive")
+        until("the guest's next", lambda: frame.daemon.ask("status")["index"] != before, timeout=10)
+        for method, path, body in (("GET", "/settings", None), ("POST", "/settings", "key=autoplay.interval&value=4"),
+                                   ("POST", "/guests/pair", ""), ("POST", "/guests/revoke", "id=x")):
+            status, _, _ = frame.request(method, path, body=body, headers=form if body is not None else None, cookie=guest)
+            expect(status == 403, f"a guest's {method} {path} answered {status}")
+        status, _, body = frame.upload([("from-anna.jpg", picture("03-portrait.jpg"))], guest)
+        expect(status == 200 and json.loads(body)["files"][0]["ok"], f"a guest's upload answered {status}")
+        status, _, body = frame.request("GET", "/photos", cookie=guest)
+        text = body.decode()
+        expect('aria-label="Delete from-anna.jpg"' in text and 'aria-label="Delete 01-mountains.jpg"' not in text,
+               "a guest is offered to delete what it did not add")
+        status, _, _ = frame.request("POST", "/photos/delete", body="name=01-mountains.jpg", headers=form, cookie=guest)
+        expect(status == 403 and os.path.exists(os.path.join(frame.album, "01-mountains.jpg")),
+               f"a guest deleted the owner's picture ({status})")
+        status, _, _ = frame.request("POST", "/photos/delete", body="name=../web.log", headers=form, cookie=owner)
+        expect(status == 400 and os.path.exists(os.path.join(frame.folder, "web.log")), "a path was deleted")
+        # The owner sees the guest, escaped, and revokes it.
+        status, _, body = frame.request("GET", "/settings", cookie=owner)
+        text = body.decode()
+        expect("Anna&#39;s &lt;b&gt;phone&lt;/b&gt;" in text, "the guest's name is not shown escaped")
+        gid = re.search(r'name="id" value="([a-z0-9]+)"', text).group(1)
+        status, _, _ = frame.request("POST", "/guests/revoke", body=f"id={gid}", headers=form, cookie=owner)
+        expect(status == 303, f"revoking answered {status}")
+        status, headers, _ = frame.request("GET", "/now", cookie=guest)
+        expect(status == 303 and headers["location"] == "/login", f"a revoked guest's page answered {status}")
+        status, _, _ = frame.upload([("after.jpg", picture("03-portrait.jpg"))], guest)
+        expect(status == 401 and not os.path.exists(os.path.join(frame.album, "after.jpg")), "a revoked guest uploaded")
+        expect(os.path.exists(os.path.join(frame.album, "from-anna.jpg")), "revoking took the guest's pictures")
+        # Five wrong codes void one.
+        code = frame.daemon.ask("pair")["code"]
+        for n in range(5):
+            frame.daemon.ask(f"pair redeem guest {(int(code) + 1 + n) % 1000000:06d}")
+        voided = frame.daemon.ask(f"pair redeem guest {code}")
+        expect(not voided["ok"] and "no guest code" in voided["error"], f"after 5 wrong codes: {voided}")
+        return "paired (a wrong code refused, a code used once), drove, uploaded, refused settings and others' " \
+               "pictures; revoked: refused, its pictures stay; 5 wrong codes void one"
+
     def login_rate_limited():
         limited = Frame(suite, "limited")
         made = limited.set_password()
@@ -574,6 +668,10 @@ def main():
         suite.check("a full disk: one clear message, nothing left behind, the next file taken", full_disk)
         suite.check("the daemon gives [web] user's connections the web's grant: tune yes, paths and files no",
                     daemon_grants_the_web_user)
+        suite.check("first run: a setup code on the frame's screen, then the owner's password chosen on the page",
+                    first_run_from_the_code)
+        suite.check("guests: paired with a code the frame shows, may add and drive but not configure nor delete others'; "
+                    "revoked by the owner", guests_pair_and_are_revoked)
         suite.check("1,000 sign-in attempts: 5 checked, the rest refused (429, Retry-After) without being checked",
                     login_rate_limited)
     finally:
