@@ -30,6 +30,11 @@ public enum ControlRequest: Equatable, Sendable {
     /// `forget KEY`: the key taken out of the settings file, and the value
     /// carouseld.ini (or its default) gives back.
     case forget(key: String)
+    /// `hide [NAME]`: the picture (the one on screen without a name) leaves
+    /// this frame's album, and stays out after a restart, until `unhide`.
+    case hide(name: String?)
+    /// `unhide NAME`: a hidden picture comes back.
+    case unhide(name: String)
     /// `screenshot <path.png>`: the daemon writes the PNG at an absolute
     /// path (its working directory means nothing to the client that asked).
     /// `screenshot` alone (path nil): into the file the client sent with the
@@ -62,7 +67,7 @@ public enum ControlRequest: Equatable, Sendable {
     /// after the house's words that drive the frame.
     public static let commandNames = [
         "next", "prev", "goto", "pause", "play", "resume", "status", "reload", "list",
-        "set", "keep", "forget", "screenshot", "display", "brightness", "zoom",
+        "set", "keep", "forget", "hide", "unhide", "screenshot", "display", "brightness", "zoom",
     ] + declaredRequests.map(\.name) + ["subscribe", "version", "help"]
 
     /// One line of usage per command, for `help` and for error messages.
@@ -71,7 +76,7 @@ public enum ControlRequest: Equatable, Sendable {
     private static let houseUsage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
-        "set": "set <key> <value>", "keep": "keep <key> <value>", "forget": "forget <key>", "screenshot": "screenshot [<path.png>]",
+        "set": "set <key> <value>", "keep": "keep <key> <value>", "forget": "forget <key>", "hide": "hide [<name>]", "unhide": "unhide <name>", "screenshot": "screenshot [<path.png>]",
         "subscribe": "subscribe [changes]", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
     ]
@@ -94,7 +99,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .play: .play
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
-        case .status, .reload, .list, .set, .keep, .forget, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
+        case .status, .reload, .list, .set, .keep, .forget, .hide, .unhide, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
              .declared: nil
         }
     }
@@ -108,6 +113,7 @@ public enum ControlRequest: Equatable, Sendable {
         switch self {
         case .status, .list, .version, .help, .subscribe, .subscribeChanges, .screenshot(path: nil): .look
         case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness: .drive
+        case .hide, .unhide: .tune
         case let .declared(request): request.capability
         case let .set(key, _), let .keep(key, _), let .forget(key): keyCapability(key) ?? .tune
         case .reload: .configure
@@ -123,6 +129,8 @@ public enum ControlRequest: Equatable, Sendable {
         case let .set(key, _): "set \(key)"
         case let .keep(key, _): "keep \(key)"
         case let .forget(key): "forget \(key)"
+        case .hide: "hide"
+        case .unhide: "unhide"
         case let .screenshot(path): path == nil ? "screenshot" : "screenshot PATH"
         case let .declared(request): request.name
         default: line.split(separator: " ").first.map(String.init) ?? line
@@ -144,6 +152,8 @@ public enum ControlRequest: Equatable, Sendable {
         case let .set(key, value): "set \(key) \(value)"
         case let .keep(key, value): "keep \(key) \(value)"
         case let .forget(key): "forget \(key)"
+        case let .hide(name): name.map { "hide \($0)" } ?? "hide"
+        case let .unhide(name): "unhide \(name)"
         case let .screenshot(path): path.map { "screenshot \($0)" } ?? "screenshot"
         case .subscribe: "subscribe"
         case .subscribeChanges: "subscribe changes"
@@ -224,6 +234,14 @@ public enum ControlRequest: Equatable, Sendable {
             }
             let value = String(line[arguments[arguments.startIndex + 1].start...])
             return .success(.keep(key: key.text, value: trimmed(value)))
+        case "hide":
+            guard let first = arguments.first else { return .success(.hide(name: nil)) }
+            return .success(.hide(name: trimmed(String(line[first.start...]))))
+        case "unhide":
+            guard let first = arguments.first else {
+                return .failure(ControlError("unhide needs the picture's name (usage: unhide <name>)"))
+            }
+            return .success(.unhide(name: trimmed(String(line[first.start...]))))
         case "forget":
             guard arguments.count == 1, let key = arguments.first else {
                 return .failure(ControlError("forget needs one key (usage: forget <key>)"))

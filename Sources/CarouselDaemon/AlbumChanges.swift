@@ -53,7 +53,7 @@ extension Daemon {
         do {
             let listing = try config.albumListing()
             for line in album.unreportedSkips(listing.skipped.map(\.description)) { log(.warning, "skipping \(line)") }
-            return listing.entries
+            return album.hidden.isEmpty ? listing.entries : listing.entries.filter { !album.hidden.contains($0.path) }
         } catch {
             log(.warning, "\(error)")
             return []

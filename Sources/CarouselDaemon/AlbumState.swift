@@ -30,6 +30,9 @@ public struct AlbumState: Sendable {
     /// Bumped whenever `paths` changes: the loop asks for pictures again
     /// only when this or what is on screen changed.
     public private(set) var generation = 0
+    /// Pictures hidden on this frame (`hide`), by path: left out of every
+    /// listing until `unhide`.
+    public var hidden: Set<String> = []
     /// order = shuffle: the generator (seeded at random once per start), and
     /// the item the album was last reshuffled at (once per rest).
     var shuffleGenerator = SeededGenerator(seed: UInt64.random(in: .min ... .max))

@@ -32,7 +32,8 @@ extension Daemon {
         case .status, .subscribe, .subscribeChanges:
             return .ok(status())
         case .list:
-            return .ok(["count": .int(album.pictureCount), "images": .array(album.paths.map { .string($0) })])
+            return .ok(["count": .int(album.pictureCount), "images": .array(album.paths.map { .string($0) }),
+                        "hidden": .array(album.hidden.sorted().map { .string($0) })])
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
         case .screenshot:
@@ -44,6 +45,10 @@ extension Daemon {
             return keep(key, value)
         case let .forget(key):
             return forget(key)
+        case let .hide(name):
+            return hide(name)
+        case let .unhide(name):
+            return unhide(name)
         case .reload:
             return reload()
         case .help:

@@ -125,6 +125,7 @@ public final class Daemon {
                           onReady: { decoded.ring() })
 
         var initial = AlbumState(portraitProbe: layout.portraitProbe(config))
+        if let directory = options.stateDirectory { initial.hidden = HiddenPictures.read(directory) }
         let listed = Self.listAlbum(config, noting: &initial)
         _ = initial.replace(with: listed, current: 0)
         if config.images.order == .shuffle, config.images.files.isEmpty { initial.shuffleAll() }

@@ -200,7 +200,7 @@ extension Daemon {
     /// monitoring script would keep the display on for ever.
     func noteRequest(_ request: ControlRequest) {
         switch request {
-        case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .keep, .forget, .brightness, .zoom:
+        case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .keep, .forget, .hide, .unhide, .brightness, .zoom:
             power.used(at: clock())
         case .display: break  // setDisplayPower(_:) notes it
         case .status, .list, .screenshot, .subscribe, .subscribeChanges, .version, .help: break

@@ -35,6 +35,9 @@ enum Assets {
         .drive { display: flex; gap: 12px; justify-content: center; }
         .drive form { flex: 1; }
         .drive button { width: 100%; min-height: 56px; font-size: 1.2rem; }
+        .more { display: flex; gap: 12px; justify-content: center; margin-top: 12px; flex-wrap: wrap; }
+        .brightness { display: flex; gap: 8px; align-items: center; margin-top: 12px; }
+        .brightness input { flex: 1; min-height: 44px; }
         .login, .upload { display: flex; flex-direction: column; gap: 10px; }
         input[type="password"] { padding: 0 12px; border: 1px solid var(--line); border-radius: 8px; background: var(--card);
           color: var(--fg); }

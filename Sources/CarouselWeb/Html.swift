@@ -50,14 +50,14 @@ enum Page {
     static func render(title: String, current: String?, signedIn: WebRole?, csrf: Bool = true, body: String) -> String {
         var nav = ""
         if let role = signedIn {
+            // A guest has no settings to change.
             let links = [("now", "/now", "Now"), ("photos", "/photos", "Photos"), ("settings", "/settings", "Settings"),
-                         ("status", "/status", "Status")]
+                         ("status", "/status", "Status")].filter { role == .owner || $0.0 != "settings" }
             nav = "<nav>" + links.map { id, href, label in
                 "<a href=\"\(href)\"\(id == current ? " aria-current=\"page\"" : "")>\(label)</a>"
             }.joined()
             nav += "<form method=\"post\" action=\"/logout\" class=\"signout\"><button type=\"submit\">Sign out</button></form>"
             nav += "</nav>"
-            _ = role
         }
         return """
             <!doctype html>

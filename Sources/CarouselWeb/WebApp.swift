@@ -259,7 +259,7 @@ public enum WebApp {
         router.get("/now") { request, context in
             let role = try await signedIn(request, context, records)
             let status = try? await env.daemon.ask(.status)
-            return html(nowPage(status: status, generation: await live.currentGeneration), role: role, title: "Now",
+            return html(nowPage(status: status, generation: await live.currentGeneration, role: role), role: role, title: "Now",
                         current: "now")
         }
         router.get("/now.png") { request, context in
@@ -273,13 +273,24 @@ public enum WebApp {
             }
         }
         router.post("/drive/:action") { request, context in
-            _ = try await signedIn(request, context, records)
+            let role = try await signedIn(request, context, records)
             let request2: ControlRequest
             switch context.parameters.get("action") {
             case "next": request2 = .next
             case "prev": request2 = .prev
             case "pause": request2 = .pause
             case "play": request2 = .play
+            case "display-on": request2 = .display(.on)
+            case "display-off": request2 = .display(.off)
+            case "brightness":
+                let form = try await formFields(request, context: context)
+                guard let percent = form["percent"].flatMap(Int.init), (1...100).contains(percent) else {
+                    throw HTTPError(.badRequest, message: "brightness takes 1 to 100")
+                }
+                request2 = .brightness(percent)
+            // Hiding changes the frame's album: the owner's.
+            case "hide" where role == .owner: request2 = .hide(name: nil)
+            case "hide": throw HTTPError(.forbidden, message: "only the frame's owner may hide a picture")
             default: throw HTTPError(.notFound, message: "no such action")
             }
             let reply: ControlReply
@@ -356,6 +367,15 @@ public enum WebApp {
             let list = try? await env.daemon.ask(.list)
             return html(await photosPage(env: env, list: list, results: [], who: who, records: records), role: who.role,
                         title: "Photos", current: "photos")
+        }
+        router.post("/photos/unhide") { request, context in
+            _ = try await owner(request, context, records)
+            let form = try await formFields(request, context: context)
+            guard let name = form["name"] else { throw HTTPError(.badRequest, message: "unhide needs a name") }
+            if case let .error(message)? = try? await env.daemon.ask(.unhide(name: name)) {
+                throw HTTPError(.conflict, message: message)
+            }
+            return Response.redirect(to: "/photos", type: .normal)
         }
         router.post("/photos/delete") { request, context in
             let who = try await session(request, context, records)
@@ -468,203 +488,6 @@ public enum WebApp {
         String(text.replacingOccurrences(of: "+", with: " ")).removingPercentEncoding
     }
 
-    static func loginPage(env: WebEnvironment, problem: String?) -> String {
-        guard env.owner.isSet else {
-            return Page.render(title: "Set up", current: nil, signedIn: nil, body: """
-                <p class="notice">This frame has no owner's password yet. Choose one with a code the frame shows on \
-                its screen:</p>
-                <form method="post" action="/setup/code"><button type="submit">Show a setup code on the frame</button></form>
-                <p>Or, on the frame itself, run <code>sudo carouseld-web set-password</code>.</p>
-                """)
-        }
-        return Page.render(title: "Sign in", current: nil, signedIn: nil, body: """
-            \(problem.map { "<p class=\"problem\" role=\"alert\">\(htmlEscaped($0))</p>" } ?? "")
-            <form method="post" action="/login" class="login">
-            <label for="password">The frame's password</label>
-            <input type="password" id="password" name="password" autocomplete="current-password" required autofocus>
-            <button type="submit">Sign in</button>
-            </form>
-            <p><a href="/pair">A guest with a code from the frame? Join here.</a></p>
-            """)
-    }
-
-    static func setupPage(problem: String?) -> String {
-        Page.render(title: "Set up", current: nil, signedIn: nil, body: """
-            \(problem.map { "<p class=\"problem\" role=\"alert\">\(htmlEscaped($0))</p>" } ?? "")
-            <p>A setup code is on the frame's screen now, for ten minutes. Type it here, and the password you want for \
-            this page.</p>
-            <form method="post" action="/setup" class="login">
-            <label for="code">The code on the frame's screen</label>
-            <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required>
-            <label for="password">A password (at least \(OwnerPassword.minimumLength) characters)</label>
-            <input type="password" id="password" name="password" autocomplete="new-password" required>
-            <label for="again">The same again</label>
-            <input type="password" id="again" name="again" autocomplete="new-password" required>
-            <button type="submit">Set the password</button>
-            </form>
-            <form method="post" action="/setup/code"><button type="submit">Show a new code on the frame</button></form>
-            """)
-    }
-
-    static func pairPage(problem: String?) -> String {
-        Page.render(title: "Join as a guest", current: nil, signedIn: nil, body: """
-            \(problem.map { "<p class=\"problem\" role=\"alert\">\(htmlEscaped($0))</p>" } ?? "")
-            <p>Ask the frame's owner to show a pairing code on the frame (or run <code>carouselctl pair</code>), \
-            then type it here. A guest adds pictures and drives the frame.</p>
-            <form method="post" action="/pair" class="login">
-            <label for="code">The code on the frame's screen</label>
-            <input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" maxlength="7" required>
-            <label for="name">This phone's name (the owner sees it)</label>
-            <input type="text" id="name" name="name" maxlength="40" placeholder="Anna's phone" required>
-            <button type="submit">Join</button>
-            </form>
-            """)
-    }
-
-    static func nowPage(status: ControlReply?, generation: Int) -> String {
-        var line = "The frame does not answer."
-        var paused = false
-        if case let .ok(fields)? = status {
-            let index = fields["index"]?.intValue ?? 0
-            let count = fields["count"]?.intValue ?? 0
-            if case let .object(autoplay)? = fields["autoplay"] {
-                paused = autoplay["running"]?.boolValue == false
-            }
-            line = count == 0 ? "The album is empty." : "Picture \(index + 1) of \(count)" + (paused ? " · paused" : "")
-        }
-        return """
-            <figure class="now"><img id="now" src="/now.png?g=\(generation)" data-generation="\(generation)" alt="The picture on the frame now"></figure>
-            <p class="status" id="status">\(htmlEscaped(line))</p>
-            <div class="drive">
-            <form method="post" action="/drive/prev"><button type="submit" aria-label="Previous">◀</button></form>
-            <form method="post" action="/drive/\(paused ? "play" : "pause")" id="playpause"><button type="submit">\(paused ? "Play" : "Pause")</button></form>
-            <form method="post" action="/drive/next"><button type="submit" aria-label="Next">▶</button></form>
-            </div>
-            """
-    }
-
-    /// A name of a file directly in the album: no path, not hidden.
-    static func isPlainName(_ name: String) -> Bool {
-        !name.isEmpty && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\0") && name.utf8.count <= 255
-    }
-
-    static func photosPage(env: WebEnvironment, list: ControlReply?, results: [Result<String, UploadError>], who: WebSession,
-                           records: WebRecords) async -> String {
-        var out = ""
-        if !results.isEmpty {
-            out += "<ul class=\"results\">"
-            for result in results {
-                switch result {
-                case let .success(name): out += "<li class=\"added\">Added \(htmlEscaped(name))</li>"
-                case let .failure(error): out += "<li class=\"problem\">\(htmlEscaped(error.message))</li>"
-                }
-            }
-            out += "</ul>"
-        }
-        if env.pictures != nil {
-            let accept = UploadName.extensions.sorted().map { "." + $0 }.joined(separator: ",")
-            out += """
-                <form method="post" action="/photos" enctype="multipart/form-data" class="upload" id="upload">
-                <label for="files">Add pictures and clips</label>
-                <input type="file" id="files" name="files" multiple accept="image/*,video/*,\(accept)">
-                <button type="submit">Upload</button>
-                <ul id="progress" class="progress"></ul>
-                </form>
-                """
-        }
-        if case let .ok(fields)? = list, case let .array(images)? = fields["images"] {
-            out += "<h2>In the album (\(images.count))</h2><ul class=\"album\">"
-            for image in images {
-                guard let path = image.stringValue else { continue }
-                let name = path.split(separator: "/").last.map(String.init) ?? path
-                let added = await records.addedBy(name)
-                let mayDelete = who.role == .owner || (added != nil && added == who.device)
-                out += "<li><span>\(htmlEscaped(name))</span>"
-                if mayDelete, !path.dropLast(name.count + 1).contains("/") || env.pictures.map({ path == $0 + "/" + name }) == true {
-                    out += "<form method=\"post\" action=\"/photos/delete\" class=\"delete\"><input type=\"hidden\" name=\"name\" "
-                        + "value=\"\(htmlEscaped(name))\"><button type=\"submit\" aria-label=\"Delete \(htmlEscaped(name))\">Delete</button></form>"
-                }
-                out += "</li>"
-            }
-            out += "</ul>"
-        } else {
-            out += "<p class=\"problem\">The frame does not answer.</p>"
-        }
-        return out
-    }
-
-    // MARK: Uploads
-
-    /// Reads a multipart body as it arrives, each file into its own
-    /// `UploadFile`, checked and named when it is whole. Returns what became
-    /// of each file; throws (and keeps nothing of the file in progress)
-    /// when the request itself is refused.
-    static func receiveUploads(_ request: Request, folder: String, env: WebEnvironment) async throws
-        -> [Result<String, UploadError>]
-    {
-        guard let type = request.headers[.contentType], let boundary = multipartBoundary(type) else {
-            throw HTTPError(.unsupportedMediaType, message: "expected multipart/form-data")
-        }
-        if let length = request.headers[.contentLength].flatMap(Int.init),
-           length > env.maxUploadBytes * maxFilesPerRequest + maxOverheadBytes {
-            throw HTTPError(.contentTooLarge, message: "more than \(maxFilesPerRequest) files of [web] max_upload_mb at once")
-        }
-        let receiver = UploadReceiver(folder: folder, limit: env.maxUploadBytes)
-        let parser = MultipartParser(boundary: boundary)
-        parser.onHeader = { name, value in receiver.header(name, value) }
-        parser.onBody = { buffer in receiver.body(&buffer) }
-        parser.onPartComplete = { receiver.partComplete() }
-        var results: [Result<String, UploadError>] = []
-        do {
-            for try await chunk in request.body {
-                receiver.fed += chunk.readableBytes
-                do {
-                    try parser.execute(chunk)
-                } catch {
-                    throw HTTPError(.badRequest, message: "the upload is not a well-formed multipart body")
-                }
-                receiver.checkOverhead()
-                if let refusal = receiver.refusal { throw HTTPError(refusal.httpStatus, message: refusal.message) }
-                for file in receiver.takeFinished() {
-                    results.append(await finish(file, env: env))
-                }
-            }
-        } catch {
-            receiver.discardAll()
-            throw error
-        }
-        receiver.discardAll()
-        if results.isEmpty { throw HTTPError(.badRequest, message: "the upload held no file") }
-        return results
-    }
-
-    static func finish(_ file: Result<UploadFile, UploadError>, env: WebEnvironment) async -> Result<String, UploadError> {
-        switch file {
-        case let .failure(error): return .failure(error)
-        case let .success(file):
-            let check = env.check
-            let sent = file.stem + "." + file.ext
-            do {
-                return .success(try await file.finish { path in
-                    await Task.detached { check.problem(path: path, name: sent) }.value
-                })
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
-    static func multipartBoundary(_ contentType: String) -> String? {
-        let parts = contentType.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.first?.lowercased() == "multipart/form-data" else { return nil }
-        for part in parts.dropFirst() where part.lowercased().hasPrefix("boundary=") {
-            var value = String(part.dropFirst("boundary=".count))
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-            guard (1...70).contains(value.utf8.count) else { return nil }
-            return value
-        }
-        return nil
-    }
 }
 
 /// A signed-out browser asking for a page is sent to sign in.
@@ -672,117 +495,5 @@ struct RedirectToLogin: HTTPResponseError {
     var status: HTTPResponse.Status { .seeOther }
     func response(from request: Request, context: some RequestContext) throws -> Response {
         Response.redirect(to: "/login", type: .normal)
-    }
-}
-
-extension UploadError {
-    var httpStatus: HTTPResponse.Status { .init(code: status) }
-}
-
-/// The state of one multipart body being read: the part in progress, the
-/// files done and waiting to be checked, the bytes that are not file contents.
-final class UploadReceiver {
-    let folder: String
-    let limit: Int
-    private var headers: [String: String] = [:]
-    private var current: Result<UploadFile, UploadError>?
-    /// A part without a file name (a form field): its bytes only count.
-    private var inField = false
-    private var finished: [Result<UploadFile, UploadError>] = []
-    private var files = 0
-    private var contents = 0
-    var fed = 0
-    var refusal: UploadError?
-
-    init(folder: String, limit: Int) {
-        self.folder = folder
-        self.limit = limit
-    }
-
-    func header(_ name: String, _ value: String) {
-        headers[name.lowercased()] = value
-    }
-
-    private func startPart() {
-        guard current == nil, !inField else { return }
-        guard let filename = Self.filename(headers["content-disposition"] ?? "") else {
-            inField = true
-            return
-        }
-        files += 1
-        if files > WebApp.maxFilesPerRequest {
-            refusal = UploadError("at most \(WebApp.maxFilesPerRequest) files at once", status: 413)
-            current = .failure(refusal!)
-            return
-        }
-        switch UploadName.safe(filename) {
-        case let .failure(error): current = .failure(error)
-        case let .success((stem, ext)):
-            do {
-                current = .success(try UploadFile(folder: folder, stem: stem, ext: ext, limit: limit))
-            } catch {
-                current = .failure(error)
-                if error.status >= 500 { refusal = error }
-            }
-        }
-    }
-
-    func body(_ buffer: inout ByteBuffer) {
-        startPart()
-        if case let .success(file)? = current {
-            contents += buffer.readableBytes
-            buffer.withUnsafeReadableBytes { file.append($0) }
-            // One file over the limit ends the request: the sender is told at once.
-            if let failure = file.failed, failure.status == 413 || failure.status == 507 { refusal = failure }
-        }
-    }
-
-    /// Refuses a body with more than `maxOverheadBytes` that are no file's
-    /// contents (an endless preamble, endless part headers, fields), past
-    /// what the parser may hold back while it looks for a boundary.
-    func checkOverhead() {
-        if refusal == nil, fed - contents > WebApp.maxOverheadBytes + 4096 {
-            refusal = UploadError("the upload holds more than \(WebApp.maxOverheadBytes >> 10) KiB besides its files")
-        }
-    }
-
-    func partComplete() {
-        startPart()
-        if let current { finished.append(current) }
-        current = nil
-        inField = false
-        headers = [:]
-    }
-
-    func takeFinished() -> [Result<UploadFile, UploadError>] {
-        defer { finished = [] }
-        return finished
-    }
-
-    func discardAll() {
-        if case let .success(file)? = current { file.discard() }
-        for case let .success(file) in finished { file.discard() }
-        current = nil
-        finished = []
-    }
-
-    /// `filename="..."` of a Content-Disposition (`filename*=` first).
-    static func filename(_ disposition: String) -> String? {
-        for raw in disposition.split(separator: ";") {
-            let part = raw.trimmingCharacters(in: .whitespaces)
-            if part.lowercased().hasPrefix("filename*=") {
-                let value = part.dropFirst("filename*=".count)
-                if let quote = value.range(of: "''") { return String(value[quote.upperBound...]).removingPercentEncoding }
-            }
-        }
-        for raw in disposition.split(separator: ";") {
-            let part = raw.trimmingCharacters(in: .whitespaces)
-            if part.lowercased().hasPrefix("filename=") {
-                var value = String(part.dropFirst("filename=".count))
-                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-                return value.replacingOccurrences(of: "\\\"", with: "\"")
-            }
-        }
-        return nil
     }
 }

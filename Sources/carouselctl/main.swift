@@ -22,7 +22,7 @@ struct Carouselctl: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Next.self, Prev.self, Goto.self, Pause.self, Play.self, Resume.self, Status.self, Reload.self, List.self,
-            Set.self, Keep.self, Forget.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
+            Set.self, Keep.self, Forget.self, Hide.self, Unhide.self, Screenshot.self, Version.self, Watch.self, Display.self, Brightness.self, Zoom.self,
         ]
     )
 
@@ -397,6 +397,21 @@ struct Forget: ParsableCommand {
     @Argument(help: "The setting, as in the config file (section.key).") var key: String
     @OptionGroup var connection: Connection
     func run() throws { try connection.perform(.forget(key: key)) }
+}
+
+struct Hide: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Leave a picture out of this frame's album (the one on screen without a name), until unhide.")
+    @Argument(help: "The picture's name or path; none: the one on screen.") var name: String?
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.hide(name: name)) }
+}
+
+struct Unhide: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Bring a hidden picture back into the album.")
+    @Argument(help: "The picture's name or path (list shows the hidden ones).") var name: String
+    @OptionGroup var connection: Connection
+    func run() throws { try connection.perform(.unhide(name: name)) }
 }
 
 struct Screenshot: ParsableCommand {

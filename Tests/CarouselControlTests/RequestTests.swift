@@ -137,7 +137,7 @@ struct RequestTests {
 
     @Test("unknown and empty requests list the commands")
     func unknown() {
-        let list = "next, prev, goto, pause, play, resume, status, reload, list, set, keep, forget, screenshot, display, brightness, zoom, overlay, pair, subscribe, version, help"
+        let list = "next, prev, goto, pause, play, resume, status, reload, list, set, keep, forget, hide, unhide, screenshot, display, brightness, zoom, overlay, pair, subscribe, version, help"
         #expect(error("nxt") == "unknown command 'nxt' (try: \(list))")
         #expect(error("NEXT") == "unknown command 'NEXT' (try: \(list))")
         #expect(error("") == "empty request (try: \(list))")

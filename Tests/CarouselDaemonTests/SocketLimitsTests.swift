@@ -36,7 +36,7 @@ struct SocketLimitsTests {
             ("display auto", { if case let .object(d)? = $0["display"] { return d["power_mode"] == .string("auto") }; return false }),
             ("overlay text Sunny", { if case let .object(o)? = $0["overlay"] { return o["text"] == .string("Sunny") }; return false }),
             ("overlay clear", { if case let .object(o)? = $0["overlay"] { return o["text"] == .null }; return false }),
-            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 21 }; return false }),
+            ("help", { if case let .array(c)? = $0["commands"] { return c.count == 23 }; return false }),
             ("subscribe", { $0["index"] != nil }),
         ]
         for (line, valid) in requests {

@@ -133,9 +133,6 @@ def main():
     suite.web = os.path.abspath(args[1])
     suite.cleanup_frames = []
     frame = Frame(suite, "frame")
-    made = frame.set_password()
-    if made.returncode != 0:
-        raise Failure(f"set-password: {made.stderr}")
     driver = browser()
     state = {}
 
@@ -149,14 +146,34 @@ def main():
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia",
                                {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
 
+    def first_run():
+        driver.get(frame.origin + "/")
+        until("the first page", lambda: "Show a setup code on the frame" in text_of(driver, "main"), timeout=20)
+        fits_the_phone(driver, "first run")
+        driver.find_element(By.XPATH, "//button[contains(., 'Show a setup code')]").click()
+        until("the setup form", lambda: driver.current_url.endswith("/setup"), timeout=20)
+        expect(frame.daemon.ask("status")["pairing"] is not None, "no code on the frame's screen")
+        # Read off the frame: as root on its socket (a new code, the one on the screen now).
+        code = frame.daemon.ask("pair setup")["code"]
+        driver.find_element(By.ID, "code").send_keys(code)
+        driver.find_element(By.ID, "password").send_keys(PASSWORD)
+        driver.find_element(By.ID, "again").send_keys(PASSWORD)
+        shot("setup")
+        driver.find_element(By.XPATH, "//button[contains(., 'Set the password')]").click()
+        until("the Now page", lambda: driver.current_url.endswith("/now"), timeout=20)
+        expect(os.path.exists(os.path.join(frame.state, "owner.bcrypt")), "no password kept")
+        driver.find_element(By.CSS_SELECTOR, "nav .signout button").click()
+        until("signed out", lambda: "/login" in driver.current_url, timeout=20)
+        return "the code from the frame's screen, then a password of the owner's choosing"
+
     def sign_in():
         driver.get(frame.origin + "/")
-        until("the sign-in page", lambda: "/login" in driver.current_url, timeout=20)
+        until("the sign-in page", lambda: "/login" in driver.current_url and count_of(driver, "#password") == 1,
+              timeout=20)
         fits_the_phone(driver, "sign in")
         shot("login")
-        field = driver.find_element(By.ID, "password")
-        field.send_keys("not the password")
-        field.submit()
+        driver.find_element(By.ID, "password").send_keys("not the password")
+        driver.find_element(By.CSS_SELECTOR, "form.login button").click()
         until("the refusal", lambda: "not the password" in driver.find_element(By.TAG_NAME, "body").text, timeout=20)
         driver.find_element(By.ID, "password").send_keys(PASSWORD)
         driver.find_element(By.CSS_SELECTOR, "form.login button").click()
@@ -181,6 +198,17 @@ def main():
             "var i = document.getElementById('now'); return i.complete && i.dataset.generation !== '0'"), timeout=20)
         expect(driver.execute_script("return window.stillThisPage === true"), "the page was loaded again")
         return f"picture {before + 1} -> {before + 2}, on the frame and on the page (live)"
+
+    def hide_the_picture_on_screen():
+        on_screen = frame.daemon.ask("status")["image"]
+        driver.find_element(By.XPATH, "//button[contains(., 'Hide this picture')]").click()
+        until("the picture hidden", lambda: frame.daemon.ask("list")["hidden"] == [on_screen], timeout=20)
+        driver.find_element(By.LINK_TEXT, "Photos").click()
+        name = os.path.basename(on_screen)
+        until("the Unhide button", lambda: count_of(driver, f'button[aria-label="Unhide {name}"]') == 1, timeout=20)
+        driver.find_element(By.CSS_SELECTOR, f'button[aria-label="Unhide {name}"]').click()
+        until("the picture back", lambda: on_screen in frame.listed_paths(), timeout=20)
+        return f"{name} hidden from the Now page, back from Photos"
 
     def upload_from_the_phone():
         driver.find_element(By.LINK_TEXT, "Photos").click()
@@ -230,6 +258,45 @@ def main():
         shot("status")
         return "interval 9 in status, and after a restart"
 
+    def a_guest_pairs_uploads_and_is_revoked():
+        # The owner asks for a code on the Settings page.
+        driver.find_element(By.LINK_TEXT, "Settings").click()
+        until("the Settings page", lambda: driver.current_url.endswith("/settings"), timeout=20)
+        driver.find_element(By.XPATH, "//button[contains(., 'Pair a guest')]").click()
+        until("the code", lambda: len(text_of(driver, "#guest-code")) == 6, timeout=20)
+        code = text_of(driver, "#guest-code")
+        shot("guests")
+        # The guest, in a browser of its own.
+        guest = browser()
+        try:
+            guest.get(frame.origin + "/login")
+            guest.find_element(By.LINK_TEXT, "A guest with a code from the frame? Join here.").click()
+            until("the pairing page", lambda: guest.current_url.endswith("/pair"), timeout=20)
+            guest.find_element(By.ID, "code").send_keys(code)
+            guest.find_element(By.ID, "name").send_keys("Anna's phone")
+            guest.find_element(By.XPATH, "//button[contains(., 'Join')]").click()
+            until("the guest's Now page", lambda: guest.current_url.endswith("/now"), timeout=20)
+            nav = text_of(guest, "nav")
+            expect("Settings" not in nav, f"a guest is offered Settings: {nav}")
+            guest.find_element(By.LINK_TEXT, "Photos").click()
+            until("the guest's Photos page", lambda: guest.current_url.endswith("/photos"), timeout=20)
+            picture = os.path.join(suite.folder, "from-anna.jpg")
+            shutil.copy(os.path.join(IMAGES, "05-glow.webp"), picture.replace(".jpg", ".webp"))
+            guest.find_element(By.ID, "files").send_keys(picture.replace(".jpg", ".webp"))
+            guest.find_element(By.CSS_SELECTOR, "form.upload button").click()
+            until("the guest's picture in the daemon's list", lambda: "from-anna.webp" in frame.listed(), timeout=60)
+            # The owner revokes it.
+            driver.get(frame.origin + "/settings")
+            until("the guest on the owner's page", lambda: "Anna's phone" in text_of(driver, "#guests"), timeout=20)
+            driver.find_element(By.CSS_SELECTOR, "button[aria-label=\"Revoke Anna's phone\"]").click()
+            until("the guest gone", lambda: "No guest is paired" in text_of(driver, "#guests"), timeout=20)
+            guest.get(frame.origin + "/photos")
+            until("the revoked guest sent to sign in", lambda: "/login" in guest.current_url, timeout=20)
+            expect("from-anna.webp" in frame.listed(), "revoking took the guest's picture")
+        finally:
+            guest.quit()
+        return f"code {code} from the owner's page, the guest joined and uploaded, then was revoked"
+
     def no_console_errors():
         errors = console_errors(driver)
         expect(not errors, f"the browser's console has errors (a CSP violation is one): {errors}")
@@ -254,12 +321,16 @@ def main():
         return f"{total} bytes"
 
     try:
+        suite.check("first run: a setup code on the frame's screen, then a password of the owner's choosing", first_run)
         suite.check("at a phone's size: sign in (a wrong password first), the Now page shows the frame's picture",
                     sign_in)
         suite.check("tapping Next moves the frame and the page says where it is", tap_next)
+        suite.check("hide the picture on screen, undo from Photos", hide_the_picture_on_screen)
         suite.check("three pictures (one HEIC) and a clip from the file picker, a progress bar each, reach the daemon's "
                     "list and the page", upload_from_the_phone)
         suite.check("Settings: the interval changed on the phone, in status at once and after a restart", change_a_setting)
+        suite.check("a guest pairs with a code the owner's page shows, uploads, and the owner revokes it",
+                    a_guest_pairs_uploads_and_is_revoked)
         suite.check("no error in the browser's console (no Content-Security-Policy violation)", no_console_errors)
         suite.check("what the Now page costs a phone", bytes_for_now)
     finally:

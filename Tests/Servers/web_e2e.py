@@ -125,6 +125,9 @@ class Frame:
     def listed(self):
         return [os.path.basename(p) for p in self.daemon.ask("list")["images"]]
 
+    def listed_paths(self):
+        return self.daemon.ask("list")["images"]
+
 
 def picture(name):
     with open(os.path.join(IMAGES, name), "rb") as f:
@@ -524,6 +527,29 @@ def main():
         finally:
             granted.stop()
 
+    def hide_and_unhide():
+        cookie = state["cookie"]
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        before = frame.daemon.ask("list")
+        status = frame.daemon.ask("status")
+        on_screen = status["image"]
+        code, headers, _ = frame.request("POST", "/drive/hide", body=b"", cookie=cookie)
+        expect(code == 303, f"hiding answered {code}")
+        after = frame.daemon.ask("list")
+        expect(after["count"] == before["count"] - 1 and on_screen not in after["images"] and after["hidden"] == [on_screen],
+               f"after hide: {after}")
+        expect(os.path.exists(on_screen), "hiding removed the file")
+        page = frame.request("GET", "/photos", cookie=cookie)[2].decode()
+        name = os.path.basename(on_screen)
+        expect(f'aria-label="Unhide {name}"' in page, "the Photos page offers no unhide")
+        frame.restart_daemon()
+        expect(on_screen not in frame.daemon.ask("list")["images"], "a hidden picture came back after a restart")
+        code, _, _ = frame.request("POST", "/photos/unhide", body=urllib.parse.urlencode({"name": on_screen}),
+                                   headers=form, cookie=cookie)
+        expect(code == 303 and on_screen in frame.daemon.ask("list")["images"], f"unhide answered {code}")
+        expect(frame.daemon.ask("list")["hidden"] == [], "still hidden")
+        return f"{name} hidden (kept across a restart, the file untouched), then back"
+
     def first_run_from_the_code():
         fresh = Frame(suite, "fresh")
         try:
@@ -583,6 +609,7 @@ def main():
         expect(frame.request("POST", "/drive/next", body=b"", cookie=guest)[0] == 303, "a guest cannot drive")
         until("the guest's next", lambda: frame.daemon.ask("status")["index"] != before, timeout=10)
         for method, path, body in (("GET", "/settings", None), ("POST", "/settings", "key=autoplay.interval&value=4"),
+                                   ("POST", "/drive/hide", ""), ("POST", "/photos/unhide", "name=x"),
                                    ("POST", "/guests/pair", ""), ("POST", "/guests/revoke", "id=x")):
             status, _, _ = frame.request(method, path, body=body, headers=form if body is not None else None, cookie=guest)
             expect(status == 403, f"a guest's {method} {path} answered {status}")
@@ -668,6 +695,7 @@ def main():
         suite.check("a full disk: one clear message, nothing left behind, the next file taken", full_disk)
         suite.check("the daemon gives [web] user's connections the web's grant: tune yes, paths and files no",
                     daemon_grants_the_web_user)
+        suite.check("hide the picture on screen on this frame, kept across a restart; unhide from Photos", hide_and_unhide)
         suite.check("first run: a setup code on the frame's screen, then the owner's password chosen on the page",
                     first_run_from_the_code)
         suite.check("guests: paired with a code the frame shows, may add and drive but not configure nor delete others'; "
