@@ -121,7 +121,7 @@ let package = Package(
         // writes into the album's folder only. Its room holds its words
         // (`[web]`), its pages and its HTTP server.
         .target(name: "CarouselWeb", dependencies: [
-            "CarouselWebWords", "CarouselPairingWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselImaging",
+            "CarouselWebWords", "CarouselPairingWords", "CarouselConfig", "CarouselControl", "CarouselCore", "CarouselPlatform", "CarouselImaging", "CWebP",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -47,6 +47,10 @@ enum Assets {
         .album li { padding: 8px 0; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; display: flex;
           align-items: center; gap: 8px; justify-content: space-between; }
         .album li span { min-width: 0; }
+        .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 10px; }
+        .grid li { flex-direction: column; align-items: stretch; border: 1px solid var(--line); border-radius: 8px;
+          padding: 6px; background: var(--card); font-size: 0.85rem; }
+        .grid img { width: 100%; height: auto; aspect-ratio: 1; border-radius: 4px; background: var(--line); object-fit: cover; }
         .guests { margin-bottom: 16px; }
         .notice strong { font-size: 1.3rem; letter-spacing: 0.1em; }
         .progress li { margin: 6px 0; overflow-wrap: anywhere; }

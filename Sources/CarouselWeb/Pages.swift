@@ -133,14 +133,19 @@ extension WebApp {
                 """
         }
         if case let .ok(fields)? = list, case let .array(images)? = fields["images"] {
-            out += "<h2>In the album (\(images.count))</h2><ul class=\"album\">"
+            out += "<h2>In the album (\(images.count))</h2><ul class=\"album grid\">"
             for image in images {
                 guard let path = image.stringValue else { continue }
                 let name = path.split(separator: "/").last.map(String.init) ?? path
                 let added = await records.addedBy(name)
                 let mayDelete = who.role == .owner || (added != nil && added == who.device)
-                out += "<li><span>\(htmlEscaped(name))</span>"
-                if mayDelete, !path.dropLast(name.count + 1).contains("/") || env.pictures.map({ path == $0 + "/" + name }) == true {
+                let direct = env.pictures.map { path == $0 + "/" + name } ?? false
+                out += "<li>"
+                if direct {
+                    out += "<img src=\"/thumbnails/\(urlSegmentEscaped(name))\" alt=\"\" loading=\"lazy\" width=\"120\" height=\"120\">"
+                }
+                out += "<span>\(htmlEscaped(name))</span>"
+                if mayDelete, direct {
                     out += "<form method=\"post\" action=\"/photos/delete\" class=\"delete\"><input type=\"hidden\" name=\"name\" "
                         + "value=\"\(htmlEscaped(name))\"><button type=\"submit\" aria-label=\"Delete \(htmlEscaped(name))\">Delete</button></form>"
                 }

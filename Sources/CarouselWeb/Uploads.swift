@@ -203,22 +203,11 @@ public struct UploadCheck: Sendable {
     /// Why the file at `path`, sent as `name`, is refused; nil when it is a
     /// picture or clip the frame can show.
     public func problem(path: String, name: String) -> UploadError? {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { return UploadError("the upload cannot be read back", status: 500) }
-        defer { close(input) }
-        let output = cplatform_memory_file("carouseld-web-check")
-        guard output >= 0 else { return UploadError("the upload cannot be checked (memfd_create)", status: 500) }
-        defer { close(output) }
         let argv = ["carouseld-web", "check-upload", "--max-pixels", String(maxPixels), "--name", name]
-        var pid: pid_t = 0
-        let started = DecodingProcess.withCStrings(argv) { cArgs in
-            DecodingProcess.withCStrings(DecodingProcess.helperEnvironment) { cEnv in
-                cplatform_spawn_helper(executable, cArgs, cEnv, input, output, &pid)
-            }
-        }
-        guard started == 0 else { return UploadError("the upload cannot be checked (posix_spawn: \(started))", status: 500) }
-        let status = DecodingProcess.wait(for: pid, timeoutMilliseconds: timeoutMilliseconds)
-        let said = Self.text(of: output)
+        guard let run = HelperRun(executable: executable, arguments: argv, input: path, timeoutMilliseconds: timeoutMilliseconds)
+        else { return UploadError("the upload cannot be checked (\(String(cString: strerror(errno))))", status: 500) }
+        let status = run.status
+        let said = String(decoding: run.output.prefix(1024), as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         let shown = UploadName.shown(name)
         guard let status else { return UploadError("\(shown): its check did not finish in time; refused", status: 422) }
         let signal = status & 0x7F
@@ -229,10 +218,38 @@ public struct UploadCheck: Sendable {
         return UploadError("\(shown): \(said.isEmpty ? "not a picture or clip the frame can show" : said)", status: 422)
     }
 
-    static func text(of fd: Int32) -> String {
-        var bytes = [UInt8](repeating: 0, count: 1024)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 1024, 0) }
-        guard n > 0 else { return "" }
-        return String(decoding: bytes[0..<n], as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+}
+
+/// One run of this executable as a helper (`check-upload`, `thumbnail`):
+/// the file at `input` on its descriptor 3, what it writes into a memory
+/// file on descriptor 4, its wait status (nil: killed for taking too long).
+struct HelperRun {
+    let status: Int32?
+    let output: [UInt8]
+
+    /// Nil, with errno, when the file or the memory file cannot be opened or the process started.
+    init?(executable: String, arguments: [String], input path: String, timeoutMilliseconds: Int, maxOutput: Int = 4 << 20) {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return nil }
+        defer { close(input) }
+        let output = cplatform_memory_file("carouseld-web-helper")
+        guard output >= 0 else { return nil }
+        defer { close(output) }
+        var pid: pid_t = 0
+        let started = DecodingProcess.withCStrings(arguments) { cArgs in
+            DecodingProcess.withCStrings(DecodingProcess.helperEnvironment) { cEnv in
+                cplatform_spawn_helper(executable, cArgs, cEnv, input, output, &pid)
+            }
+        }
+        guard started == 0 else {
+            errno = started
+            return nil
+        }
+        status = DecodingProcess.wait(for: pid, timeoutMilliseconds: timeoutMilliseconds)
+        var info = stat()
+        let size = fstat(output, &info) == 0 ? min(Int(info.st_size), maxOutput) : 0
+        var bytes = [UInt8](repeating: 0, count: size)
+        let n = size > 0 ? bytes.withUnsafeMutableBytes { pread(output, $0.baseAddress, size, 0) } : 0
+        self.output = n > 0 ? Array(bytes[0..<n]) : []
     }
 }

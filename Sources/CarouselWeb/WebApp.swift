@@ -110,7 +110,7 @@ public enum WebApp {
     }
 
     public static func router(_ env: WebEnvironment, sessions: any PersistDriver, live: LiveView, records: WebRecords,
-                              limiter: LoginLimiter = LoginLimiter()) -> Router<WebContext>
+                              thumbnails: Thumbnails, limiter: LoginLimiter = LoginLimiter()) -> Router<WebContext>
     {
         let router = Router(context: WebContext.self)
         router.add(middleware: SecurityHeaders())
@@ -367,6 +367,15 @@ public enum WebApp {
             let list = try? await env.daemon.ask(.list)
             return html(await photosPage(env: env, list: list, results: [], who: who, records: records), role: who.role,
                         title: "Photos", current: "photos")
+        }
+        router.get("/thumbnails/:name") { request, context in
+            _ = try await signedIn(request, context, records)
+            guard let folder = env.pictures, let name = context.parameters.get("name"), Self.isPlainName(name),
+                  let webp = await thumbnails.thumbnail(of: folder + "/" + name) else {
+                throw HTTPError(.notFound, message: "no thumbnail")
+            }
+            return Response(status: .ok, headers: [.contentType: "image/webp", .cacheControl: "private, max-age=86400"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: webp)))
         }
         router.post("/photos/unhide") { request, context in
             _ = try await owner(request, context, records)

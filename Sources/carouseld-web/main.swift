@@ -20,7 +20,7 @@ struct CarouseldWeb: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "carouseld-web",
         abstract: "The frame's own page: a phone on the local network adds pictures and drives the frame.",
-        subcommands: [Serve.self, SetPassword.self, CheckUpload.self],
+        subcommands: [Serve.self, SetPassword.self, CheckUpload.self, Thumbnail.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -63,7 +63,8 @@ struct Serve: AsyncParsableCommand {
         let sessions = MemoryPersistDriver()
         let live = LiveView(daemon: env.daemon)
         let records = WebRecords(folder: web.state)
-        let router = WebApp.router(env, sessions: sessions, live: live, records: records)
+        let thumbnails = Thumbnails(folder: web.state + "/thumbnails", maxPixels: config.images.maxPixels)
+        let router = WebApp.router(env, sessions: sessions, live: live, records: records, thumbnails: thumbnails)
         let bind: BindAddress = switch address {
         case let .tcp(host, port): .hostname(host, port: port)
         case let .unix(path): .unixDomainSocket(path: path)
@@ -118,6 +119,36 @@ struct SetPassword: ParsableCommand {
             throw ExitCode(1)
         }
         print("carouseld-web: the owner's password is set (\(web.state)/owner.bcrypt)")
+    }
+}
+
+/// One thumbnail, in a process of its own: the picture (or a clip's first
+/// frame) on descriptor 3, the WebP into descriptor 4.
+struct Thumbnail: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make the thumbnail of the file on descriptor 3 (carouseld-web's own helper).", shouldDisplay: false)
+
+    @Option(name: .long) var maxPixels: Int
+    @Option(name: .long) var name: String
+
+    func run() throws {
+        DecodingProcess.limitAddressSpace(maxPixels: maxPixels)
+        let path = "/proc/self/fd/3"
+        let side = Thumbnails.side
+        let image: DecodedImage
+        do {
+            if ClipName.isClip(name) {
+                image = try VideoDecoder.poster(path: path, maxPixels: maxPixels, maxSide: side * 2, process: nil)
+            } else {
+                ImageDecoder.heifProcess = nil
+                image = try ImageDecoder.decode(path: path, targetSize: PixelSize(width: side, height: side), fit: .cover,
+                                                maxPixels: maxPixels)
+            }
+        } catch {
+            throw ExitCode(1)
+        }
+        guard let webp = Thumbnails.encode(image) else { throw ExitCode(1) }
+        _ = webp.withUnsafeBytes { write(4, $0.baseAddress, $0.count) }
     }
 }
 

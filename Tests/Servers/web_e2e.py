@@ -527,6 +527,32 @@ def main():
         finally:
             granted.stop()
 
+    def thumbnails():
+        cookie = state["cookie"]
+        status, headers, webp = frame.request("GET", "/thumbnails/01-mountains.jpg", cookie=cookie)
+        expect(status == 200 and headers["content-type"] == "image/webp" and webp[:4] == b"RIFF" and webp[8:12] == b"WEBP",
+               f"a thumbnail answered {status} {headers.get('content-type')}")
+        expect(len(webp) < 20000, f"a thumbnail is {len(webp)} bytes")
+        cached = os.listdir(os.path.join(frame.state, "thumbnails"))
+        expect(len(cached) == 1, f"the thumbnail was not kept: {cached}")
+        again = frame.request("GET", "/thumbnails/01-mountains.jpg", cookie=cookie)[2]
+        expect(again == webp and os.listdir(os.path.join(frame.state, "thumbnails")) == cached, "made again")
+        status, _, clip_webp = frame.request("GET", "/thumbnails/clip.mp4", cookie=cookie)
+        expect(status == 200 and clip_webp[:4] == b"RIFF", f"a clip's thumbnail answered {status}")
+        for name, code in (("..%2Fweb.log", 404), ("nothing.jpg", 404)):
+            status, _, _ = frame.request("GET", f"/thumbnails/{name}", cookie=cookie)
+            expect(status == code, f"/thumbnails/{name} answered {status}")
+        with open(os.path.join(frame.album, "notes.jpg"), "wb") as f:
+            f.write(b"text, not a picture\n")
+        status, _, _ = frame.request("GET", "/thumbnails/notes.jpg", cookie=cookie)
+        os.unlink(os.path.join(frame.album, "notes.jpg"))
+        expect(status == 404, f"a thumbnail of text answered {status}")
+        status, _, _ = frame.request("GET", "/thumbnails/01-mountains.jpg")
+        expect(status == 303, f"a thumbnail signed out answered {status}")
+        page = frame.request("GET", "/photos", cookie=cookie)[2].decode()
+        expect('src="/thumbnails/01-mountains.jpg"' in page, "the Photos page shows no thumbnails")
+        return f"WebP {len(webp)} bytes, made once; a clip's too; paths, text and strangers refused"
+
     def hide_and_unhide():
         cookie = state["cookie"]
         form = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -695,6 +721,8 @@ def main():
         suite.check("a full disk: one clear message, nothing left behind, the next file taken", full_disk)
         suite.check("the daemon gives [web] user's connections the web's grant: tune yes, paths and files no",
                     daemon_grants_the_web_user)
+        suite.check("thumbnails: small WebP made once in a helper, a clip's first frame too; nothing else served",
+                    thumbnails)
         suite.check("hide the picture on screen on this frame, kept across a restart; unhide from Photos", hide_and_unhide)
         suite.check("first run: a setup code on the frame's screen, then the owner's password chosen on the page",
                     first_run_from_the_code)
