@@ -1,4 +1,5 @@
 import CarouselCore
+import CarouselPlatform
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -34,32 +35,8 @@ public enum SettingsFile {
         return out
     }
 
-    /// Writes `text` over `path` whole: a temporary name beside it, synced,
-    /// renamed. Returns why not, or nil.
+    /// Writes `text` over `path` whole (`writeFileAtomically`). Returns why not, or nil.
     public static func write(_ text: String, to path: String) -> String? {
-        let temporary = path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o640)
-        guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-        let bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                return "cannot write \(temporary): \(reason)"
-            }
-            written += n
-        }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            return "cannot write \(path): \(reason)"
-        }
-        return nil
+        writeFileAtomically(Array(text.utf8), to: path, mode: 0o640)
     }
 }

@@ -69,31 +69,9 @@ public struct WebStateError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 enum WebState {
-    /// Writes `bytes` to a temporary name beside `path`, syncs it, and renames
-    /// it over `path`: a reader sees the old file or the new, never half.
+    /// `writeFileAtomically`, its refusal thrown.
     static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(WebStateError) {
-        let temporary = path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-        guard fd >= 0 else { throw WebStateError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw WebStateError("cannot write \(temporary): \(reason)")
-            }
-            written += n
-        }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw WebStateError("cannot write \(path): \(reason)")
-        }
+        if let problem = writeFileAtomically(bytes, to: path, mode: mode) { throw WebStateError(problem) }
     }
 }
 

@@ -176,11 +176,6 @@ public enum WebApp {
         router.post("/setup") { request, context in
             guard !env.owner.isSet else { throw HTTPError(.conflict, message: "the owner's password is set already") }
             let form = try await formFields(request, context: context)
-            if let wait = await limiter.wait() {
-                var response = html(setupPage(problem: "Too many wrong codes: try again in \(wait) s."), status: .tooManyRequests)
-                response.headers[.retryAfter] = String(wait)
-                return response
-            }
             let password = form["password"] ?? ""
             guard password == form["again"] else {
                 return html(setupPage(problem: "The two passwords differ."), status: .unprocessableContent)
@@ -188,24 +183,14 @@ public enum WebApp {
             if let problem = OwnerPassword.problem(with: password) {
                 return html(setupPage(problem: problem.prefix(1).uppercased() + problem.dropFirst() + "."), status: .unprocessableContent)
             }
-            guard let code = form["code"]?.filter(\.isNumber), code.count == 6 else {
-                return html(setupPage(problem: "The code is the six digits on the frame's screen."), status: .unprocessableContent)
+            if let refusal = await redeem(.setup, form, env: env, limiter: limiter, page: setupPage) { return refusal }
+            do {
+                try env.owner.set(password)
+            } catch {
+                throw HTTPError(.internalServerError, message: "the password cannot be kept: \(error)")
             }
-            switch try? await env.daemon.ask(.declared(PairingWords.redeem(.setup, code: code))) {
-            case .ok?:
-                do {
-                    try env.owner.set(password)
-                } catch {
-                    throw HTTPError(.internalServerError, message: "the password cannot be kept: \(error)")
-                }
-                context.sessions.createSession(WebSession(role: .owner))
-                return Response.redirect(to: "/now", type: .normal)
-            case let .error(message)?:
-                await limiter.failed()
-                return html(setupPage(problem: message.prefix(1).uppercased() + message.dropFirst() + "."), status: .unauthorized)
-            case nil:
-                throw HTTPError(.serviceUnavailable, message: "the frame does not answer")
-            }
+            context.sessions.createSession(WebSession(role: .owner))
+            return Response.redirect(to: "/now", type: .normal)
         }
 
         router.get("/pair") { _, context in
@@ -214,25 +199,10 @@ public enum WebApp {
         }
         router.post("/pair") { request, context in
             let form = try await formFields(request, context: context)
-            if let wait = await limiter.wait() {
-                var response = html(pairPage(problem: "Too many wrong codes: try again in \(wait) s."), status: .tooManyRequests)
-                response.headers[.retryAfter] = String(wait)
-                return response
-            }
-            guard let code = form["code"]?.filter(\.isNumber), code.count == 6 else {
-                return html(pairPage(problem: "The code is the six digits on the frame's screen."), status: .unprocessableContent)
-            }
-            switch try? await env.daemon.ask(.declared(PairingWords.redeem(.guest, code: code))) {
-            case .ok?:
-                let device = try await records.addGuest(named: form["name"] ?? "")
-                context.sessions.createSession(WebSession(role: .guest, device: device.id))
-                return Response.redirect(to: "/now", type: .normal)
-            case let .error(message)?:
-                await limiter.failed()
-                return html(pairPage(problem: message.prefix(1).uppercased() + message.dropFirst() + "."), status: .unauthorized)
-            case nil:
-                throw HTTPError(.serviceUnavailable, message: "the frame does not answer")
-            }
+            if let refusal = await redeem(.guest, form, env: env, limiter: limiter, page: pairPage) { return refusal }
+            let device = try await records.addGuest(named: form["name"] ?? "")
+            context.sessions.createSession(WebSession(role: .guest, device: device.id))
+            return Response.redirect(to: "/now", type: .normal)
         }
         // The owner: a guest's code on the frame's screen (and on this page), and revoking a guest.
         router.post("/guests/pair") { request, context in
@@ -248,9 +218,10 @@ public enum WebApp {
         router.post("/guests/revoke") { request, context in
             _ = try await owner(request, context, records)
             let form = try await formFields(request, context: context)
-            guard let id = form["id"], try await records.revoke(id) else {
-                throw HTTPError(.notFound, message: "no such guest")
-            }
+            guard let id = form["id"] else { throw HTTPError(.badRequest, message: "revoke needs a guest") }
+            // (A `try await` inside the guard's condition crashed the optimizer's coroutine splitting, Swift 6.3.1.)
+            let revoked = try await records.revoke(id)
+            guard revoked else { throw HTTPError(.notFound, message: "no such guest") }
             return Response.redirect(to: "/settings", type: .normal)
         }
 
@@ -434,6 +405,30 @@ public enum WebApp {
     }
 
     // MARK: - Pieces
+
+    /// Uses the code of `kind` the form carries, once: nil when the daemon
+    /// took it, else the page again with why not (too many wrong passwords
+    /// and codes lately, not six digits, a wrong or old code, no answer).
+    static func redeem(_ kind: PairingKind, _ form: [String: String], env: WebEnvironment, limiter: LoginLimiter,
+                       page: (String?) -> String) async -> Response? {
+        if let wait = await limiter.wait() {
+            var response = html(page("Too many wrong codes: try again in \(wait) s."), status: .tooManyRequests)
+            response.headers[.retryAfter] = String(wait)
+            return response
+        }
+        guard let code = form["code"]?.filter(\.isNumber), code.count == 6 else {
+            return html(page("The code is the six digits on the frame's screen."), status: .unprocessableContent)
+        }
+        switch try? await env.daemon.ask(.declared(PairingWords.redeem(kind, code: code))) {
+        case .ok?:
+            return nil
+        case let .error(message)?:
+            await limiter.failed()
+            return html(page(message.prefix(1).uppercased() + message.dropFirst() + "."), status: .unauthorized)
+        case nil:
+            return html(page("The frame does not answer."), status: .serviceUnavailable)
+        }
+    }
 
     /// The session's role; a request without one is sent to sign in (a
     /// page) or refused (anything else).

@@ -3,8 +3,10 @@ where the repository and the demo pictures are, a failure, a free port, a
 wait with a deadline, a suite that runs checks one after another (each
 failure kept and the rest still run, each check's cleanups run after it),
 and carouseld on the offscreen display."""
+import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -19,6 +21,42 @@ IMAGES = os.path.join(REPO, "scripts/demo/images")
 
 class Failure(Exception):
     pass
+
+
+# Debian's own Python (scripts/setup.sh installs python3-venv), not whatever
+# python3 comes first on the PATH.
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def pinned_venv(requirements, cache, program, pip_options=(), timeout=1500):
+    """A virtual environment of Debian's Python with `requirements`
+    installed (--no-deps: the file pins everything), made in `cache`/venv
+    unless the one the requirements and this Python make is there; returns
+    the path of its bin/`program` and whether it was made now."""
+    if not os.access(DEBIAN_PYTHON, os.X_OK):
+        raise Failure(f"{DEBIAN_PYTHON} is missing (scripts/setup.sh)")
+    version = subprocess.run([DEBIAN_PYTHON, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
+                             check=True).stdout
+    with open(requirements, "rb") as f:
+        want = hashlib.sha256(f.read() + version.encode()).hexdigest()
+    folder = os.path.join(cache, "venv")
+    stamp = os.path.join(cache, "stamp")
+    path = os.path.join(folder, "bin", program)
+    if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read().strip() == want:
+        return path, False
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(cache, exist_ok=True)
+    made = subprocess.run([DEBIAN_PYTHON, "-m", "venv", folder], capture_output=True, text=True)
+    if made.returncode != 0:
+        raise Failure(f"{DEBIAN_PYTHON} -m venv failed (scripts/setup.sh installs python3-venv): {made.stderr.strip()[-300:]}")
+    installed = subprocess.run([os.path.join(folder, "bin", "pip"), "install", "--quiet", "--no-deps", *pip_options,
+                                "--disable-pip-version-check", "-r", requirements],
+                               capture_output=True, text=True, timeout=timeout)
+    if installed.returncode != 0:
+        raise Failure(f"pip install -r {requirements} failed: {installed.stderr.strip()[-1500:]}")
+    with open(stamp, "w") as f:
+        f.write(want + "\n")
+    return path, True
 
 
 def free_port():

@@ -28,7 +28,6 @@ Presence entity off, as the status says).
 
 Usage: Tests/Servers/ha_e2e.py [BINARY]   (default .build/debug/carouseld)
 """
-import hashlib
 import json
 import os
 import re
@@ -40,7 +39,7 @@ import tempfile
 import time
 import urllib.request
 
-from checks import REPO, CheckSuite, Failure, free_port, until
+from checks import DEBIAN_PYTHON, REPO, CheckSuite, Failure, free_port, pinned_venv, until
 from mqttlib import Broker, Daemon, Watcher, pub
 
 REQUIREMENTS = os.path.join(REPO, "Tests/Servers/ha-requirements.txt")
@@ -58,33 +57,12 @@ EXPECTED_WARNINGS = (
 
 def venv():
     """The virtual environment's `hass`, made unless .build-ha/ has the one
-    the requirements and this Python make; and whether it was made now."""
-    if not os.access(PYTHON, os.X_OK):
-        raise Failure(f"{PYTHON} is missing: Home Assistant runs on Debian's Python (scripts/setup.sh)")
-    version = subprocess.run([PYTHON, "-c", "import sys; print(sys.version)"], capture_output=True, text=True,
-                             check=True).stdout
-    with open(REQUIREMENTS, "rb") as f:
-        want = hashlib.sha256(f.read() + version.encode()).hexdigest()
-    folder = os.path.join(CACHE, "venv")
-    stamp = os.path.join(CACHE, "stamp")
-    hass = os.path.join(folder, "bin", "hass")
-    if os.path.exists(hass) and os.path.exists(stamp) and open(stamp).read().strip() == want:
-        return hass, False
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(CACHE, exist_ok=True)
-    made = subprocess.run([PYTHON, "-m", "venv", folder], capture_output=True, text=True)
-    if made.returncode != 0:
-        raise Failure(f"{PYTHON} -m venv failed (scripts/setup.sh installs python3-venv): {made.stderr.strip()[-300:]}")
-    # --no-deps: the file pins everything; --no-compile: most of Home
-    # Assistant's 6,700 modules (every integration) are never imported here.
-    installed = subprocess.run([os.path.join(folder, "bin", "pip"), "install", "--quiet", "--no-deps", "--no-compile",
-                                "--disable-pip-version-check", "-r", REQUIREMENTS],
-                               capture_output=True, text=True, timeout=1500)
-    if installed.returncode != 0:
-        raise Failure(f"pip install -r {REQUIREMENTS} failed: {installed.stderr.strip()[-1500:]}")
-    with open(stamp, "w") as f:
-        f.write(want + "\n")
-    return hass, True
+    the requirements and this Python make; and whether it was made now.
+    --no-compile: most of Home Assistant's 6,700 modules (every integration)
+    are never imported here."""
+    if PYTHON != DEBIAN_PYTHON:
+        raise Failure(f"Home Assistant runs on Debian's Python, not {PYTHON}")
+    return pinned_venv(REQUIREMENTS, CACHE, "hass", pip_options=("--no-compile",))
 
 
 class Entity:

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The web page's figures, by hand (not in the gate: they are times):
+
+* upload throughput against `cp` of the same files on the same disk;
+* carouseld-web's memory idle and during a 1 GiB upload (it must stay flat:
+  the body is streamed to disk, never held);
+* the daemon's CPU over the same seconds of autoplay with no page open and
+  with one open (the live view: `subscribe changes`, a screenshot per change).
+
+Usage: web_figures.py CAROUSELD CAROUSELD_WEB   (the release builds)
+"""
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Servers"))
+from checks import CheckSuite  # noqa: E402
+from web_e2e import PASSWORD, Frame  # noqa: E402
+
+import web_e2e  # noqa: E402
+
+
+def rss_kib(pid, field="VmRSS"):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def upload_file(frame, cookie, path, name):
+    """One file per request, streamed from disk, as the page's script sends it."""
+    boundary = "----figures"
+    head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n"
+            f"Content-Type: application/octet-stream\r\n\r\n").encode()
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    size = os.path.getsize(path)
+    c = http.client.HTTPConnection("127.0.0.1", frame.port, timeout=600)
+    c.putrequest("POST", "/photos")
+    c.putheader("Content-Type", f"multipart/form-data; boundary={boundary}")
+    c.putheader("Content-Length", str(len(head) + size + len(tail)))
+    c.putheader("Origin", frame.origin)
+    c.putheader("Cookie", cookie)
+    c.putheader("Accept", "application/json")
+    c.endheaders()
+    c.send(head)
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(1 << 20)
+            if not block:
+                break
+            c.send(block)
+    c.send(tail)
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, body
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    web_e2e.MAX_UPLOAD_MB = 2048
+    suite = CheckSuite(os.path.abspath(sys.argv[1]), "carouseld-web-figures-")
+    suite.web = os.path.abspath(sys.argv[2])
+    suite.cleanup_frames = []
+    figures = {}
+    frame = Frame(suite, "frame")
+    try:
+        frame.set_password()
+        cookie = frame.login()
+        # Pictures of a phone's size: 12 MP noise at quality 92 (about 6 MB each, slow to decode, as photos are).
+        source = os.path.join(suite.folder, "camera-roll")
+        os.makedirs(source)
+        subprocess.run(["convert", "-size", "4000x3000", "xc:", "+noise", "Random", "-quality", "92",
+                        os.path.join(source, "p0.jpg")], check=True)
+        for n in range(1, 6):
+            shutil.copy(os.path.join(source, "p0.jpg"), os.path.join(source, f"p{n}.jpg"))
+        files = sorted(os.listdir(source))
+        total = sum(os.path.getsize(os.path.join(source, n)) for n in files)
+        # cp, synced, onto the same disk.
+        target = os.path.join(suite.folder, "cp-target")
+        os.makedirs(target)
+        t0 = time.monotonic()
+        subprocess.run(["cp"] + [os.path.join(source, n) for n in files] + [target], check=True)
+        subprocess.run(["sync", "-f", target], check=True)
+        cp_s = time.monotonic() - t0
+        idle = rss_kib(frame.web.pid)
+        t0 = time.monotonic()
+        for n in files:
+            status, body = upload_file(frame, cookie, os.path.join(source, n), n)
+            assert status == 200 and json.loads(body)["files"][0]["ok"], body
+        up_s = time.monotonic() - t0
+        figures["upload: files, MB"] = f"{len(files)}, {total / 1e6:.1f}"
+        figures["cp (synced) s / upload (checked by decoding) s"] = f"{cp_s:.2f} / {up_s:.2f}"
+        figures["upload throughput MB/s, cp MB/s, ratio upload/cp time"] = \
+            f"{total / 1e6 / up_s:.1f}, {total / 1e6 / cp_s:.1f}, {up_s / cp_s:.1f}x"
+
+        # 1 GiB, sampled every 50 ms: the body goes to disk as it comes.
+        big = os.path.join(suite.folder, "big.mp4")
+        with open(big, "wb") as f:
+            f.truncate(1 << 30)
+        peak = [0]
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak[0] = max(peak[0], rss_kib(frame.web.pid))
+                time.sleep(0.05)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        t0 = time.monotonic()
+        status, body = upload_file(frame, cookie, big, "big.mp4")
+        big_s = time.monotonic() - t0
+        done.set()
+        sampler.join()
+        figures["carouseld-web RSS idle (after the photos) / peak during a 1 GiB upload, MiB"] = \
+            f"{idle / 1024:.1f} / {peak[0] / 1024:.1f} (the 1 GiB answered {status}: a file of zeros is no clip; " \
+            f"{(1 << 30) / 1e6 / big_s:.0f} MB/s)"
+        expect_left = [n for n in os.listdir(frame.album) if n.startswith(".")]
+        figures["temporary files left after the refused 1 GiB"] = len(expect_left)
+
+        # The daemon's CPU: 20 s of autoplay (2 s interval), no page, then one page open.
+        frame.daemon.ask("set autoplay.enabled true")
+        frame.daemon.ask("set autoplay.interval 2")
+        pid = frame.daemon.proc.pid
+        time.sleep(2)
+        c0 = cpu_seconds(pid)
+        time.sleep(20)
+        without = cpu_seconds(pid) - c0
+        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
+        s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
+                   f"Cookie: {cookie}\r\n\r\n").encode())
+        pictures = [0]
+        stop = threading.Event()
+
+        def page():
+            buffer = b""
+            while b"\r\n\r\n" not in buffer:
+                buffer += s.recv(4096)
+            buffer = buffer.split(b"\r\n\r\n", 1)[1]
+            s.settimeout(0.5)
+            while not stop.is_set():
+                try:
+                    data = s.recv(4096)
+                except socket.timeout:
+                    continue
+                if not data:
+                    break
+                buffer += data
+                while len(buffer) >= 2 and len(buffer) >= 2 + (buffer[1] & 0x7F):
+                    length = buffer[1] & 0x7F
+                    buffer = buffer[2 + length:]
+                    # What the page does on a change: the picture again.
+                    frame.request("GET", "/now.png", cookie=cookie)
+                    pictures[0] += 1
+        reader = threading.Thread(target=page)
+        reader.start()
+        time.sleep(2)
+        c0 = cpu_seconds(pid)
+        p0 = pictures[0]
+        time.sleep(20)
+        with_page = cpu_seconds(pid) - c0
+        stop.set()
+        reader.join()
+        s.close()
+        figures["daemon CPU s over 20 s of autoplay (2 s), no page / one page open (pictures fetched)"] = \
+            f"{without:.2f} / {with_page:.2f} ({pictures[0] - p0})"
+        frame.daemon.ask("set autoplay.enabled false")
+        time.sleep(1)
+        c0 = cpu_seconds(pid)
+        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
+        s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
+                   f"Cookie: {cookie}\r\n\r\n").encode())
+        time.sleep(20)
+        s.close()
+        figures["daemon CPU s over 20 s at rest with a page open"] = f"{cpu_seconds(pid) - c0:.2f}"
+    finally:
+        frame.stop()
+        shutil.rmtree(suite.folder, ignore_errors=True)
+    for name, value in figures.items():
+        print(f"figure: {name}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
