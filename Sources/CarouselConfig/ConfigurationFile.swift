@@ -52,8 +52,15 @@ public func configurationLayers(_ path: String) throws -> [ConfigurationLayer] {
     // Where the settings file is, as the administrator's files say.
     let settings = try Configuration.parse(layers: layers).configuration.control.settings
     if let settings, access(settings, F_OK) == 0 {
-        layers.append(ConfigurationLayer(text: try readTextFile(settings), file: settings,
-                                         allows: [.look, .drive, .tune, .configure], lenient: true))
+        // A program writes it: one that cannot be read is left out, said, never fatal.
+        let text: String
+        do {
+            text = try readTextFile(settings)
+        } catch {
+            text = ""
+            log(.warning, "settings: \(error); the settings file is left out")
+        }
+        layers.append(ConfigurationLayer(text: text, file: settings, allows: [.look, .drive, .tune, .configure], lenient: true))
     }
     return layers
 }

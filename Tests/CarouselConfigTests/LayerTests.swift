@@ -1,5 +1,6 @@
 import CarouselConfig
 import CarouselCore
+import Foundation
 import Testing
 
 @Suite("carouseld.ini, its drop-ins and the frame's settings file, one over the other")
@@ -66,5 +67,27 @@ struct LayerTests {
         #expect(try IniParser.parse(text, file: "s.ini").map(\.key) == ["interval"])
         let (config, _) = try Configuration.parse(layers: [settings(text)])
         #expect(config.autoplay.interval == 4)
+    }
+
+    @Test func theFilesOnDiskDropInsInNameOrderAndASettingsFileThatCannotBeRead() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("layers-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/c.ini.d", withIntermediateDirectories: true)
+        let settings = folder + "/settings.ini"
+        try "[autoplay]\ninterval = 5\n[control]\nsettings = \(settings)\n".write(toFile: folder + "/c.ini", atomically: true, encoding: .utf8)
+        try "[autoplay]\ninterval = 7\n".write(toFile: folder + "/c.ini.d/20-b.ini", atomically: true, encoding: .utf8)
+        try "[autoplay]\ninterval = 6\ntransition = 0.4\n".write(toFile: folder + "/c.ini.d/10-a.ini", atomically: true, encoding: .utf8)
+        try "[autoplay]\ninterval = 99\n".write(toFile: folder + "/c.ini.d/30-c.ini.off", atomically: true, encoding: .utf8)
+        var (config, sources) = try readConfigurationLayers(folder + "/c.ini")
+        #expect(config.autoplay.interval == 7 && config.autoplay.transition == 0.4, "20-b.ini after 10-a.ini; .off ignored")
+        #expect(sources.entries["autoplay.interval"]?.file == folder + "/c.ini.d/20-b.ini")
+        try "[autoplay]\ninterval = 9\n".write(toFile: settings, atomically: true, encoding: .utf8)
+        (config, sources) = try readConfigurationLayers(folder + "/c.ini")
+        #expect(config.autoplay.interval == 9 && sources.entries["autoplay.interval"]?.file == settings)
+        // A settings file that cannot be read (here a folder) is left out, never fatal.
+        try FileManager.default.removeItem(atPath: settings)
+        try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
+        (config, _) = try readConfigurationLayers(folder + "/c.ini")
+        #expect(config.autoplay.interval == 7)
     }
 }
