@@ -212,6 +212,21 @@ def main():
         _, png = w.wait("the screenshot", f"{T}/screenshot")
         if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 1000:
             raise Failure(f"the screenshot is not a PNG ({len(png)} bytes)")
+        # A pairing code on the screen (the web page's guests): MQTT can neither ask for one, use one,
+        # read it in the state nor take a screenshot of it.
+        code = d.ask("pair")["code"]
+        for line, needle in (("screenshot", "pairing code"), ("pair", "not granted to MQTT"),
+                             (f"pair redeem guest {code}", "not granted to MQTT")):
+            n = len(w.on(f"{T}/reply"))
+            pub(b, f"{T}/command", line)
+            _, reply = w.wait(f"the reply to {line}", f"{T}/reply", after=n)
+            if json.loads(reply).get("ok") is not False or needle not in json.loads(reply).get("error", ""):
+                raise Failure(f"{line} while a code shows: {reply}")
+        w.wait("the state saying a code shows", f"{T}/state", lambda p: (json.loads(p).get("pairing") or {}).get("guest"))
+        if any(code.encode() in p for _, p in w.on(f"{T}/state")):
+            raise Failure("the pairing code is in MQTT's state")
+        if not d.ask("pair cancel")["ok"]:
+            raise Failure("pair cancel refused")
         # The Display switch: off and on, its state following.
         ds = entity["switch/display"]
         pub(b, ds["command_topic"], ds["payload_off"])
@@ -229,7 +244,8 @@ def main():
         if len(w.on(f"{T}/state")) > n_state:
             raise Failure(f"{len(w.on(f'{T}/state')) - n_state} states in 3 s at rest: {w.texts(f'{T}/state')[n_state - 1:]}")
         s.figures["PNG screenshot bytes"] = len(png)
-        return f"{len(configs)} entities, text pushed and cleared, goto/shared/screenshot/display, PNG {len(png)} bytes"
+        return f"{len(configs)} entities, text pushed and cleared, goto/shared/screenshot/display, PNG {len(png)} bytes; " \
+               "a pairing code neither asked, used, read nor screenshot over MQTT"
 
     def will_on_kill():
         b = s.broker()
