@@ -66,6 +66,19 @@ public enum UploadName {
     }
 }
 
+/// Removes what a `carouseld-web` that stopped mid-upload left in `folder`
+/// (its hidden `.carouseld-web-*.part` files); returns how many.
+public func removeLeftUploads(in folder: String) -> Int {
+    guard let dir = opendir(folder) else { return 0 }
+    defer { closedir(dir) }
+    var removed = 0
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name.hasPrefix(".carouseld-web-"), name.hasSuffix(".part"), unlinkat(dirfd(dir), name, 0) == 0 { removed += 1 }
+    }
+    return removed
+}
+
 /// One file arriving: written under a hidden temporary name in the album's
 /// folder (which the album never shows), counted against the limit as it
 /// comes, then synced, checked and given its name by a rename that never

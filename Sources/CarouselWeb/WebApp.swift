@@ -341,7 +341,9 @@ public enum WebApp {
         }
         router.get("/thumbnails/:name") { request, context in
             _ = try await signedIn(request, context, records)
-            guard let folder = env.pictures, let name = context.parameters.get("name"), Self.isPlainName(name),
+            // The router hands the segment as it came: percent-encoded.
+            guard let folder = env.pictures, let name = context.parameters.get("name")?.removingPercentEncoding,
+                  Self.isPlainName(name),
                   let webp = await thumbnails.thumbnail(of: folder + "/" + name) else {
                 throw HTTPError(.notFound, message: "no thumbnail")
             }

@@ -89,8 +89,12 @@ struct Serve: AsyncParsableCommand {
             },
             logger: logger
         )
+        if let folder = env.pictures, case let left = removeLeftUploads(in: folder), left > 0 {
+            let line = "carouseld-web: removed \(left) upload\(left == 1 ? "" : "s") left unfinished in \(folder)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }
         if !env.owner.isSet {
-            print("carouseld-web: no owner's password yet: set one with `carouseld-web set-password`")
+            FileHandle.standardOutput.write(Data("carouseld-web: no owner's password yet: set one with `carouseld-web set-password`\n".utf8))
         }
         try await app.runService()
     }

@@ -55,9 +55,24 @@ class Frame:
                                       "first frame on screen", "the daemon's first frame")
         suite.cleanup_frames.append(self)
         self.web_log = open(os.path.join(self.folder, "web.log"), "wb")
+        self.idle_timeout = idle_timeout
         self.web = subprocess.Popen([suite.web, "--config", self.ini, "--idle-timeout", str(idle_timeout)],
                                     stdout=self.web_log, stderr=subprocess.STDOUT)
         until("carouseld-web's port", lambda: self.log_says("serving the page"), timeout=30)
+
+    def restart_web(self):
+        self.web.terminate()
+        self.web.wait(10)
+        self.web_log = open(os.path.join(self.folder, "web.log"), "ab")
+        self.web = subprocess.Popen([self.suite.web, "--config", self.ini, "--idle-timeout", str(self.idle_timeout)],
+                                    stdout=self.web_log, stderr=subprocess.STDOUT)
+        until("carouseld-web's port again", lambda: self.log_says("serving the page") and self.answers(), timeout=30)
+
+    def answers(self):
+        try:
+            return self.request("GET", "/login")[0] == 200
+        except OSError:
+            return False
 
     def restart_daemon(self):
         self.daemon.stop()
@@ -458,6 +473,14 @@ def main():
                f"an endless preamble was answered {answer[:120]!r} after {sent >> 20} MiB")
         expect(sent < 32 << 20, f"the refusal came only after {sent >> 20} MiB")
         expect(frame.album_files() == album, "an endless body left a file")
+        # What a page killed mid-upload leaves is removed at its next start.
+        with open(os.path.join(frame.album, ".carouseld-web-left.part"), "wb") as f:
+            f.write(b"half a picture")
+        frame.restart_web()
+        expect(not os.path.exists(os.path.join(frame.album, ".carouseld-web-left.part")), "a left upload stayed")
+        expect(frame.log_says("removed 1 upload left unfinished"), "no line about the left upload")
+        # Sessions live in the page's memory: its restart signed the owner out.
+        state["cookie"] = frame.login()
         return f"a silent body closed at the idle time-out, nothing kept; an endless preamble answered 400 " \
                f"after {sent >> 10} KiB sent"
 
@@ -551,6 +574,16 @@ def main():
         expect(status == 303, f"a thumbnail signed out answered {status}")
         page = frame.request("GET", "/photos", cookie=cookie)[2].decode()
         expect('src="/thumbnails/01-mountains.jpg"' in page, "the Photos page shows no thumbnails")
+        # A name the page did not make (a space, an accent): its link is percent-encoded, and it works.
+        odd = "my photo é.jpg"
+        shutil.copy(os.path.join(IMAGES, "02-sunset.jpg"), os.path.join(frame.album, odd))
+        until("the odd name in the daemon's list", lambda: odd in frame.listed(), timeout=20)
+        link = urllib.parse.quote(odd)
+        expect(f'src="/thumbnails/{link}"' in frame.request("GET", "/photos", cookie=cookie)[2].decode(),
+               "the odd name's thumbnail is not linked percent-encoded")
+        status, _, odd_webp = frame.request("GET", f"/thumbnails/{link}", cookie=cookie)
+        os.unlink(os.path.join(frame.album, odd))
+        expect(status == 200 and odd_webp[:4] == b"RIFF", f"the odd name's thumbnail answered {status}")
         return f"WebP {len(webp)} bytes, made once; a clip's too; paths, text and strangers refused"
 
     def hide_and_unhide():
