@@ -80,7 +80,7 @@ public enum WebApp {
     /// Whether a WebSocket on `/live` is taken: a signed-in browser on this
     /// page (its session cookie, its Origin), and then the live view's
     /// messages until it leaves.
-    public static func liveUpgrade(_ head: HTTPRequest, sessions: any PersistDriver, live: LiveView) async
+    public static func liveUpgrade(_ head: HTTPRequest, sessions: any PersistDriver, live: LiveView, records: WebRecords) async
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
         guard head.path == "/live", let host = head.authority, let origin = head.headerFields[.origin],
@@ -88,13 +88,17 @@ public enum WebApp {
         let cookies = head.headerFields[values: .cookie].flatMap { $0.split(separator: ";") }
         guard let id = cookies.lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
                 .first(where: { $0.hasPrefix(sessionCookie + "=") })?.dropFirst(sessionCookie.count + 1),
-              (try? await sessions.get(key: sessionKeyPrefix + id, as: WebSession.self)) != nil
+              let session = try? await sessions.get(key: sessionKeyPrefix + id, as: WebSession.self)
         else { return .dontUpgrade }
+        // A guest's only while it is paired: checked now, and before every message.
+        let device = session.device
+        if let device, await records.guest(device) == nil { return .dontUpgrade }
         return .upgrade([:]) { inbound, outbound, _ in
             let (watcher, messages) = await live.watch()
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await message in messages {
+                        if let device, await records.guest(device) == nil { break }
                         do { try await outbound.write(.text(message)) } catch { break }
                     }
                 }

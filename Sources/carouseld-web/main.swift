@@ -76,7 +76,7 @@ struct Serve: AsyncParsableCommand {
             router: router,
             // The live view's WebSocket (/live) beside HTTP/1.1.
             server: .http1WebSocketUpgrade(configuration: .init(http1: .init(idleTimeout: .seconds(Int64(idleTimeout))))) {
-                head, _, _ in await WebApp.liveUpgrade(head, sessions: sessions, live: live)
+                head, _, _ in await WebApp.liveUpgrade(head, sessions: sessions, live: live, records: records)
             },
             // A phone or two, and their browsers' parallel connections: 64
             // at once at most, so that held-open connections cannot exhaust

@@ -162,6 +162,21 @@ def clip(folder):
         return f.read()
 
 
+def open_live(frame, cookie):
+    """A WebSocket on /live as a page opens it; returns the socket and the response's head."""
+    s = socket.create_connection(("127.0.0.1", frame.port), timeout=10)
+    s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
+               f"Cookie: {cookie}\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = s.recv(4096)
+        if not data:
+            break
+        head += data
+    return s, head
+
+
 def expect(condition, what):
     if not condition:
         raise Failure(what)
@@ -688,8 +703,27 @@ def main():
         text = body.decode()
         expect("Anna&#39;s &lt;b&gt;phone&lt;/b&gt;" in text, "the guest's name is not shown escaped")
         gid = re.search(r'name="id" value="([a-z0-9]+)"', text).group(1)
+        live, head = open_live(frame, guest)
+        expect(head.startswith(b"HTTP/1.1 101"), f"the guest's live view was refused: {head[:60]!r}")
         status, _, _ = frame.request("POST", "/guests/revoke", body=f"id={gid}", headers=form, cookie=owner)
         expect(status == 303, f"revoking answered {status}")
+        # Its open live view ends at the next change; a new one is refused.
+        frame.request("POST", "/drive/next", body=b"", cookie=owner)
+        live.settimeout(15)
+        ended = False
+        try:
+            while True:
+                data = live.recv(4096)
+                if not data or b"\x88" in data[:1] or data[:1] == b"\x88":
+                    ended = True
+                    break
+        except (socket.timeout, ConnectionResetError):
+            ended = not isinstance(sys.exc_info()[1], socket.timeout)
+        live.close()
+        expect(ended, "a revoked guest's live view stayed open")
+        again, head = open_live(frame, guest)
+        again.close()
+        expect(not head.startswith(b"HTTP/1.1 101"), "a revoked guest opened the live view")
         status, headers, _ = frame.request("GET", "/now", cookie=guest)
         expect(status == 303 and headers["location"] == "/login", f"a revoked guest's page answered {status}")
         status, _, _ = frame.upload([("after.jpg", picture("03-portrait.jpg"))], guest)
