@@ -208,8 +208,15 @@ def main():
         pub(b, "carouseld/all/command", "goto 1 0")
         until("the shared command", lambda: d.ask("status")["index"] == 1)
         # screenshot: the PNG on the screenshot topic (Home Assistant's image entity).
+        n_reply = len(w.on(f"{T}/reply"))
         pub(b, f"{T}/command", "screenshot")
         _, png = w.wait("the screenshot", f"{T}/screenshot")
+        # Its reply follows the picture: counted here, or the next reply awaited could be this one.
+        # (the shared command's reply may land in between: the screenshot's is the one naming its topic).
+        _, reply = w.wait("the reply to screenshot", f"{T}/reply",
+                          lambda p: b'"topic"' in p or b'"ok":false' in p, after=n_reply)
+        if json.loads(reply).get("bytes") != len(png):
+            raise Failure(f"screenshot: {reply} for a PNG of {len(png)} bytes")
         if not png.startswith(b"\x89PNG\r\n\x1a\n") or len(png) < 1000:
             raise Failure(f"the screenshot is not a PNG ({len(png)} bytes)")
         # A pairing code on the screen (the web page's guests): MQTT can neither ask for one, use one,
