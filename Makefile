@@ -23,13 +23,14 @@ all: build
 build:
 	$(SWIFT_BUILD) --product carouseld
 	$(SWIFT_BUILD) --product carouselctl
+	$(SWIFT_BUILD) --product carouseld-web
 
 # Installs what `make build` built, without building: `sudo make install`
 # must not need Swift in root's PATH. Builds only if nothing was built yet.
-install: $(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl
+install: $(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl $(BIN_DIR)/carouseld-web
 	PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" CAROUSELD_BIN_DIR="$(abspath $(BIN_DIR))" bash scripts/install.sh
 
-$(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl:
+$(BIN_DIR)/carouseld $(BIN_DIR)/carouselctl $(BIN_DIR)/carouseld-web:
 	$(MAKE) build
 
 dist: build

@@ -25,7 +25,7 @@ die() { printf 'dist.sh: error: %s\n' "$*" >&2; exit 1; }
 
 version=$(sed -n 's/.*static let string = "\([^"]*\)".*/\1/p' Sources/CarouselConfig/Version.swift)
 [ -n "$version" ] || die "no version in Sources/CarouselConfig/Version.swift"
-for b in carouseld carouselctl; do
+for b in carouseld carouselctl carouseld-web; do
   [ -x "$bin_dir/$b" ] || die "$bin_dir/$b not found (make build)"
 done
 # The binary's version must be the source's: a stale build would be shipped under the wrong name.
@@ -46,12 +46,12 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
 install -d "$root/bin" "$root/systemd" "$root/etc" "$root/demo-images" "$root/man"
-install -m 0755 "$bin_dir/carouseld" "$bin_dir/carouselctl" "$root/bin/"
+install -m 0755 "$bin_dir/carouseld" "$bin_dir/carouselctl" "$bin_dir/carouseld-web" "$root/bin/"
 # Stripped: symbols and debug information are near half of the file, never needed on a
 # board. A strip that fails (a binary for another machine than the host's
 # strip knows) stops here rather than shipping them: STRIP=aarch64-linux-gnu-strip.
 strip=${STRIP:-strip}
-for b in carouseld carouselctl; do
+for b in carouseld carouselctl carouseld-web; do
   "$strip" --strip-unneeded "$root/bin/$b" || die "$strip could not strip $b (for another machine? set STRIP=ARCH-linux-gnu-strip)"
   if readelf -S --wide "$root/bin/$b" | grep -qE '\.(symtab|debug_info) '; then
     die "bin/$b still has a symbol table or debug information after $strip --strip-unneeded"
@@ -60,11 +60,11 @@ done
 install -m 0755 scripts/install.sh "$root/install.sh"
 install -m 0755 scripts/board-setup.sh "$root/board-setup.sh"
 install -m 0644 systemd/carouseld.service systemd/carouseld-sync.service systemd/carouseld-sync.conf systemd/carouseld.sysusers systemd/carouseld.tmpfiles systemd/carouseld-backlight.rules systemd/carouseld-mqtt.conf systemd/carouseld-fbdev.conf systemd/carouseld-gpio.conf \
-  systemd/README.md "$root/systemd/"
+  systemd/carouseld-web.socket systemd/carouseld-web-proxy.service systemd/carouseld-web.service systemd/README.md "$root/systemd/"
 install -m 0644 etc/carouseld/carouseld.ini "$root/etc/carouseld.ini"
 install -m 0644 scripts/demo/images/* "$root/demo-images/"
 install -m 0644 README.md "$root/README.md"
-install -m 0644 man/carouseld.8 man/carouselctl.1 man/carouseld.ini.5 "$root/man/"
+install -m 0644 man/carouseld.8 man/carouselctl.1 man/carouseld.ini.5 man/carouseld-web.8 "$root/man/"
 mkdir -p "$out"
 tarball=$out/$name.tar.gz
 tar -C "$stage" --owner=0 --group=0 --numeric-owner -czf "$tarball.tmp" "$name"

@@ -15,23 +15,26 @@
 # default .build-static/release).
 #
 # What it changes (under DESTDIR when set):
-#   PREFIX/bin/carouseld, PREFIX/bin/carouselctl
+#   PREFIX/bin/carouseld, PREFIX/bin/carouselctl, PREFIX/bin/carouseld-web
 #   UNITDIR/carouseld.service             (ExecStart= points to PREFIX/bin)
 #   UNITDIR/carouseld-sync.service        (`carouseld sync`: [sync]; not enabled)
+#   UNITDIR/carouseld-web.socket, carouseld-web-proxy.service,
+#   UNITDIR/carouseld-web.service         (the frame's page on port 80; not enabled)
 #   SYSUSERSDIR/carouseld.conf, TMPFILESDIR/carouseld.conf
 #   /etc/carouseld/carouseld.ini          (never overwritten: a changed default
 #                                          is installed as carouseld.ini.new)
 #   PREFIX/share/carouseld/demo-images/, PREFIX/share/doc/carouseld/README.md
 #   PREFIX/share/man/man1/carouselctl.1, PREFIX/share/man/man5/carouseld.ini.5,
-#   PREFIX/share/man/man8/carouseld.8
+#   PREFIX/share/man/man8/carouseld.8, PREFIX/share/man/man8/carouseld-web.8
 #   UDEVRULESDIR/70-carouseld-backlight.rules (the carouseld group may write
 #                                          a backlight's brightness, bl_power)
 #   PREFIX/lib/carouseld/board-setup      (board-setup.sh: the steps below that
 #                                          depend on the board, to run again later)
 #   PREFIX/share/carouseld/systemd/       (its drop-in templates)
 # and, without DESTDIR (as root): creates the carouseld user and group, and
-# carouseld-sync's (systemd-sysusers), /var/lib/carouseld/images and
-# /var/lib/carouseld-sync (systemd-tmpfiles), copies the
+# carouseld-sync's and carouseld-web's (systemd-sysusers),
+# /var/lib/carouseld/images, /var/lib/carouseld-sync and
+# /var/lib/carouseld-web (systemd-tmpfiles), copies the
 # demo pictures into that folder if it did not exist before (so the screen
 # shows something at once; replace them with yours), and runs
 # `systemctl daemon-reload`, then board-setup.sh: where the board has a
@@ -97,13 +100,14 @@ else
   readme_src=$repo/README.md
   man_src=$repo/man
 fi
-for f in "$bin_src/carouseld" "$bin_src/carouselctl"; do
+for f in "$bin_src/carouseld" "$bin_src/carouselctl" "$bin_src/carouseld-web"; do
   [ -x "$f" ] || die "$f not found: build first (make build), or set CAROUSELD_BIN_DIR"
 done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
   "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
   "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$unit_src/carouseld-gpio.conf" "$here/board-setup.sh" "$ini_src" \
-  "$man_src/carouseld.8" "$man_src/carouselctl.1" "$man_src/carouseld.ini.5"; do
+  "$unit_src/carouseld-web.service" "$unit_src/carouseld-web.socket" "$unit_src/carouseld-web-proxy.service" \
+  "$man_src/carouseld.8" "$man_src/carouselctl.1" "$man_src/carouseld.ini.5" "$man_src/carouseld-web.8"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
 
@@ -143,10 +147,15 @@ D=$destdir
 say "installing into ${D:-/} with PREFIX=$prefix"
 put 0755 "$bin_src/carouseld" "$D$prefix/bin/carouseld"
 put 0755 "$bin_src/carouselctl" "$D$prefix/bin/carouselctl"
+put 0755 "$bin_src/carouseld-web" "$D$prefix/bin/carouseld-web"
 
 # The shipped unit names /usr/local/; point it to where things really are.
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld.service") "$D$unitdir/carouseld.service"
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld-sync.service") "$D$unitdir/carouseld-sync.service"
+# The frame's page: port 80 (systemd's), its proxy and the page's process.
+for u in carouseld-web.socket carouseld-web-proxy.service carouseld-web.service; do
+  put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/$u") "$D$unitdir/$u"
+done
 put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
 put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
 put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-backlight.rules"
@@ -178,10 +187,10 @@ if [ -d "$demo_src" ]; then
 fi
 [ -f "$readme_src" ] && put 0644 "$readme_src" "$D$prefix/share/doc/carouseld/README.md"
 # Uncompressed: man reads them as they are (Debian's packages gzip theirs).
-for page in carouseld.8 carouselctl.1 carouseld.ini.5; do
+for page in carouseld.8 carouselctl.1 carouseld.ini.5 carouseld-web.8; do
   put 0644 "$man_src/$page" "$D$prefix/share/man/man${page##*.}/$page"
 done
-say "manual pages in $prefix/share/man: carouseld(8), carouselctl(1), carouseld.ini(5)"
+say "manual pages in $prefix/share/man: carouseld(8), carouselctl(1), carouseld.ini(5), carouseld-web(8)"
 
 if [ -n "$destdir" ]; then
   say "staged in $destdir: no user created, no folder under /var made, nothing started"
@@ -192,7 +201,7 @@ fi
 # The live system from here on.
 command -v systemd-sysusers >/dev/null || die "systemd-sysusers not found: carouseld's service needs systemd"
 systemd-sysusers "$sysusersdir/carouseld.conf"
-say "user and group 'carouseld' ($(id carouseld)); the sync's, 'carouseld-sync' ($(id carouseld-sync))"
+say "user and group 'carouseld' ($(id carouseld)); the sync's, 'carouseld-sync' ($(id carouseld-sync)); the page's, 'carouseld-web' ($(id carouseld-web))"
 had_images=0
 [ -e "$images" ] && had_images=1
 systemd-tmpfiles --create "$tmpfilesdir/carouseld.conf"
@@ -258,6 +267,9 @@ if [ -d /run/systemd/system ]; then
     say "carouseld is running the previous version: systemctl restart carouseld"
   else
     say "next: systemctl enable --now carouseld; then carouselctl status"
+  fi
+  if ! systemctl -q is-enabled carouseld-web.socket 2>/dev/null; then
+    say "the frame's page on port 80 (the local network only): systemctl enable --now carouseld-web.socket"
   fi
 else
   say "systemd is not running here: the unit is installed for the next boot"

@@ -52,6 +52,13 @@ public struct OwnerPassword: Sendable {
         if let problem = Self.problem(with: password) { throw WebStateError(problem) }
         let hashed = Bcrypt.hash(password, cost: Self.cost)
         try WebState.writeAtomically(Array((hashed + "\n").utf8), to: file, mode: 0o600)
+        // `sudo carouseld-web set-password` on a board: the file is the
+        // page's user's (the state folder's owner), or the page could not read it.
+        var folderStatus = stat()
+        if geteuid() == 0, stat(folder, &folderStatus) == 0, folderStatus.st_uid != 0,
+           chown(file, folderStatus.st_uid, folderStatus.st_gid) != 0 {
+            throw WebStateError("cannot give \(file) to the owner of \(folder): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Whether `password` is the owner's (false when none is set).

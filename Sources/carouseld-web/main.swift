@@ -86,6 +86,9 @@ struct Serve: AsyncParsableCommand {
             onServerRunning: { _ in
                 let line = "carouseld-web: serving the page on \(address)\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
+                // Type=notify: systemd's socket proxy is started once this
+                // socket listens, never before.
+                ServiceNotifier().ready(status: "serving the page on \(address)")
             },
             logger: logger
         )

@@ -43,7 +43,9 @@ OWNED = ["/usr/bin/carouseld", "/usr/bin/carouselctl", "/lib/systemd/system/caro
          "/etc/carouseld/carouseld.ini", "/usr/share/doc/carouseld/README.md",
          "/usr/share/doc/carouseld/copyright", "/usr/share/doc/carouseld/changelog.gz",
          "/usr/lib/carouseld/board-setup", "/usr/share/carouseld/systemd/carouseld-mqtt.conf",
-         "/usr/share/carouseld/systemd/carouseld-sync.conf"]
+         "/usr/share/carouseld/systemd/carouseld-sync.conf", "/usr/bin/carouseld-web",
+         "/lib/systemd/system/carouseld-web.socket", "/lib/systemd/system/carouseld-web-proxy.service",
+         "/lib/systemd/system/carouseld-web.service"]
 BACKLIGHT = "/sys/class/backlight/carousel-test"
 DROPIN = "/etc/systemd/system/carouseld.service.d/backlight.conf"
 WANTS = "/etc/systemd/system/multi-user.target.wants/carouseld.service"
@@ -173,7 +175,7 @@ def main():
                 raise Failure(f"dpkg -L lacks {missing}")
             pages = sorted(p for p in listed if p.startswith("/usr/share/man/"))
             want = ["/usr/share/man/man1/carouselctl.1.gz", "/usr/share/man/man5/carouseld.ini.5.gz",
-                    "/usr/share/man/man8/carouseld.8.gz"]
+                    "/usr/share/man/man8/carouseld.8.gz", "/usr/share/man/man8/carouseld-web.8.gz"]
             if [p for p in want if p not in pages]:
                 raise Failure(f"manual pages {pages}, expected {want}")
             if s.ok("cat /var/lib/dpkg/info/carouseld.conffiles").split() != [INI]:
@@ -312,14 +314,14 @@ def main():
             s.figures["apt purge s"] = took
             if installed():
                 raise Failure(f"dpkg still knows the package: {installed()!r}")
-            left = [p for p in ("/etc/carouseld", "/var/lib/carouseld-sync", WANTS, DROPIN,
+            left = [p for p in ("/etc/carouseld", "/var/lib/carouseld-sync", "/var/lib/carouseld-web", WANTS, DROPIN,
                                 "/etc/systemd/system/carouseld.service.d",
                                 "/var/lib/systemd/deb-systemd-helper-enabled/carouseld.service.dsh-also")
                     if exists(p)]
             if left:
                 raise Failure(f"still there after purge: {left}")
             for db in ("passwd", "group"):
-                for name in ("carouseld", "carouseld-sync"):
+                for name in ("carouseld", "carouseld-sync", "carouseld-web"):
                     if s.sh(f"getent {db} {name}").rc == 0:
                         raise Failure(f"the {db} entry {name} survived the purge")
             rest = s.ok(f"find {STATE} | sort").split()

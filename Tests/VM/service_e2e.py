@@ -31,6 +31,7 @@ import time
 import machine  # noqa: F401  (scripts/vm on sys.path)
 from vmlib import REPO, VM, marked_for_test_fault, write_png
 from e2e_support import psnr, read_png_rgb
+import service_web
 
 W, H = 1280, 800
 GUEST_REPO = "/mnt/host"
@@ -42,6 +43,9 @@ IMAGES = "/var/lib/carouseld/images"
 # carouseld.service 1.2, carouseld-sync.service 1.3 before it).
 MAX_EXPOSURE = 1.5
 UNITS = ("carouseld.service", "carouseld-sync.service")
+# The frame's page: its process and systemd's socket proxy, which share the
+# page's user (the proxy reaches the page's socket as it); both hardened.
+HARDENED = UNITS + service_web.WEB_UNITS
 # "Your pictures" for the README's pictures step: copies of demo pictures
 # under other names (after the demo ones in name order).
 EXTRA_PICTURES = [("02-sunset.jpg", "10-shop-window.jpg"), ("03-portrait.jpg", "11-menu.jpg")]
@@ -251,7 +255,8 @@ def main():
     tarball, name, host_binary = prepare_bundle(args.bundle, args.out)
     bundle_guest = f"{GUEST_REPO}/{os.path.relpath(tarball, REPO)}"
     started = time.monotonic()
-    with VM(share=REPO, xres=W, yres=H, capture_dir=args.out) as vm:
+    web_port = service_web.free_port()
+    with VM(share=REPO, xres=W, yres=H, capture_dir=args.out, qemu_args=service_web.qemu_network(web_port)) as vm:
         s = Suite(vm, args.out, host_binary)
         s.figures["boot to agent ready s"] = round(time.monotonic() - started, 1)
         install_section = readme_section("Install on a board")
@@ -284,7 +289,7 @@ def main():
                 raise Failure(f"expected one apt-get install line in the README section, found {apt}")
             listed = set(apt[0].split("apt-get install", 1)[1].split()) - {"-y"}
             needed = set()
-            for binary in ("carouseld", "carouselctl"):
+            for binary in ("carouseld", "carouselctl", "carouseld-web"):
                 dyn = subprocess.run(["readelf", "-d", os.path.join(os.path.dirname(host_binary), binary)],
                                      check=True, capture_output=True, text=True).stdout
                 needed |= set(re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dyn))
@@ -351,7 +356,7 @@ def main():
 
         def analyze_security():
             said = []
-            for unit in UNITS:
+            for unit in HARDENED:
                 r = s.sh(f"systemd-analyze security {unit} --no-pager")
                 m = re.search(r"Overall exposure level for " + re.escape(unit) + r": ([\d.]+) (\S+)", r.out)
                 if not m:
@@ -370,7 +375,7 @@ def main():
             # installed units, not from their text.
             default_tasks = s.ok("systemctl show -p DefaultTasksMax --value").strip()
             said = []
-            for unit in UNITS:
+            for unit in HARDENED:
                 props = dict(l.split("=", 1) for l in s.ok(f"systemctl show {unit} -p MemoryMax,TasksMax,UMask,User").splitlines() if "=" in l)
                 if props.get("MemoryMax") in (None, "", "infinity"):
                     raise Failure(f"{unit} has no MemoryMax=: {props}")
@@ -380,9 +385,12 @@ def main():
                     raise Failure(f"{unit}: UMask {props.get('UMask')}, not 0027")
                 s.limits[unit] = (int(props["MemoryMax"]), int(props["TasksMax"]))
                 said.append(f"{unit}: User={props['User']} MemoryMax={int(props['MemoryMax']) >> 20} MiB TasksMax={props['TasksMax']}")
-            users = {s.ok(f"systemctl show {unit} -p User --value").strip() for unit in UNITS}
-            if len(users) != len(UNITS):
+            users = {s.ok(f"systemctl show {unit} -p User --value").strip() for unit in UNITS + service_web.WEB_UNITS[:1]}
+            if len(users) != len(UNITS) + 1:
                 raise Failure(f"the units share a user: {users}")
+            proxy = s.ok("systemctl show carouseld-web-proxy.service -p User --value").strip()
+            if proxy != "carouseld-web":
+                raise Failure(f"the page's proxy runs as {proxy!r}, not the page's user")
             return "; ".join(said)
 
         # -- running ---------------------------------------------------------
@@ -1052,6 +1060,9 @@ def main():
             ("fbdev through the sandbox: refused without systemd/carouseld-fbdev.conf, the picture with it", fbdev_through_the_sandbox),
             ("a GPIO presence sensor through the sandbox: refused without systemd/carouseld-gpio.conf, seen with it", gpio_through_the_sandbox),
             ("carouseld-sync through its sandbox: install.sh --sync, pictures from Immich's stand-in, another address refused", sync_through_the_sandbox),
+            ("the frame's page: carouseld-web.socket on port 80, reached from the host, a public address refused, "
+             "an upload and a tap through the sandbox", lambda: service_web.web_through_the_sandbox(
+                 s, readme, web_port, Failure, open(os.path.join(REPO, "scripts/demo/images/02-sunset.jpg"), "rb").read())),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
             ("systemctl reload with a good edit", reload_good),

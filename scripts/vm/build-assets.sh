@@ -102,6 +102,7 @@ GUEST_MODULES=(
   xhci_pci usbhid hid_generic      # qemu-xhci + usb-tablet pointer
   vfb                              # a virtual framebuffer at any depth ([display] backend = fbdev at 16 bits)
   configfs                         # gpio-sim's chips are made through configfs (the module is built below)
+  virtio_net                       # the service test's NIC (QEMU user network): the page reached from the host
   virtio_pci virtio_blk ext4 virtio_rng   # also in the initramfs (depmod-consistent set)
 )
 # Modules the initramfs insmods: what it takes to reach the root filesystem,
@@ -427,7 +428,11 @@ assemble_image() {
   # image itself never changes).
   local used_mb size_mb
   used_mb=$(du -sm "$tmp/root" | cut -f1)
-  size_mb=$((used_mb + used_mb / 4 + 256))
+  # 1 GiB: the service test installs the dist bundle twice, with carouseld-web
+  # (76 MB stripped: Hummingbird and NIO) in its tarball, its folder and
+  # /usr/local/bin, and a temporary copy for each replaced binary; 256 MB
+  # ran out. The image is sparse: the room costs nothing until written.
+  size_mb=$((used_mb + used_mb / 4 + 1024))
   # No journal: the image is only ever used as a snapshot, and jbd2 commits
   # are pure overhead under TCG.
   mkfs.ext4 -q -F -L carousel-root -O ^has_journal -E root_owner=0:0 \

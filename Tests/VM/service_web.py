@@ -1,0 +1,180 @@
+"""The frame's page under systemd, for service_e2e.py: carouseld-web.socket
+on port 80 (PID 1's), its proxy and carouseld-web.service, installed by
+install.sh from the dist bundle and enabled as README.md says.
+
+Checked: nothing of the page runs until someone opens it; the page answers
+a browser on the host through QEMU's forwarded port (the guest sees the
+host as 10.0.2.2, a private address); a peer from a public address is
+refused by the socket's IPAddressAllow=; the owner's password set with
+`sudo carouseld-web set-password` is the page's to read; an upload lands in
+the pictures folder as carouseld-web:carouseld 0640 and in the daemon's
+list; a tap on Next moves the frame (the daemon's grant for the web user);
+and each process runs as carouseld-web with no network of its own."""
+
+import http.client
+import json
+import shlex
+import socket
+import time
+import urllib.parse
+
+# QEMU's user network (slirp), isolated from the host's (restrict=on): the
+# guest at 10.0.2.15, port 80 forwarded from a port on the host's loopback.
+GUEST_ADDRESS = "10.0.2.15"
+PASSWORD = "a frame on the wall"
+WEB_UNITS = ("carouseld-web.service", "carouseld-web-proxy.service")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def qemu_network(port):
+    """QEMU arguments: a virtio NIC whose port 80 is the host's `port`."""
+    return ["-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-{GUEST_ADDRESS}:80",
+            "-device", "virtio-net-pci,netdev=net0"]
+
+
+# Run in the guest: an IPv4 address on an interface, up (the image has no
+# iproute2; these are the ioctls ifconfig makes).
+SET_ADDRESS = r"""
+import fcntl, socket, struct, sys
+name, address, mask = sys.argv[1], sys.argv[2], sys.argv[3]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+def ifreq_addr(a):
+    return struct.pack("16sH2s4s8s", name.encode(), socket.AF_INET, b"\0\0", socket.inet_aton(a), b"\0" * 8)
+fcntl.ioctl(s, 0x8916, ifreq_addr(address))  # SIOCSIFADDR
+fcntl.ioctl(s, 0x891C, ifreq_addr(mask))     # SIOCSIFNETMASK
+flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH", name.encode(), 0))[:18])[1]  # SIOCGIFFLAGS
+fcntl.ioctl(s, 0x8914, struct.pack("16sH", name.encode(), flags | 0x1))  # SIOCSIFFLAGS, IFF_UP
+"""
+
+# Run in the guest: connect to port 80 from `source`; prints what came of it.
+CONNECT_FROM = r"""
+import socket, sys
+s = socket.socket()
+s.settimeout(5)
+s.bind((sys.argv[1], 0))
+try:
+    s.connect((sys.argv[1], 80))
+    s.sendall(b"GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    print("answered", s.recv(64)[:12].decode(errors="replace"))
+except OSError as e:
+    print("refused", type(e).__name__, e)
+"""
+
+
+class Page:
+    """HTTP to the page from the host, as a browser there would send it."""
+
+    def __init__(self, port):
+        self.port = port
+        self.origin = f"http://127.0.0.1:{port}"
+
+    def request(self, method, path, body=None, headers=None, cookie=None):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        h = dict(headers or {})
+        if method not in ("GET", "HEAD"):
+            h["Origin"] = self.origin
+        if cookie:
+            h["Cookie"] = cookie
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+
+
+def web_through_the_sandbox(s, readme, port, failure, picture):
+    """The check; `picture` is a small JPEG's bytes to upload."""
+    Failure = failure
+    nic = [n for n in s.ok("ls /sys/class/net").split() if n != "lo"]
+    if len(nic) != 1:
+        raise Failure(f"expected one network interface besides lo: {nic}")
+    s.ok(f"python3 -c {quote(SET_ADDRESS)} {nic[0]} {GUEST_ADDRESS} 255.255.255.0")
+    s.ok(readme("sudo systemctl enable --now carouseld-web.socket"), timeout=120)
+    listen = s.ok("systemctl show carouseld-web.socket -p Listen --value").strip()
+    if ":80 " not in listen + " ":
+        raise Failure(f"carouseld-web.socket listens on {listen!r}, not port 80")
+    # Costs nothing until the page is opened.
+    idle = s.sh("systemctl is-active " + " ".join(WEB_UNITS)).out.split()
+    if idle != ["inactive", "inactive"]:
+        raise Failure(f"before anyone opened the page: {dict(zip(WEB_UNITS, idle))}")
+
+    # The owner's password, as the README says (as root: the file is the page's user's).
+    s.ok(f"echo {quote(PASSWORD)} | " + readme("sudo carouseld-web set-password"))
+    owner = s.ok("stat -c '%U:%G %a' /var/lib/carouseld-web/owner.bcrypt").strip()
+    if owner != "carouseld-web:carouseld-web 600":
+        raise Failure(f"the password file is {owner}")
+
+    # From the host: the first connection starts the proxy and the page.
+    page = Page(port)
+    t0 = time.monotonic()
+    status, headers, body = page.request("GET", "/login")
+    first = time.monotonic() - t0
+    if status != 200 or b"password" not in body.lower():
+        raise Failure(f"GET /login from the host answered {status}: {body[:200]!r}")
+    s.figures["web: first page through socket activation s (TCG)"] = round(first, 1)
+    active = s.ok("systemctl is-active " + " ".join(WEB_UNITS)).split()
+    if active != ["active", "active"]:
+        raise Failure(f"after the first request: {dict(zip(WEB_UNITS, active))}")
+    status, headers, _ = page.request("POST", "/login", body=urllib.parse.urlencode({"password": PASSWORD}),
+                                      headers={"Content-Type": "application/x-www-form-urlencoded"})
+    if status != 303 or "set-cookie" not in headers:
+        raise Failure(f"signing in from the host answered {status}")
+    cookie = headers["set-cookie"].split(";")[0]
+
+    # Both processes: the page's user, no network of their own.
+    for unit in WEB_UNITS:
+        pid = s.ok(f"systemctl show {unit} -p MainPID --value").strip()
+        uid = s.ok(f"awk '/^Uid:/ {{ print $2 }}' /proc/{pid}/status").split()[0]
+        if uid != s.ok("id -u carouseld-web").strip():
+            raise Failure(f"{unit} runs as uid {uid}")
+        # /proc/net is the reading process's network namespace (sysfs would be the host's).
+        links = [l.split(":")[0].strip() for l in s.ok(f"nsenter -t {pid} -n cat /proc/net/dev").splitlines()[2:]]
+        if links != ["lo"]:
+            raise Failure(f"{unit} sees the network interfaces {links}")
+
+    # An upload: in the folder as the page's user, read by the daemon through the group.
+    before = s.status()["count"]
+    boundary = "----carouseld-vm-boundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"from-a-phone.jpg\"\r\n"
+            f"Content-Type: image/jpeg\r\n\r\n").encode() + picture + f"\r\n--{boundary}--\r\n".encode()
+    status, _, answer = page.request("POST", "/photos", body=body, cookie=cookie,
+                                     headers={"Content-Type": f"multipart/form-data; boundary={boundary}",
+                                              "Accept": "application/json"})
+    if status != 200 or not all(f["ok"] for f in json.loads(answer)["files"]):
+        raise Failure(f"the upload answered {status}: {answer[:300]!r}")
+    owners = s.ok("stat -c '%U:%G %a' /var/lib/carouseld/images/from-a-phone.jpg").strip()
+    if owners != "carouseld-web:carouseld 640":
+        raise Failure(f"the uploaded picture is {owners}")
+    s.wait("the daemon to list the upload", lambda: s.status()["count"] == before + 1, 60)
+
+    # A tap on Next: the daemon grants the page's user what drives the frame.
+    index = s.status()["index"]
+    status, _, answer = page.request("POST", "/drive/next", body=b"", cookie=cookie, headers={"Accept": "application/json"})
+    if status != 200:
+        raise Failure(f"next from the page answered {status}: {answer[:200]!r}")
+    s.wait("the frame to move on", lambda: s.status()["index"] == (index + 1) % (before + 1), 60)
+
+    # The album as it was for the checks after this one.
+    s.ok("rm /var/lib/carouseld/images/from-a-phone.jpg")
+    s.wait("the daemon to drop the upload", lambda: s.status()["count"] == before, 60)
+
+    # The local network only: a peer at a public address (TEST-NET-2, on lo
+    # here) is dropped by the socket's filter; a private one is answered.
+    answers = {}
+    for label, address in (("public", "198.51.100.7"), ("private", "192.168.77.7")):
+        s.ok(f"python3 -c {quote(SET_ADDRESS)} lo:{label[:3]} {address} 255.255.255.255")
+        answers[label] = s.ok(f"python3 -c {quote(CONNECT_FROM)} {address}", timeout=60).strip()
+    if not answers["public"].startswith("refused") or not answers["private"].startswith("answered"):
+        raise Failure(f"from outside the local network: {answers['public']}; from a private address: {answers['private']}")
+    return (f"inactive until opened, then {first:.1f} s to the first page from the host; signed in, an upload "
+            f"carouseld-web:carouseld 640 in the list, next moved the frame; both processes without network; "
+            f"198.51.100.7 {answers['public'][:40]}, 192.168.77.7 {answers['private'][:20]}")
+
+
+def quote(text):
+    return shlex.quote(text)
