@@ -11,7 +11,7 @@ import Glibc
 /// process of their own, as an upload's check), kept in the web's state
 /// folder under a name its file's name, size and time make (a changed file
 /// gets a new one; old ones are left for the next `prune`).
-public actor Thumbnails {
+public struct Thumbnails: Sendable {
     public let folder: String
     public let executable: String
     public let maxPixels: Int
@@ -24,8 +24,9 @@ public actor Thumbnails {
         mkdir(folder, 0o750)
     }
 
-    /// The thumbnail of the file at `path`; nil when it is no picture the decoders take.
-    public func thumbnail(of path: String) -> [UInt8]? {
+    /// The thumbnail of the file at `path`; nil when it is no picture the
+    /// decoders take. Made in a helper when one is free (`Helpers`).
+    public func thumbnail(of path: String) async -> [UInt8]? {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
         let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -33,7 +34,8 @@ public actor Thumbnails {
         let file = folder + "/" + key + ".webp"
         if let cached = FileManager.default.contents(atPath: file), !cached.isEmpty { return Array(cached) }
         let argv = ["carouseld-web", "thumbnail", "--max-pixels", String(maxPixels), "--name", name]
-        guard let run = HelperRun(executable: executable, arguments: argv, input: path, timeoutMilliseconds: 60_000),
+        let executable = executable
+        guard let run = await Helpers.run({ HelperRun(executable: executable, arguments: argv, input: path, timeoutMilliseconds: 60_000) }),
               run.status.map({ ($0 >> 8) & 0xFF == 0 && $0 & 0x7F == 0 }) == true, run.output.count > 12,
               run.output.starts(with: Array("RIFF".utf8)) else { return nil }
         try? WebState.writeAtomically(run.output, to: file, mode: 0o640)

@@ -66,7 +66,7 @@ extension WebApp {
             let sent = file.stem + "." + file.ext
             do {
                 return .success(try await file.finish { path in
-                    await Task.detached { check.problem(path: path, name: sent) }.value
+                    await Helpers.run { check.problem(path: path, name: sent) }
                 })
             } catch {
                 return .failure(error)

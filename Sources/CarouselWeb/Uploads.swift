@@ -1,6 +1,7 @@
 import CarouselImaging
 import CarouselPlatform
 import CPlatform
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -264,5 +265,53 @@ struct HelperRun {
         var bytes = [UInt8](repeating: 0, count: size)
         let n = size > 0 ? bytes.withUnsafeMutableBytes { pread(output, $0.baseAddress, size, 0) } : 0
         self.output = n > 0 ? Array(bytes[0..<n]) : []
+    }
+}
+
+/// The helper processes (upload checks, thumbnails): at most `limit` at
+/// once, each waited for on a thread of its own. A check can take seconds
+/// (a 12 MP JPEG decoded whole on a board) and holds up to the decoders'
+/// address-space cap: `limit` bounds both the page's memory (the unit's
+/// `MemoryMax=`) and the CPU it takes from the display, and no helper ever
+/// blocks Swift's cooperative threads, which serve every other request.
+public enum Helpers {
+    public static let limit = 2
+    static let slots = HelperSlots(limit)
+    private static let queue = DispatchQueue(label: "carouseld-web.helpers", attributes: .concurrent)
+
+    /// `work` (which starts and waits for one helper) when a slot is free.
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await slots.acquire()
+        let result = await withCheckedContinuation { (done: CheckedContinuation<T, Never>) in
+            queue.async { done.resume(returning: work()) }
+        }
+        await slots.release()
+        return result
+    }
+}
+
+/// A counting semaphore for tasks: `acquire` waits (suspended, not
+/// blocking a thread) until one of `count` slots is free; first come,
+/// first served.
+actor HelperSlots {
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(_ count: Int) { free = count }
+
+    func acquire() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty {
+            free += 1
+        } else {
+            waiting.removeFirst().resume()
+        }
     }
 }

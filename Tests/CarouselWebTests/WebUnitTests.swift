@@ -163,7 +163,7 @@ import Testing
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
 
-        FileManager.default.createFile(atPath: dir + "/a.jpg", contents: Data("first".utf8))
+        #expect(FileManager.default.createFile(atPath: dir + "/a.jpg", contents: Data("first".utf8)))
         let second = try UploadFile(folder: dir, stem: "a", ext: "jpg", limit: 100)
         Array("second".utf8).withUnsafeBytes { second.append($0) }
         let name = try await second.finish { _ in nil }
@@ -171,5 +171,38 @@ import Testing
         #expect(try String(contentsOfFile: dir + "/a.jpg", encoding: .utf8) == "first")
         #expect(try String(contentsOfFile: dir + "/a-2.jpg", encoding: .utf8) == "second")
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["a-2.jpg", "a.jpg"])
+    }
+}
+
+@Suite struct HelpersTests {
+    /// Twelve helpers asked for at once: never more than `Helpers.limit`
+    /// run together, and every one runs (none is lost while waiting).
+    @Test func atMostLimitRunAtOnceAndEveryOneRuns() async {
+        final class Gauge: @unchecked Sendable {
+            private let lock = NSLock()
+            private var running = 0
+            private(set) var most = 0
+            private(set) var done = 0
+            func enter() { lock.withLock { running += 1; most = max(most, running) } }
+            func leave() { lock.withLock { running -= 1; done += 1 } }
+        }
+        let gauge = Gauge()
+        await withTaskGroup(of: Int.self) { group in
+            for i in 0..<12 {
+                group.addTask {
+                    await Helpers.run {
+                        gauge.enter()
+                        usleep(20_000)
+                        gauge.leave()
+                        return i
+                    }
+                }
+            }
+            var seen = Set<Int>()
+            for await i in group { seen.insert(i) }
+            #expect(seen == Set(0..<12))
+        }
+        #expect(gauge.done == 12)
+        #expect(gauge.most <= Helpers.limit)
     }
 }
