@@ -61,7 +61,7 @@ extension Daemon {
 
     /// Whether the display is switched off (`display off`).
     public var displayIsOff: Bool { power.isOff }
-    public var secretOnScreen: Bool { frames.pairingStamp != nil }
+    public var secretOnScreen: Bool { frames.secretMeant || frames.pairingStamp != nil }
 
     /// When the idle rule switches the display off (µs), if it will.
     var idleOffDeadline: Int64? { power.idleOffDeadline }

@@ -61,6 +61,8 @@ public final class FramePath {
     private(set) var clockStamp: SceneStamp?
     /// A pairing code, drawn where pushed text is, over it while it lasts.
     private(set) var pairingStamp: SceneStamp?
+    /// A pairing code is meant for the screen (`LoopAsk.secret`), drawn yet or not.
+    var secretMeant = false
     /// A picture shown for a page instead of its decoded one: a playing
     /// clip's frame (the clip's service asks for it).
     var framed: (key: PageKey, picture: DecodedImage)?

@@ -25,6 +25,9 @@ extension Daemon {
             // What the frame path shows: no service reads it.
             frames.setStamp(slot, stamp)
             return
+        case let .secret(meant):
+            frames.secretMeant = meant
+            return
         case let .picture(key, picture):
             frames.framed = picture.map { (key, $0) }
             frames.needsFrame = true

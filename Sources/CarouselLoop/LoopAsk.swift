@@ -31,6 +31,11 @@ public enum LoopAsk {
     case stateChanged
     /// A stamp that stays put over the pictures (nil: take it away).
     case stamp(StampSlot, SceneStamp?)
+    /// A secret (a pairing code) is meant for the screen from now on (false:
+    /// no longer). `LoopView.secretOnScreen` holds from this ask, not only
+    /// once its stamp is drawn (off the loop, a moment later): a screenshot
+    /// asked in between would otherwise be taken.
+    case secret(Bool)
     /// The picture to show for the page `key` instead of its decoded one
     /// (a playing clip's frame); nil: the decoded one again.
     case picture(key: PageKey, DecodedImage?)

@@ -124,6 +124,9 @@ public final class PairingService: LoopService {
         drawing += 1
         let ticket = drawing
         let lines = self.lines
+        // At once, on the loop: no screenshot for MQTT from the moment a code
+        // is given out, though it is drawn a moment later.
+        context.ask(.secret(!lines.isEmpty))
         guard !lines.isEmpty else {
             if shown || force { take(nil, ticket: ticket) }
             return
