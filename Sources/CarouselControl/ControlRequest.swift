@@ -41,6 +41,12 @@ public enum ControlRequest: Equatable, Sendable {
     /// line as a descriptor (SCM_RIGHTS), written with the client's own
     /// rights where the client chose; `carouselctl screenshot` does this.
     case screenshot(path: String?)
+    /// `screenshot raw`: the picture on screen as pixels, not PNG, into the
+    /// file sent with the line: `height` rows of `stride` bytes, each pixel
+    /// XRGB8888 (bytes B, G, R, X); the reply says width, height and stride.
+    /// For a client that encodes the picture itself (the web page), so that
+    /// the daemon, which draws the frame, spends no time compressing it.
+    case screenshotPixels
     case subscribe
     /// `subscribe changes`: the events, but not the per-frame ones
     /// (`didScroll`, `didZoom`), which cost the daemon a line every frame of
@@ -76,7 +82,7 @@ public enum ControlRequest: Equatable, Sendable {
     private static let houseUsage: [String: String] = [
         "next": "next", "prev": "prev", "goto": "goto <index> [<ms>]", "pause": "pause",
         "play": "play", "resume": "resume", "status": "status", "reload": "reload", "list": "list",
-        "set": "set <key> <value>", "keep": "keep <key> <value>", "forget": "forget <key>", "hide": "hide [<name>]", "unhide": "unhide <name>", "screenshot": "screenshot [<path.png>]",
+        "set": "set <key> <value>", "keep": "keep <key> <value>", "forget": "forget <key>", "hide": "hide [<name>]", "unhide": "unhide <name>", "screenshot": "screenshot [<path.png> | raw]",
         "subscribe": "subscribe [changes]", "version": "version", "help": "help", "display": "display on|off|auto",
         "brightness": "brightness <1-100>", "zoom": "zoom <scale>|reset",
     ]
@@ -99,7 +105,7 @@ public enum ControlRequest: Equatable, Sendable {
         case .play: .play
         case .resume: .resume
         case let .zoom(scale): .zoom(scale: scale ?? 1)
-        case .status, .reload, .list, .set, .keep, .forget, .hide, .unhide, .screenshot, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
+        case .status, .reload, .list, .set, .keep, .forget, .hide, .unhide, .screenshot, .screenshotPixels, .subscribe, .subscribeChanges, .version, .help, .display, .brightness,
              .declared: nil
         }
     }
@@ -111,7 +117,7 @@ public enum ControlRequest: Equatable, Sendable {
     /// schema's own "unknown key" answer is the reply.
     public func capability(keyCapability: (String) -> Capability?) -> Capability {
         switch self {
-        case .status, .list, .version, .help, .subscribe, .subscribeChanges, .screenshot(path: nil): .look
+        case .status, .list, .version, .help, .subscribe, .subscribeChanges, .screenshot(path: nil), .screenshotPixels: .look
         case .next, .prev, .goto, .pause, .play, .resume, .zoom, .display, .brightness: .drive
         case .hide, .unhide: .tune
         case let .declared(request): request.capability
@@ -155,6 +161,7 @@ public enum ControlRequest: Equatable, Sendable {
         case let .hide(name): name.map { "hide \($0)" } ?? "hide"
         case let .unhide(name): "unhide \(name)"
         case let .screenshot(path): path.map { "screenshot \($0)" } ?? "screenshot"
+        case .screenshotPixels: "screenshot raw"
         case .subscribe: "subscribe"
         case .subscribeChanges: "subscribe changes"
         case .version: "version"
@@ -250,6 +257,8 @@ public enum ControlRequest: Equatable, Sendable {
         case "screenshot":
             // No path: the file comes as a descriptor with the line (the daemon checks).
             guard let first = arguments.first else { return .success(.screenshot(path: nil)) }
+            // A path is absolute: a bare `raw` can only be the word.
+            if first.text == "raw" && arguments.count == 1 { return .success(.screenshotPixels) }
             let path = trimmed(String(line[first.start...]))
             guard path.hasPrefix("/") else {
                 return .failure(ControlError(

@@ -128,6 +128,12 @@ public final class ControlService: LoopService {
             }
             if let problem = Self.prepare(file) { return .error("screenshot: \(problem)") }
             target = .descriptor(file)
+        case .screenshotPixels:
+            guard let file = server.takePassedDescriptor() else {
+                return .error("screenshot raw needs an open file sent with the line (SCM_RIGHTS)")
+            }
+            if let problem = Self.prepare(file) { return .error("screenshot: \(problem)") }
+            target = .pixels(file)
         default:
             let ticket = server.deferReply()
             context.request(request, grant: grant) { [server] reply in server.complete(ticket, with: reply) }
@@ -138,6 +144,9 @@ public final class ControlService: LoopService {
             switch result {
             case let .success(.written(path)): server.complete(ticket, with: .ok(["path": .string(path)]))
             case let .success(.bytes(count)): server.complete(ticket, with: .ok(["bytes": .int(count)]))
+            case let .success(.pixels(width, height, stride)):
+                server.complete(ticket, with: .ok(["width": .int(width), "height": .int(height), "stride": .int(stride),
+                                                   "format": .string("XRGB8888")]))
             case .success(.png): break
             case let .failure(error): server.complete(ticket, with: .error("screenshot: \(error.reason)"))
             }

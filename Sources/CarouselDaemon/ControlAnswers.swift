@@ -36,7 +36,7 @@ extension Daemon {
                         "hidden": .array(album.hidden.sorted().map { .string($0) })])
         case .version:
             return .ok(["version": .string(CarouselVersion.string)])
-        case .screenshot:
+        case .screenshot, .screenshotPixels:
             // Written off the loop and answered later: the socket's and MQTT's services take it.
             return .error("screenshot is taken through the control socket or MQTT")
         case let .set(key, value):

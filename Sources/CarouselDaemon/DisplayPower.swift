@@ -203,7 +203,7 @@ extension Daemon {
         case .next, .prev, .goto, .pause, .play, .resume, .reload, .set, .keep, .forget, .hide, .unhide, .brightness, .zoom:
             power.used(at: clock())
         case .display: break  // setDisplayPower(_:) notes it
-        case .status, .list, .screenshot, .subscribe, .subscribeChanges, .version, .help: break
+        case .status, .list, .screenshot, .screenshotPixels, .subscribe, .subscribeChanges, .version, .help: break
         // A capability's request (the house pushing the weather) is not someone at the frame.
         case .declared: break
         }

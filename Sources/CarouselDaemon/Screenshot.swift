@@ -37,6 +37,14 @@ enum ScreenshotEncoder {
             } catch {
                 return .failure(ScreenshotFailure(reason: error.reason))
             }
+        case let .pixels(file):
+            // The rows as they are: no compression, so the daemon's cost is a copy.
+            defer { file.close() }
+            let rowBytes = copy.width * 4
+            for y in 0..<copy.height where !writeAll(file.raw, UnsafeRawBufferPointer(start: copy.row(y), count: rowBytes)) {
+                return .failure(ScreenshotFailure(reason: "write error: \(errnoDescription(errno))"))
+            }
+            return .success(.pixels(width: copy.width, height: copy.height, stride: rowBytes))
         case .memory:
             // An anonymous file in memory (gone when closed) takes the PNG
             // writer's output: the service's /tmp is read-only.

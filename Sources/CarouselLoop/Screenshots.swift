@@ -8,6 +8,8 @@ public enum ScreenshotDestination: Sendable {
     case path(String)
     case descriptor(FileDescriptor)
     case memory
+    /// The upright pixels, no PNG, into the file (`screenshot raw`).
+    case pixels(FileDescriptor)
 }
 
 /// A screenshot written: where, as its destination asked.
@@ -15,6 +17,8 @@ public enum ScreenshotOutcome: Sendable {
     case written(path: String)
     case bytes(Int)
     case png([UInt8])
+    /// `height` rows of `stride` bytes written, XRGB8888.
+    case pixels(width: Int, height: Int, stride: Int)
 }
 
 /// Why a screenshot was not written (the client knows its file's name; the daemon says why).

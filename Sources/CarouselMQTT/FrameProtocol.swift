@@ -134,6 +134,9 @@ public struct FrameProtocol: Equatable, Sendable {
             return .failure(error)
         case .success(.subscribe), .success(.subscribeChanges):
             return .failure(ControlError("subscribe is not taken over MQTT: the events are published on the event topic"))
+        case .success(.screenshotPixels):
+            return .failure(ControlError(
+                "screenshot raw is for the control socket (a file sent with the line); plain screenshot publishes the PNG on the screenshot topic"))
         case .success(.screenshot(path: .some)):
             return .failure(ControlError(
                 "screenshot PATH is not taken over MQTT (it writes a file on the board); plain screenshot publishes the PNG on the screenshot topic"))

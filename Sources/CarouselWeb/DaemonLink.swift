@@ -1,6 +1,7 @@
 import CarouselConfig
 import CarouselControl
 import CarouselCore
+import CarouselImaging
 import CarouselPlatform
 import CPlatform
 import Dispatch
@@ -62,10 +63,12 @@ public struct DaemonLink: Sendable {
         }
     }
 
-    /// The picture on screen, as PNG bytes: the daemon writes it into a
-    /// memory file passed with the request, which is read back here.
+    /// The picture on screen, as PNG bytes. The daemon writes its pixels
+    /// (`screenshot raw`) into a memory file passed with the request, and
+    /// the PNG is made here: the daemon, which draws the frame, spends a
+    /// copy on it, not a compression.
     public func screenshot() async throws(DaemonError) -> [UInt8] {
-        let request = ControlRequest.screenshot(path: nil)
+        let request = ControlRequest.screenshotPixels
         if let refusal = grant.refusal(of: request.refusalName, needing: request.capability(keyCapability: Schema.capability(ofKey:))) {
             throw DaemonError(refusal)
         }
@@ -83,24 +86,42 @@ public struct DaemonLink: Sendable {
         let file = cplatform_memory_file("carouseld-web-screenshot")
         guard file >= 0 else { return .failure(DaemonError("no memory file for the screenshot: \(String(cString: strerror(errno)))")) }
         defer { close(file) }
+        let fields: [String: JSONValue]
         do {
             let client = try ControlClient(path: path, timeoutSeconds: timeout)
-            let line = try client.request(.screenshot(path: nil), passing: file)
+            let line = try client.request(.screenshotPixels, passing: file)
             switch ControlReply(line: line) {
-            case .ok?: break
+            case let .ok(said)?: fields = said
             case let .error(message)?: return .failure(DaemonError(message))
             case nil: return .failure(DaemonError("the frame answered something that is not a reply"))
             }
         } catch {
             return .failure(DaemonError("the frame does not answer: \(error)"))
         }
+        guard case let .int(width)? = fields["width"], case let .int(height)? = fields["height"],
+              case let .int(stride)? = fields["stride"], fields["format"] == .string("XRGB8888"),
+              width > 0, height > 0, width <= 16384, height <= 16384, stride >= width * 4, stride <= width * 4 + 64
+        else { return .failure(DaemonError("the frame's screenshot is not pixels the page knows")) }
         var info = stat()
-        guard fstat(file, &info) == 0 else { return .failure(DaemonError("the screenshot cannot be read")) }
-        let size = Int(info.st_size)
-        guard size > 0, size <= 256 << 20 else { return .failure(DaemonError("the screenshot is empty")) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        let read = bytes.withUnsafeMutableBytes { pread(file, $0.baseAddress, size, 0) }
-        guard read == size else { return .failure(DaemonError("the screenshot cannot be read")) }
+        guard fstat(file, &info) == 0, Int(info.st_size) == stride * height else {
+            return .failure(DaemonError("the screenshot cannot be read"))
+        }
+        guard let pixels = mmap(nil, stride * height, PROT_READ, MAP_PRIVATE, file, 0), pixels != MAP_FAILED else {
+            return .failure(DaemonError("the screenshot cannot be read: \(String(cString: strerror(errno)))"))
+        }
+        defer { munmap(pixels, stride * height) }
+        let png = cplatform_memory_file("carouseld-web-screenshot-png")
+        guard png >= 0 else { return .failure(DaemonError("no memory file for the screenshot: \(String(cString: strerror(errno)))")) }
+        defer { close(png) }
+        do throws(PNGWriteError) {
+            try PNGWriter.write(descriptor: png, pixels: UnsafeRawPointer(pixels), width: width, height: height, stride: stride)
+        } catch {
+            return .failure(DaemonError("the screenshot could not be made into a PNG: \(error.reason)"))
+        }
+        let size = Int(lseek(png, 0, SEEK_END))
+        var bytes = [UInt8](repeating: 0, count: max(size, 0))
+        let read = bytes.withUnsafeMutableBytes { pread(png, $0.baseAddress, size, 0) }
+        guard size > 0, read == size else { return .failure(DaemonError("the screenshot cannot be read")) }
         return .success(bytes)
     }
 }

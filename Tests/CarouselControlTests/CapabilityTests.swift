@@ -10,7 +10,7 @@ struct CapabilityTests {
 
     @Test("looking, driving, configuring and administering, word by word")
     func everyWord() throws {
-        for line in ["status", "list", "version", "help", "subscribe", "screenshot"] {
+        for line in ["status", "list", "version", "help", "subscribe", "screenshot", "screenshot raw"] {
             #expect(try needs(line) == .look, "\(line)")
         }
         for line in ["next", "prev", "goto 2", "pause", "play", "resume", "zoom 2", "zoom reset", "display off",

@@ -108,6 +108,10 @@ struct RequestTests {
         #expect(error("screenshot shot.png")
             == "screenshot needs an absolute path, got 'shot.png' (the daemon does not share your working directory)")
         #expect(error("screenshot /tmp/shot.jpg") == "screenshot writes PNG: the path must end in .png, got '/tmp/shot.jpg'")
+        // `raw`: the pixels into the file sent (a path is absolute, so the word is never one).
+        #expect(parsed("screenshot raw") == .screenshotPixels)
+        #expect(ControlRequest.screenshotPixels.line == "screenshot raw")
+        #expect(error("screenshot raw extra") == "screenshot needs an absolute path, got 'raw extra' (the daemon does not share your working directory)")
     }
 
     @Test("brightness takes a percent from 1 to 100")

@@ -2,6 +2,8 @@
 // display, a real Unix socket, the same client carouselctl uses.
 
 import CarouselControl
+import CarouselImaging
+import CPlatform
 import Foundation
 import CarouselPlatform
 import Testing
@@ -158,6 +160,30 @@ struct PassedFileScreenshotTests {
         let bytes = [UInt8](FileManager.default.contents(atPath: path) ?? Data())
         #expect(bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG from its first byte")
         #expect(field(reply, "bytes") == .int(bytes.count), "\(reply)")
+
+        // `screenshot raw`: the same picture as pixels, no PNG. Made into a
+        // PNG by the same writer, it is the daemon's PNG byte for byte.
+        let raw = cplatform_memory_file("screenshot-raw-test")
+        #expect(raw >= 0)
+        let rawReply = try client.request(.screenshotPixels, passing: raw)
+        #expect(field(rawReply, "ok") == .bool(true), "\(rawReply)")
+        #expect(field(rawReply, "format") == .string("XRGB8888"), "\(rawReply)")
+        if case let .int(width)? = field(rawReply, "width"), case let .int(height)? = field(rawReply, "height"),
+           case let .int(stride)? = field(rawReply, "stride") {
+            #expect(lseek(raw, 0, SEEK_END) == off_t(stride * height))
+            var pixels = [UInt8](repeating: 0, count: stride * height)
+            #expect(pixels.withUnsafeMutableBytes { pread(raw, $0.baseAddress, stride * height, 0) } == stride * height)
+            let again = path + ".again.png"
+            defer { unlink(again) }
+            try pixels.withUnsafeBytes { bytes in
+                try PNGWriter.write(path: again, pixels: bytes.baseAddress!, width: width, height: height, stride: stride)
+            }
+            #expect([UInt8](FileManager.default.contents(atPath: again) ?? Data()) == bytes, "the pixels are not the PNG's picture")
+        } else {
+            Issue.record("no width, height and stride in \(rawReply)")
+        }
+        close(raw)
+        #expect(field(try client.request(.screenshotPixels), "error")?.stringValue?.contains("SCM_RIGHTS") == true)
 
         // No file: an error saying what to send.
         let none = try client.request(.screenshot(path: nil))

@@ -54,6 +54,7 @@ import Testing
         #expect(message("jump")?.hasPrefix("unknown command 'jump'") == true)
         #expect(message("goto x") == "goto needs an item index, got 'x'")
         #expect(message("screenshot /tmp/x.png")?.hasPrefix("screenshot PATH is not taken over MQTT") == true)
+        #expect(message("screenshot raw")?.hasPrefix("screenshot raw is for the control socket") == true)
         #expect(message("subscribe")?.hasPrefix("subscribe is not taken over MQTT") == true)
         #expect(message("next\nnext") == "one request per message, got several lines")
         #expect(message("")?.hasPrefix("empty request") == true)
