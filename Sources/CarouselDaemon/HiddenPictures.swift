@@ -19,7 +19,7 @@ enum HiddenPictures {
     }
 
     static func write(_ hidden: Set<String>, to directory: String) -> String? {
-        SettingsFile.write(hidden.sorted().map { $0 + "\n" }.joined(), to: directory + "/" + fileName)
+        writeFileAtomically(Array(hidden.sorted().map { $0 + "\n" }.joined().utf8), to: directory + "/" + fileName, mode: 0o640)
     }
 }
 

@@ -145,7 +145,3 @@ public final class PairingService: LoopService {
         context.ask(.frame)
     }
 }
-
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
-}

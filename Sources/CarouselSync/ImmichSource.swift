@@ -42,7 +42,7 @@ public final class ImmichSource: SyncSourceClient {
     private var headers: [String] { ["x-api-key: \(key)", "Accept: application/json"] }
 
     private func url(_ path: String, _ query: [(String, String)] = []) -> String {
-        let q = query.map { "\($0.0)=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        let q = query.map { "\($0.0)=\(percentEncoded($0.1))" }.joined(separator: "&")
         return server + "/api" + path + (q.isEmpty ? "" : "?" + q)
     }
 
@@ -309,23 +309,8 @@ public final class ImmichSource: SyncSourceClient {
         return "\(stamp)\(stem)_\(id.prefix(8)).\(ext)"
     }
 
-    static func percentEncoded(_ s: String) -> String {
-        var out = ""
-        for byte in s.utf8 {
-            switch byte {
-            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: out.unicodeScalars.append(UnicodeScalar(byte))
-            default: out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
-            }
-        }
-        return out
-    }
-
     static func excerpt(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return line.count > 120 ? String(line.prefix(120)) + "…" : line
     }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

@@ -21,27 +21,6 @@ public func htmlEscaped(_ text: String) -> String {
     return out
 }
 
-/// Text made safe for one path segment of a URL (`/photos/NAME`).
-public func urlSegmentEscaped(_ text: String) -> String {
-    var out = ""
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-            out.unicodeScalars.append(Unicode.Scalar(byte))
-        default:
-            out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-        }
-    }
-    return out
-}
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}
-
 /// The pages' frame: one layout, server-made, no inline script or style
 /// (the Content-Security-Policy forbids both).
 enum Page {

@@ -142,7 +142,7 @@ extension WebApp {
                 let direct = env.pictures.map { path == $0 + "/" + name } ?? false
                 out += "<li>"
                 if direct {
-                    out += "<img src=\"/thumbnails/\(urlSegmentEscaped(name))\" alt=\"\" loading=\"lazy\" width=\"120\" height=\"120\">"
+                    out += "<img src=\"/thumbnails/\(percentEncoded(name))\" alt=\"\" loading=\"lazy\" width=\"120\" height=\"120\">"
                 }
                 out += "<span>\(htmlEscaped(name))</span>"
                 if mayDelete, direct {

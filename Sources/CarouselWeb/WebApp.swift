@@ -316,7 +316,7 @@ public enum WebApp {
                 return html(SettingsPage.render(config: env.configPath, problem: (key, value, message)), role: role,
                             title: "Settings", current: "settings", status: .unprocessableContent)
             }
-            return Response.redirect(to: "/settings#k-" + urlSegmentEscaped(key), type: .normal)
+            return Response.redirect(to: "/settings#k-" + percentEncoded(key), type: .normal)
         }
         router.post("/settings/reset") { request, context in
             let role = try await owner(request, context, records)
@@ -332,7 +332,7 @@ public enum WebApp {
                 return html(SettingsPage.render(config: env.configPath, problem: (key, "reset", message)), role: role,
                             title: "Settings", current: "settings", status: .unprocessableContent)
             }
-            return Response.redirect(to: "/settings#k-" + urlSegmentEscaped(key), type: .normal)
+            return Response.redirect(to: "/settings#k-" + percentEncoded(key), type: .normal)
         }
 
         // MARK: Photos

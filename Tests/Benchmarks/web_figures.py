@@ -7,7 +7,8 @@
 * the daemon's CPU over the same seconds of autoplay with no page open and
   with one open (the live view: `subscribe changes`, a screenshot per change).
 
-Usage: web_figures.py CAROUSELD CAROUSELD_WEB   (the release builds)
+Usage: web_figures.py CAROUSELD CAROUSELD_WEB [WIDTHxHEIGHT]   (the release builds;
+the display 1280x800 unless given)
 """
 import http.client
 import json
@@ -20,6 +21,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Servers"))
+import checks  # noqa: E402
 from checks import CheckSuite  # noqa: E402
 from web_e2e import PASSWORD, Frame  # noqa: E402
 
@@ -70,9 +72,11 @@ def upload_file(frame, cookie, path, name):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
+    # The live view's cost in the daemon grows with the panel: a panel's size, not the tests' 320x200.
+    checks.OFFSCREEN = "offscreen:" + (sys.argv[3] if len(sys.argv) == 4 else "1280x800")
     web_e2e.MAX_UPLOAD_MB = 2048
     suite = CheckSuite(os.path.abspath(sys.argv[1]), "carouseld-web-figures-")
     suite.web = os.path.abspath(sys.argv[2])

@@ -1,4 +1,5 @@
 @testable import CarouselWeb
+import CarouselPlatform
 import CarouselWebWords
 import CarouselWords
 import Foundation
@@ -54,8 +55,8 @@ import Testing
     }
 
     @Test func urlSegmentsEscapeAllButUnreserved() {
-        #expect(urlSegmentEscaped("a b/c?.jpg") == "a%20b%2Fc%3F.jpg")
-        #expect(urlSegmentEscaped("é") == "%C3%A9")
+        #expect(percentEncoded("a b/c?.jpg") == "a%20b%2Fc%3F.jpg")
+        #expect(percentEncoded("é") == "%C3%A9")
     }
 }
 

@@ -104,6 +104,10 @@ class CheckSuite:
             self.cleanup = []
 
 
+# The offscreen display the daemons run on (the figures scripts take a panel's size).
+OFFSCREEN = "offscreen:320x200"
+
+
 class OffscreenDaemon:
     """carouseld run on the offscreen display (`run --display offscreen:320x200`)
     with the INI at `ini` and `folder` as its state directory; its log kept,
@@ -114,7 +118,7 @@ class OffscreenDaemon:
         self.ini = ini
         self.err = b""
         self.started = time.monotonic()
-        self.proc = subprocess.Popen([binary, "run", "--config", ini, "--display", "offscreen:320x200"],
+        self.proc = subprocess.Popen([binary, "run", "--config", ini, "--display", OFFSCREEN],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      env={**os.environ, "STATE_DIRECTORY": folder})
         threading.Thread(target=self._read, daemon=True).start()
