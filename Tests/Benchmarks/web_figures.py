@@ -154,18 +154,12 @@ def main():
         c0 = cpu_seconds(pid)
         time.sleep(20)
         without = cpu_seconds(pid) - c0
-        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
-        s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
-                   f"Cookie: {cookie}\r\n\r\n").encode())
+        s, head = web_e2e.open_live(frame, cookie)
         pictures = [0]
         stop = threading.Event()
 
         def page():
-            buffer = b""
-            while b"\r\n\r\n" not in buffer:
-                buffer += s.recv(4096)
-            buffer = buffer.split(b"\r\n\r\n", 1)[1]
+            buffer = head.split(b"\r\n\r\n", 1)[1]
             s.settimeout(0.5)
             while not stop.is_set():
                 try:
@@ -196,10 +190,7 @@ def main():
         frame.daemon.ask("set autoplay.enabled false")
         time.sleep(1)
         c0 = cpu_seconds(pid)
-        s = socket.create_connection(("127.0.0.1", frame.port), timeout=30)
-        s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                   f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
-                   f"Cookie: {cookie}\r\n\r\n").encode())
+        s, head = web_e2e.open_live(frame, cookie)
         time.sleep(20)
         s.close()
         figures["daemon CPU s over 20 s at rest with a page open"] = f"{cpu_seconds(pid) - c0:.2f}"

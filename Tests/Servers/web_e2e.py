@@ -162,12 +162,18 @@ def clip(folder):
         return f.read()
 
 
-def open_live(frame, cookie):
-    """A WebSocket on /live as a page opens it; returns the socket and the response's head."""
+def open_live(frame, cookie, origin=True):
+    """A WebSocket on /live as a page opens it (`origin` True: the page's
+    own; None: no Origin; `cookie` None: no Cookie); returns the socket and
+    the response's head."""
     s = socket.create_connection(("127.0.0.1", frame.port), timeout=10)
-    s.sendall((f"GET /live HTTP/1.1\r\nHost: 127.0.0.1:{frame.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: {frame.origin}\r\n"
-               f"Cookie: {cookie}\r\n\r\n").encode())
+    lines = [f"GET /live HTTP/1.1", f"Host: 127.0.0.1:{frame.port}", "Upgrade: websocket", "Connection: Upgrade",
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+    if origin:
+        lines.append(f"Origin: {frame.origin if origin is True else origin}")
+    if cookie:
+        lines.append(f"Cookie: {cookie}")
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
     head = b""
     while b"\r\n\r\n" not in head:
         data = s.recv(4096)
@@ -352,30 +358,14 @@ def main():
     def live_view_guarded():
         cookie = state["cookie"]
 
-        def upgrade(origin, cookie):
-            s = socket.create_connection(("127.0.0.1", frame.port), timeout=10)
-            lines = [f"GET /live HTTP/1.1", f"Host: 127.0.0.1:{frame.port}", "Upgrade: websocket", "Connection: Upgrade",
-                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
-            if origin:
-                lines.append(f"Origin: {origin}")
-            if cookie:
-                lines.append(f"Cookie: {cookie}")
-            s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-            head = b""
-            while b"\r\n\r\n" not in head:
-                data = s.recv(4096)
-                if not data:
-                    break
-                head += data
-            return s, head
         refused = []
         for origin, c, what in ((frame.origin, None, "no session"), ("http://evil.example", cookie, "another origin"),
                                 (None, cookie, "no origin"), (frame.origin, "carouseld_session=made-up", "a made-up session")):
-            s, head = upgrade(origin, c)
+            s, head = open_live(frame, c, origin)
             s.close()
             expect(not head.startswith(b"HTTP/1.1 101"), f"the live view was opened with {what}")
             refused.append(f"{what} {head.split(b' ', 2)[1].decode() if head else 'closed'}")
-        s, head = upgrade(frame.origin, cookie)
+        s, head = open_live(frame, cookie)
         expect(head.startswith(b"HTTP/1.1 101"), f"the live view refused its page: {head[:80]!r}")
         rest = head.split(b"\r\n\r\n", 1)[1]
         while len(rest) < 2 or len(rest) < 2 + (rest[1] & 0x7F):
