@@ -11,17 +11,11 @@ public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t)
     let temporary = path + ".new"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
     guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-    var written = 0
-    while written < bytes.count {
-        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
-        if n < 0 {
-            if errno == EINTR { continue }
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            unlink(temporary)
-            return "cannot write \(temporary): \(reason)"
-        }
-        written += n
+    guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
+        let reason = String(cString: strerror(errno))
+        close(fd)
+        unlink(temporary)
+        return "cannot write \(temporary): \(reason)"
     }
     let synced = fsync(fd) == 0
     close(fd)
