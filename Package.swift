@@ -135,6 +135,8 @@ let package = Package(
                            .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdCore", package: "hummingbird"),
+                           // HTTPS with [web] certificate and key: swift-nio-ssl's BoringSSL.
+                           .product(name: "HummingbirdTLS", package: "hummingbird"),
                            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket")]
         ),
         // Not HummingbirdTesting: the HTTP is tested against the real process

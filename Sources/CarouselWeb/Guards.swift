@@ -8,13 +8,17 @@ import HummingbirdAuth
 /// to other sites.
 /// A handler's thrown error becomes its response here, so that it carries
 /// them too, as plain text that no browser runs.
-struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
+public struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
+    public init() {}
+
     static var policy: String {
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; "
             + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var response: Response
         do {
             response = try await next(request, context)
@@ -46,23 +50,69 @@ struct SecurityHeaders<Context: RequestContext>: RouterMiddleware {
 /// method but GET and HEAD) must say it comes from this page, by its
 /// `Origin` (what browsers send with every POST), or by `Sec-Fetch-Site:
 /// same-origin` where a browser sends no Origin. Neither, or another
-/// origin: 403, before any handler runs.
+/// origin: 403, before any handler runs. Over HTTPS, an `http://` origin is
+/// another one.
 struct SameOrigin<Context: RequestContext>: RouterMiddleware {
+    let secure: Bool
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if request.method == .get || request.method == .head { return try await next(request, context) }
-        guard Self.isSameOrigin(request) else {
+        guard Self.isSameOrigin(request, secure: secure) else {
             throw HTTPError(.forbidden, message: "refused: this request does not come from the frame's own page")
         }
         return try await next(request, context)
     }
 
-    static func isSameOrigin(_ request: Request) -> Bool {
-        let host = request.head.authority
+    static func isSameOrigin(_ request: Request, secure: Bool) -> Bool {
         if let origin = request.headers[.origin] {
-            guard let host, !host.isEmpty else { return false }
-            return origin == "http://" + host || origin == "https://" + host
+            return isPageOrigin(origin, authority: request.head.authority, secure: secure)
         }
         return request.headers[.secFetchSite] == "same-origin"
+    }
+
+    /// Whether `origin` is the page's own: the host the browser asked for,
+    /// over HTTPS, or over HTTP when the page is served so (an `https://`
+    /// origin is taken there too, for a proxy that ends TLS in front).
+    static func isPageOrigin(_ origin: String, authority: String?, secure: Bool) -> Bool {
+        guard let authority, !authority.isEmpty else { return false }
+        return origin == "https://" + authority || (!secure && origin == "http://" + authority)
+    }
+}
+
+/// With HTTPS, plain HTTP serves no page: every request is sent to the same
+/// path over HTTPS. 302, not 301: a browser keeps a permanent redirect, and
+/// a frame whose certificate is taken away again would be out of its reach.
+public struct RedirectToHTTPS<Context: RequestContext>: RouterMiddleware {
+    /// What follows the host in the HTTPS address (`""` for 443, `:8443`).
+    let portSuffix: String
+
+    public init(portSuffix: String) {
+        self.portSuffix = portSuffix
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        guard let location = Self.location(authority: request.head.authority, target: request.uri.description,
+                                           portSuffix: portSuffix) else {
+            throw HTTPError(.badRequest, message: "refused: ask with the frame's address (a Host header)")
+        }
+        return Response.redirect(to: location, type: .found)
+    }
+
+    /// `https://` and the host asked for (its port dropped), `portSuffix`
+    /// and the path asked for; nil when the request names no usable host.
+    static func location(authority: String?, target: String, portSuffix: String) -> String? {
+        guard var host = authority, !host.isEmpty else { return nil }
+        if host.hasPrefix("[") {
+            guard let end = host.firstIndex(of: "]") else { return nil }
+            host = String(host[...end])
+        } else if let colon = host.lastIndex(of: ":") {
+            host = String(host[..<colon])
+        }
+        guard host.count > (host.hasPrefix("[") ? 2 : 0),
+              host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._:[]".contains($0)) }) else { return nil }
+        return "https://" + host + portSuffix + (target.hasPrefix("/") ? target : "/")
     }
 }
 

@@ -80,11 +80,12 @@ public enum WebApp {
     /// Whether a WebSocket on `/live` is taken: a signed-in browser on this
     /// page (its session cookie, its Origin), and then the live view's
     /// messages until it leaves.
-    public static func liveUpgrade(_ head: HTTPRequest, sessions: any PersistDriver, live: LiveView, records: WebRecords) async
+    public static func liveUpgrade(_ head: HTTPRequest, sessions: any PersistDriver, live: LiveView, records: WebRecords,
+                                   secure: Bool) async
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>>
     {
-        guard head.path == "/live", let host = head.authority, let origin = head.headerFields[.origin],
-              origin == "http://" + host || origin == "https://" + host else { return .dontUpgrade }
+        guard head.path == "/live", let origin = head.headerFields[.origin],
+              SameOrigin<WebContext>.isPageOrigin(origin, authority: head.authority, secure: secure) else { return .dontUpgrade }
         let cookies = head.headerFields[values: .cookie].flatMap { $0.split(separator: ";") }
         guard let id = cookies.lazy.map({ $0.trimmingCharacters(in: .whitespaces) })
                 .first(where: { $0.hasPrefix(sessionCookie + "=") })?.dropFirst(sessionCookie.count + 1),
@@ -118,11 +119,10 @@ public enum WebApp {
     {
         let router = Router(context: WebContext.self)
         router.add(middleware: SecurityHeaders())
-        router.add(middleware: SameOrigin())
-        var sessionConfiguration = SessionMiddlewareConfiguration(
+        router.add(middleware: SameOrigin(secure: env.secure))
+        let sessionConfiguration = SessionMiddlewareConfiguration(
             sessionCookieParameters: .init(name: sessionCookie, path: "/", secure: env.secure, sameSite: .strict),
             defaultSessionExpiration: .seconds(60 * 60 * 24 * 30))
-        sessionConfiguration.sessionCookieParameters.secure = env.secure
         router.add(middleware: SessionMiddleware(storage: sessions, configuration: sessionConfiguration))
 
         router.get("/static/style.css") { _, _ in asset(Assets.css, type: "text/css; charset=utf-8") }

@@ -1,4 +1,5 @@
 @testable import CarouselWeb
+import CarouselConfig
 import CarouselPlatform
 import CarouselWebWords
 import CarouselWords
@@ -111,6 +112,53 @@ import Testing
         for bad in ["8080", "host:", "host:0", "host:70000", ":80", "unix:relative", "a b:80"] {
             #expect(throws: ValueError.self) { try WebListen(bad) }
         }
+    }
+
+    @Test func httpsNeedsTheCertificateAndTheKeyTogether() throws {
+        let both = try Configuration.parse("[web]\ncertificate = /etc/c.pem\nkey = /etc/k.pem\nhttps_listen = [::]:443\n",
+                                           file: "c.ini")[WebSettings.self]
+        #expect(both.certificate == "/etc/c.pem" && both.key == "/etc/k.pem" && both.httpsListen == .tcp(host: "::", port: 443))
+        #expect(try Configuration.parse("[web]\ncertificate =\nkey =\n", file: "c.ini")[WebSettings.self].certificate == nil)
+        let cases = [
+            ("[web]\ncertificate = /etc/c.pem\n",
+             "c.ini:2: [web] certificate is set without key: HTTPS needs both (or neither, for HTTP)"),
+            ("[web]\nkey = /etc/k.pem\n", "c.ini:2: [web] key is set without certificate: HTTPS needs both (or neither, for HTTP)"),
+            ("[web]\ncertificate = c.pem\n", "c.ini:2: certificate = 'c.pem': expected an absolute path, or nothing"),
+        ]
+        for (text, message) in cases {
+            #expect(throws: ConfigError.self) { try Configuration.parse(text, file: "c.ini") }
+            do { _ = try Configuration.parse(text, file: "c.ini") } catch { #expect(error.description == message) }
+        }
+    }
+
+    @Test func theHTTPSPortABrowserAdds() {
+        #expect(WebListen.tcp(host: "0.0.0.0", port: 443).httpsPortSuffix == "")
+        #expect(WebListen.tcp(host: "0.0.0.0", port: 8443).httpsPortSuffix == ":8443")
+        // systemd's socket on 443 passes connections on to the Unix socket.
+        #expect(WebListen.unix(path: "/run/carouseld-web/https.sock").httpsPortSuffix == "")
+    }
+}
+
+@Suite struct HTTPSGuardsTests {
+    @Test func plainHTTPIsSentToTheSamePathOverHTTPS() {
+        typealias Redirect = RedirectToHTTPS<WebContext>
+        #expect(Redirect.location(authority: "frame.local", target: "/photos?page=2", portSuffix: "") == "https://frame.local/photos?page=2")
+        #expect(Redirect.location(authority: "192.168.1.20:8080", target: "/", portSuffix: ":8443") == "https://192.168.1.20:8443/")
+        #expect(Redirect.location(authority: "[fe80::1]:80", target: "/now", portSuffix: "") == "https://[fe80::1]/now")
+        #expect(Redirect.location(authority: "frame.local", target: "*", portSuffix: "") == "https://frame.local/")
+        for bad: String? in [nil, "", ":80", "[]:80", "[fe80::1", "evil\"host", "a b", "frame.local/x@y"] {
+            #expect(Redirect.location(authority: bad, target: "/", portSuffix: "") == nil, "\(bad ?? "nil")")
+        }
+    }
+
+    @Test func overHTTPSAnHTTPOriginIsAnotherSite() {
+        typealias Guard = SameOrigin<WebContext>
+        #expect(Guard.isPageOrigin("https://frame.local", authority: "frame.local", secure: true))
+        #expect(!Guard.isPageOrigin("http://frame.local", authority: "frame.local", secure: true))
+        #expect(Guard.isPageOrigin("http://frame.local", authority: "frame.local", secure: false))
+        #expect(Guard.isPageOrigin("https://frame.local", authority: "frame.local", secure: false))
+        #expect(!Guard.isPageOrigin("https://evil.example", authority: "frame.local", secure: true))
+        #expect(!Guard.isPageOrigin("https://frame.local", authority: nil, secure: true))
     }
 }
 

@@ -49,15 +49,16 @@ from selenium.webdriver.common.by import By  # noqa: E402
 sys.path.insert(0, HERE)
 from checks import IMAGES, CheckSuite, Failure, until  # noqa: E402
 from web_e2e import FIXTURES, PASSWORD, Frame, clip, expect  # noqa: E402
+import web_https  # noqa: E402
 
 WIDTH, HEIGHT = 360, 780
 
 
-def browser():
+def browser(*extra_args):
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-                f"--window-size={WIDTH},{HEIGHT}", "--force-device-scale-factor=1", "--lang=en-US"):
+                f"--window-size={WIDTH},{HEIGHT}", "--force-device-scale-factor=1", "--lang=en-US", *extra_args):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -298,6 +299,37 @@ def main():
             guest.quit()
         return f"code {code} from the owner's page, the guest joined and uploaded, then was revoked"
 
+    def over_https():
+        tls, page = web_https.https_frame(suite, lambda name, idle, extra: Frame(suite, name, idle_timeout=idle,
+                                                                                 extra=extra), PASSWORD)
+        # This browser trusts the page's key and no other (as a phone that
+        # was told once to trust the frame's certificate).
+        certificate = os.path.join(suite.folder, "tls", "page.crt")
+        spki = subprocess.run(f"openssl x509 -in {certificate} -pubkey -noout | openssl pkey -pubin "
+                              "-outform der | openssl dgst -sha256 -binary | base64", shell=True, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        phone = browser(f"--ignore-certificate-errors-spki-list={spki}")
+        try:
+            # An address typed without https:// is sent there.
+            phone.get(f"http://127.0.0.1:{tls.port}/")
+            until("the sign-in page over HTTPS", lambda: phone.current_url.startswith(page.origin + "/login")
+                  and count_of(phone, "#password") == 1, timeout=20)
+            phone.find_element(By.ID, "password").send_keys(PASSWORD)
+            phone.find_element(By.CSS_SELECTOR, "form.login button").click()
+            until("the Now page", lambda: phone.current_url == page.origin + "/now", timeout=20)
+            cookies = phone.get_cookies()
+            expect(cookies and all(c["secure"] and c["httpOnly"] for c in cookies), f"the cookies over HTTPS: {cookies}")
+            before = tls.daemon.ask("status")["index"]
+            phone.find_element(By.CSS_SELECTOR, "button[aria-label=Next]").click()
+            until("the frame moved", lambda: tls.daemon.ask("status")["index"] == before + 1, timeout=20)
+            until("the page says so through the live view (wss://)",
+                  lambda: f"Picture {before + 2} of" in text_of(phone, "#status"), timeout=20)
+            errors = console_errors(phone)
+            expect(not errors, f"the console over HTTPS: {errors}")
+        finally:
+            phone.quit()
+        return "http:// sent to https://, signed in (the cookie Secure), Next through the live view over wss://"
+
     def no_console_errors():
         errors = console_errors(driver)
         expect(not errors, f"the browser's console has errors (a CSP violation is one): {errors}")
@@ -333,6 +365,8 @@ def main():
         suite.check("a guest pairs with a code the owner's page shows, uploads, and the owner revokes it",
                     a_guest_pairs_uploads_and_is_revoked)
         suite.check("no error in the browser's console (no Content-Security-Policy violation)", no_console_errors)
+        suite.check("over HTTPS (the frame's certificate trusted by this phone): http:// sent to https://, signed in, "
+                    "Next through the live view over wss://, no console error", over_https)
         suite.check("what the Now page costs a phone", bytes_for_now)
     finally:
         driver.quit()

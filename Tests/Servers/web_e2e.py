@@ -24,6 +24,7 @@ import threading
 import time
 import urllib.parse
 
+import web_https
 from checks import IMAGES, REPO, CheckSuite, Failure, OffscreenDaemon, free_port, until
 
 FIXTURES = os.path.join(REPO, "Tests/CarouselImagingTests/Fixtures")
@@ -753,6 +754,27 @@ def main():
         limited.stop()
         return f"{counts[401]} checked, {counts[429]} refused with Retry-After {retry}"
 
+    def https_page():
+        state["https"] = web_https.https_frame(suite, lambda name, idle, extra: Frame(suite, name, idle_timeout=idle,
+                                                                                       extra=extra), PASSWORD)
+        return web_https.served_with_tls(*state["https"], PASSWORD, security_headers)
+
+    def https_refused_at_start():
+        def make_ini(name, lines):
+            folder = os.path.join(suite.folder, "refused-" + name)
+            os.makedirs(folder)
+            path = os.path.join(folder, "carouseld.ini")
+            with open(path, "w") as f:
+                f.write(f"[images]\npath = {folder}\n[control]\nsocket = {folder}/control.sock\n"
+                        f"[web]\nlisten = 127.0.0.1:{free_port()}\nstate = {folder}\n" + lines)
+            return path
+        return web_https.refused_at_start(suite, suite.web, make_ini)
+
+    def silent_peers():
+        plain = web_https.silent_peers(frame)
+        tls = web_https.silent_peers(*state["https"])
+        return f"64 silent peers each over HTTP and HTTPS closed at the 3 s idle time-out ({plain:.1f} s, {tls:.1f} s)"
+
     try:
         suite.check("no owner's password yet: the page says how to set one; set-password keeps a bcrypt hash, 0600",
                     no_password_yet)
@@ -787,6 +809,13 @@ def main():
                     "revoked by the owner", guests_pair_and_are_revoked)
         suite.check("1,000 sign-in attempts: 5 checked, the rest refused (429, Retry-After) without being checked",
                     login_rate_limited)
+        suite.check("HTTPS with [web] certificate and key: the test CA's certificate verified, the session cookie Secure, "
+                    "plain HTTP sent to HTTPS with no session, an http:// origin refused, the live view over wss://",
+                    https_page)
+        suite.check("HTTPS that cannot serve (a key not the certificate's, a missing key, a certificate as the key, a key "
+                    "as the certificate, a certificate without its key) stops the start with one line", https_refused_at_start)
+        suite.check("64 peers that connect and say nothing, or half a request's head or of a TLS handshake, are closed at "
+                    "the idle time-out, over HTTP and HTTPS; a request behind them is answered", silent_peers)
     finally:
         for f in suite.cleanup_frames:
             f.stop()

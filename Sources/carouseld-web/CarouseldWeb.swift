@@ -8,8 +8,10 @@ import CarouselWebWords
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,50 +48,70 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .long, help: "Where to listen instead of [web] listen: ADDRESS:PORT or unix:PATH.")
     var listen: String?
 
+    @Option(name: .long, help: "Where to serve HTTPS instead of [web] https_listen (with [web] certificate): ADDRESS:PORT or unix:PATH.")
+    var httpsListen: String?
+
     @Option(name: .long, help: ArgumentHelp("Seconds a connection may stay silent, mid-request too.", visibility: .hidden))
     var idleTimeout = 30
+
+    /// `option` read as an address, else `fallback`; a wrong one is exit status 2.
+    func address(_ option: String?, _ flag: String, else fallback: WebListen) throws -> WebListen {
+        do {
+            return try option.map { try WebListen($0) } ?? fallback
+        } catch {
+            FileHandle.standardError.write(Data("carouseld-web: --\(flag) '\(option ?? "")': \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
 
     func run() async throws {
         let config = try loadConfiguration(self.config)
         let web = config[WebSettings.self]
-        let address: WebListen
-        do {
-            address = try listen.map { try WebListen($0) } ?? web.listen
-        } catch {
-            FileHandle.standardError.write(Data("carouseld-web: --listen '\(listen ?? "")': \(error)\n".utf8))
+        let httpAddress = try address(listen, "listen", else: web.listen)
+        let httpsAddress = try address(httpsListen, "https-listen", else: web.httpsListen)
+        let tls: TLSConfiguration?
+        do { tls = try pageTLS(web) } catch {
+            FileHandle.standardError.write(Data("carouseld-web: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let env = WebEnvironment(configPath: self.config, config: config, webSettings: web)
+        var env = WebEnvironment(configPath: self.config, config: config, webSettings: web)
+        env.secure = tls != nil
+        let secure = env.secure
         let sessions = MemoryPersistDriver()
         let live = LiveView(daemon: env.daemon)
         let records = WebRecords(folder: web.state)
         let thumbnails = Thumbnails(folder: web.state + "/thumbnails", maxPixels: config.images.maxPixels)
         let router = WebApp.router(env, sessions: sessions, live: live, records: records, thumbnails: thumbnails)
-        let bind: BindAddress = switch address {
-        case let .tcp(host, port): .hostname(host, port: port)
-        case let .unix(path): .unixDomainSocket(path: path)
-        }
-        if case let .unix(path) = address { unlink(path) }
         var logger = Logger(label: "carouseld-web")
         logger.logLevel = .notice
+        let pageAddress = tls == nil ? httpAddress : httpsAddress
+        let readiness = Readiness(listeners: tls == nil ? 1 : 2)
+        // The live view's WebSocket (/live) beside HTTP/1.1, over TLS when
+        // given; a connection that asks nothing within the idle time-out is closed.
+        let limit = TimeAmount.seconds(Int64(idleTimeout))
+        let page = HTTPServerBuilder { responder in
+            let http = FirstRequestWithin(base: HTTP1WebSocketUpgradeChannel(
+                responder: responder, configuration: .init(http1: .init(idleTimeout: limit))) {
+                    head, _, _ in await WebApp.liveUpgrade(head, sessions: sessions, live: live, records: records, secure: secure)
+                }, limit: limit)
+            return try tls.map { try TLSChannel(http, tlsConfiguration: $0) } ?? http
+        }
+        // With HTTPS, plain HTTP beside it sends every browser there.
+        let redirect = tls.map { _ in
+            redirectToHTTPS(at: bind(httpAddress), httpsAddress: httpsAddress, idleTimeout: idleTimeout,
+                            onRunning: { await readiness.listening("sending HTTP on \(httpAddress) to HTTPS") }, logger: logger)
+        }
         let app = Application(
             router: router,
-            // The live view's WebSocket (/live) beside HTTP/1.1.
-            server: .http1WebSocketUpgrade(configuration: .init(http1: .init(idleTimeout: .seconds(Int64(idleTimeout))))) {
-                head, _, _ in await WebApp.liveUpgrade(head, sessions: sessions, live: live, records: records)
-            },
+            server: page,
             // A phone or two, and their browsers' parallel connections: 64
             // at once at most, so that held-open connections cannot exhaust
             // the process's descriptors.
-            configuration: .init(address: bind, serverName: nil, availableConnectionsDelegate: MaximumAvailableConnections(64)),
-            services: [sessions],
-            onServerRunning: { _ in
-                let line = "carouseld-web: serving the page on \(address)\n"
-                FileHandle.standardOutput.write(Data(line.utf8))
-                // Type=notify: systemd's socket proxy is started once this
-                // socket listens, never before.
-                ServiceNotifier().ready(status: "serving the page on \(address)")
-            },
+            configuration: .init(address: bind(pageAddress), serverName: nil, availableConnectionsDelegate: MaximumAvailableConnections(64)),
+            services: redirect.map { [sessions, $0] } ?? [sessions],
+            // Type=notify: systemd's socket proxies are started once every
+            // socket listens, never before.
+            onServerRunning: { _ in await readiness.listening("serving the page on \(pageAddress)\(secure ? " (HTTPS)" : "")") },
             logger: logger
         )
         if let folder = env.pictures, case let left = removeLeftUploads(in: folder), left > 0 {
@@ -100,6 +122,16 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardOutput.write(Data("carouseld-web: no owner's password yet: set one with `carouseld-web set-password`\n".utf8))
         }
         try await app.runService()
+    }
+}
+
+/// Where Hummingbird binds `address`; a Unix socket left by an earlier run is removed first.
+func bind(_ address: WebListen) -> BindAddress {
+    switch address {
+    case let .tcp(host, port): return .hostname(host, port: port)
+    case let .unix(path):
+        unlink(path)
+        return .unixDomainSocket(path: path)
     }
 }
 
