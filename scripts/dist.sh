@@ -60,7 +60,7 @@ done
 install -m 0755 scripts/install.sh "$root/install.sh"
 install -m 0755 scripts/board-setup.sh "$root/board-setup.sh"
 install -m 0644 systemd/carouseld.service systemd/carouseld-sync.service systemd/carouseld-sync.conf systemd/carouseld.sysusers systemd/carouseld.tmpfiles systemd/carouseld-backlight.rules systemd/carouseld-mqtt.conf systemd/carouseld-fbdev.conf systemd/carouseld-gpio.conf \
-  systemd/carouseld-web.socket systemd/carouseld-web-proxy.service systemd/carouseld-web.service systemd/README.md "$root/systemd/"
+  systemd/carouseld-web.socket systemd/carouseld-web-https.socket systemd/carouseld-web-proxy@.service systemd/carouseld-web.service systemd/README.md "$root/systemd/"
 install -m 0644 etc/carouseld/carouseld.ini "$root/etc/carouseld.ini"
 install -m 0644 scripts/demo/images/* "$root/demo-images/"
 install -m 0644 README.md "$root/README.md"

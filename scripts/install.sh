@@ -106,7 +106,7 @@ done
 for f in "$unit_src/carouseld.service" "$unit_src/carouseld.sysusers" "$unit_src/carouseld.tmpfiles" \
   "$unit_src/carouseld-backlight.rules" "$unit_src/carouseld-mqtt.conf" "$unit_src/carouseld-sync.service" \
   "$unit_src/carouseld-sync.conf" "$unit_src/carouseld-fbdev.conf" "$unit_src/carouseld-gpio.conf" "$here/board-setup.sh" "$ini_src" \
-  "$unit_src/carouseld-web.service" "$unit_src/carouseld-web.socket" "$unit_src/carouseld-web-proxy.service" \
+  "$unit_src/carouseld-web.service" "$unit_src/carouseld-web.socket" "$unit_src/carouseld-web-https.socket" "$unit_src/carouseld-web-proxy@.service" \
   "$man_src/carouseld.8" "$man_src/carouselctl.1" "$man_src/carouseld.ini.5" "$man_src/carouseld-web.8"; do
   [ -f "$f" ] || die "$f is missing (an incomplete checkout or bundle?)"
 done
@@ -152,10 +152,13 @@ put 0755 "$bin_src/carouseld-web" "$D$prefix/bin/carouseld-web"
 # The shipped unit names /usr/local/; point it to where things really are.
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld.service") "$D$unitdir/carouseld.service"
 put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/carouseld-sync.service") "$D$unitdir/carouseld-sync.service"
-# The frame's page: port 80 (systemd's), its proxy and the page's process.
-for u in carouseld-web.socket carouseld-web-proxy.service carouseld-web.service; do
+# The frame's page: ports 80 and 443 (systemd's), their proxy and the
+# page's process. (carouseld-web-proxy.service was the proxy's name before
+# HTTPS: an install over such a one removes it.)
+for u in carouseld-web.socket carouseld-web-https.socket carouseld-web-proxy@.service carouseld-web.service; do
   put 0644 <(sed "s|/usr/local/|$prefix/|g" "$unit_src/$u") "$D$unitdir/$u"
 done
+rm -f "$D$unitdir/carouseld-web-proxy.service"
 put 0644 "$unit_src/carouseld.sysusers" "$D$sysusersdir/carouseld.conf"
 put 0644 "$unit_src/carouseld.tmpfiles" "$D$tmpfilesdir/carouseld.conf"
 put 0644 "$unit_src/carouseld-backlight.rules" "$D$udevrulesdir/70-carouseld-backlight.rules"

@@ -44,7 +44,8 @@ OWNED = ["/usr/bin/carouseld", "/usr/bin/carouselctl", "/lib/systemd/system/caro
          "/usr/share/doc/carouseld/copyright", "/usr/share/doc/carouseld/changelog.gz",
          "/usr/lib/carouseld/board-setup", "/usr/share/carouseld/systemd/carouseld-mqtt.conf",
          "/usr/share/carouseld/systemd/carouseld-sync.conf", "/usr/bin/carouseld-web",
-         "/lib/systemd/system/carouseld-web.socket", "/lib/systemd/system/carouseld-web-proxy.service",
+         "/lib/systemd/system/carouseld-web.socket", "/lib/systemd/system/carouseld-web-https.socket",
+         "/lib/systemd/system/carouseld-web-proxy@.service",
          "/lib/systemd/system/carouseld-web.service"]
 BACKLIGHT = "/sys/class/backlight/carousel-test"
 DROPIN = "/etc/systemd/system/carouseld.service.d/backlight.conf"

@@ -43,9 +43,10 @@ IMAGES = "/var/lib/carouseld/images"
 # carouseld.service 1.2, carouseld-sync.service 1.3 before it).
 MAX_EXPOSURE = 1.5
 UNITS = ("carouseld.service", "carouseld-sync.service")
-# The frame's page: its process and systemd's socket proxy, which share the
-# page's user (the proxy reaches the page's socket as it); both hardened.
-HARDENED = UNITS + service_web.WEB_UNITS
+# The frame's page: its process and systemd's socket proxies (port 80's and
+# 443's), which share the page's user (a proxy reaches the page's socket as
+# it); all hardened.
+HARDENED = UNITS + service_web.WEB_UNITS + (service_web.HTTPS_PROXY,)
 # "Your pictures" for the README's pictures step: copies of demo pictures
 # under other names (after the demo ones in name order).
 EXTRA_PICTURES = [("02-sunset.jpg", "10-shop-window.jpg"), ("03-portrait.jpg", "11-menu.jpg")]
@@ -255,8 +256,9 @@ def main():
     tarball, name, host_binary = prepare_bundle(args.bundle, args.out)
     bundle_guest = f"{GUEST_REPO}/{os.path.relpath(tarball, REPO)}"
     started = time.monotonic()
-    web_port = service_web.free_port()
-    with VM(share=REPO, xres=W, yres=H, capture_dir=args.out, qemu_args=service_web.qemu_network(web_port)) as vm:
+    web_port, https_port = service_web.free_port(), service_web.free_port()
+    with VM(share=REPO, xres=W, yres=H, capture_dir=args.out,
+            qemu_args=service_web.qemu_network(web_port, https_port)) as vm:
         s = Suite(vm, args.out, host_binary)
         s.figures["boot to agent ready s"] = round(time.monotonic() - started, 1)
         install_section = readme_section("Install on a board")
@@ -388,9 +390,10 @@ def main():
             users = {s.ok(f"systemctl show {unit} -p User --value").strip() for unit in UNITS + service_web.WEB_UNITS[:1]}
             if len(users) != len(UNITS) + 1:
                 raise Failure(f"the units share a user: {users}")
-            proxy = s.ok("systemctl show carouseld-web-proxy.service -p User --value").strip()
-            if proxy != "carouseld-web":
-                raise Failure(f"the page's proxy runs as {proxy!r}, not the page's user")
+            for unit in (service_web.WEB_UNITS[1], service_web.HTTPS_PROXY):
+                proxy = s.ok(f"systemctl show {unit} -p User --value").strip()
+                if proxy != "carouseld-web":
+                    raise Failure(f"the page's proxy {unit} runs as {proxy!r}, not the page's user")
             return "; ".join(said)
 
         # -- running ---------------------------------------------------------
@@ -1063,6 +1066,10 @@ def main():
             ("the frame's page: carouseld-web.socket on port 80, reached from the host, a public address refused, "
              "an upload and a tap through the sandbox", lambda: service_web.web_through_the_sandbox(
                  s, readme, web_port, Failure, open(os.path.join(REPO, "scripts/demo/images/02-sunset.jpg"), "rb").read())),
+            ("the frame's page over HTTPS: the certificate and key as README.md says, carouseld-web-https.socket on port "
+             "443 verified from the host, port 80 sending there", lambda: service_web.web_over_https(
+                 s, readme, web_port, https_port, Failure, os.path.join(args.out, "tls"),
+                 f"{GUEST_REPO}/{os.path.relpath(os.path.join(args.out, 'tls'), REPO)}")),
             ("carouselctl as a carouseld group member", ctl_group_member),
             ("carouselctl refused for other users", ctl_refused),
             ("systemctl reload with a good edit", reload_good),

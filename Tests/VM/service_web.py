@@ -9,20 +9,32 @@ refused by the socket's IPAddressAllow=; the owner's password set with
 `sudo carouseld-web set-password` is the page's to read; an upload lands in
 the pictures folder as carouseld-web:carouseld 0640 and in the daemon's
 list; a tap on Next moves the frame (the daemon's grant for the web user);
-and each process runs as carouseld-web with no network of its own."""
+and each process runs as carouseld-web with no network of its own.
+
+Then HTTPS (web_over_https): a certificate of the test CA and its key
+installed as README.md says, carouseld-web-https.socket on port 443; the
+page answers the host over TLS, verified, and port 80 sends it there."""
 
 import http.client
 import json
+import os
 import shlex
 import socket
+import sys
 import time
 import urllib.parse
+
+# The test CA and the HTTPS requests of the page's own suite.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Servers"))
+import web_https  # noqa: E402
 
 # QEMU's user network (slirp), isolated from the host's (restrict=on): the
 # guest at 10.0.2.15, port 80 forwarded from a port on the host's loopback.
 GUEST_ADDRESS = "10.0.2.15"
 PASSWORD = "a frame on the wall"
-WEB_UNITS = ("carouseld-web.service", "carouseld-web-proxy.service")
+WEB_UNITS = ("carouseld-web.service", "carouseld-web-proxy@http.service")
+# Port 443's proxy, started by carouseld-web-https.socket.
+HTTPS_PROXY = "carouseld-web-proxy@https.service"
 
 
 def free_port():
@@ -31,10 +43,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def qemu_network(port):
-    """QEMU arguments: a virtio NIC whose port 80 is the host's `port`."""
-    return ["-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-{GUEST_ADDRESS}:80",
-            "-device", "virtio-net-pci,netdev=net0"]
+def qemu_network(port, https_port):
+    """QEMU arguments: a virtio NIC whose ports 80 and 443 are the host's `port` and `https_port`."""
+    return ["-netdev", f"user,id=net0,restrict=on,hostfwd=tcp:127.0.0.1:{port}-{GUEST_ADDRESS}:80,"
+            f"hostfwd=tcp:127.0.0.1:{https_port}-{GUEST_ADDRESS}:443", "-device", "virtio-net-pci,netdev=net0"]
 
 
 # Run in the guest: an IPv4 address on an interface, up (the image has no
@@ -174,6 +186,49 @@ def web_through_the_sandbox(s, readme, port, failure, picture):
     return (f"inactive until opened, then {first:.1f} s to the first page from the host; signed in, an upload "
             f"carouseld-web:carouseld 640 in the list, next moved the frame; both processes without network; "
             f"198.51.100.7 {answers['public'][:40]}, 192.168.77.7 {answers['private'][:20]}")
+
+
+def web_over_https(s, readme, port, https_port, failure, folder, guest_folder):
+    """The check: HTTPS as README.md turns it on. `folder` is where the test
+    CA's files are made on the host, `guest_folder` the same in the guest."""
+    Failure = failure
+    files = web_https.certificates(folder)
+    os.replace(files["page.crt"], os.path.join(folder, "frame.crt"))
+    os.replace(files["page.key"], os.path.join(folder, "frame.key"))
+    here = f"cd {quote(guest_folder)} && "
+    s.ok(here + readme("sudo install -m 0644 frame.crt /etc/carouseld/web.crt"))
+    s.ok(here + readme("sudo install -o root -g carouseld-web -m 0640 frame.key /etc/carouseld/web.key"))
+    # The drop-in README.md shows, written by the test (README.md says to write it with an editor).
+    s.ok("mkdir -p /etc/carouseld/carouseld.ini.d && printf '[web]\\ncertificate = /etc/carouseld/web.crt\\n"
+         "key = /etc/carouseld/web.key\\n' > /etc/carouseld/carouseld.ini.d/web-https.ini")
+    s.ok(readme("sudo systemctl enable --now carouseld-web-https.socket"), timeout=120)
+    s.ok(readme("sudo systemctl restart carouseld-web.service"), timeout=120)
+    listen = s.ok("systemctl show carouseld-web-https.socket -p Listen --value").strip()
+    if ":443 " not in listen + " ":
+        raise Failure(f"carouseld-web-https.socket listens on {listen!r}, not port 443")
+
+    page = web_https.Https(None, https_port, files["ca.crt"])
+    status, headers, body, version = page.request("GET", "/login")
+    if status != 200 or b"password" not in body.lower():
+        raise Failure(f"GET /login over HTTPS from the host answered {status}: {body[:200]!r}")
+    status, headers, _, _ = page.request("POST", "/login", body=urllib.parse.urlencode({"password": PASSWORD}),
+                                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    attributes = [a.strip().lower() for a in headers.get("set-cookie", "").split(";")]
+    if status != 303 or "secure" not in attributes:
+        raise Failure(f"signing in over HTTPS answered {status}, cookie {attributes}")
+    proxy = s.ok(f"systemctl is-active {HTTPS_PROXY}").strip()
+    pid = s.ok(f"systemctl show {HTTPS_PROXY} -p MainPID --value").strip()
+    uid = s.ok(f"awk '/^Uid:/ {{ print $2 }}' /proc/{pid}/status").split()[0]
+    if proxy != "active" or uid != s.ok("id -u carouseld-web").strip():
+        raise Failure(f"{HTTPS_PROXY} is {proxy}, uid {uid}")
+    # Port 80 now only sends browsers to HTTPS (port 443: no port in the address).
+    status, headers, _ = Page(port).request("GET", "/photos")
+    if status != 302 or headers.get("location") != "https://127.0.0.1/photos":
+        raise Failure(f"port 80 answered {status} {headers.get('location')!r}")
+    # As it was for the checks after this one: plain HTTP on port 80.
+    s.ok(f"systemctl disable --now carouseld-web-https.socket && systemctl stop {HTTPS_PROXY}"
+         " && rm /etc/carouseld/carouseld.ini.d/web-https.ini && systemctl restart carouseld-web.service", timeout=120)
+    return f"{version} with the test CA's certificate, cookie Secure, as carouseld-web; port 80 sends to HTTPS"
 
 
 def quote(text):
