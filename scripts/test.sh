@@ -39,7 +39,14 @@ stage() {
         echo "tests: stage failed: $title" >&2
         exit 1
     fi
-    local passed
+    count "$title" "$pattern" "$log"
+    took "$title"
+}
+
+# count TITLE PATTERN LOG: adds the number of checks that passed, as PATTERN
+# reads it from LOG, to the closing line; a summary it cannot read stops the suite.
+count() {
+    local title=$1 pattern=$2 log=$3 passed
     passed=$(sed -n "$pattern" "$log" | tail -n 1)
     if [ -z "$passed" ]; then
         echo "tests: could not read the summary of: $title" >&2
@@ -47,7 +54,6 @@ stage() {
     fi
     total=$((total + passed))
     summary+=("$passed $title")
-    took "$title"
 }
 
 # ahead NAME COMMAND...: starts COMMAND in the background, at a lower
@@ -59,6 +65,27 @@ ahead() {
     # renice, not nice: COMMAND may be a function of this script.
     (renice -n 10 "$BASHPID" >/dev/null && "$@") >"$logs/ahead-$name.log" 2>&1 &
     ahead_pids[$name]=$!
+}
+
+# behind NAME TITLE PATTERN COMMAND...: a stage run beside the next ones
+# (`ahead`, so at a lower priority), for a stage that needs one core while
+# the stages after it need the other; `counted` takes its count.
+behind() {
+    local name=$1 title=$2 pattern=$3
+    shift 3
+    behind_titles[$name]=$title
+    behind_patterns[$name]=$pattern
+    ahead "$name" "$@"
+}
+declare -A behind_titles=() behind_patterns=()
+
+# counted NAME: waits for a stage `behind` started, shows its output, and
+# counts it as `stage` does. The seconds recorded are those waited.
+counted() {
+    local name=$1
+    local title=${behind_titles[$name]} pattern=${behind_patterns[$name]}
+    await "$name" "$title"
+    count "$title" "$pattern" "$logs/ahead-$name.log"
 }
 
 # await NAME TITLE: waits for what `ahead` started, shows its output, and
@@ -178,9 +205,9 @@ bash scripts/versions.sh --vm .build-vm
 vm_binary=.build-static/release/carouseld
 # The Debian package of the same release build (make deb: debhelper, then
 # lintian, which fails on any error or warning not overridden with a
-# reason) needs no VM: it is made beside the VM stages, whose QEMU takes
+# reason) needs no VM: it is made beside the smoke tests, whose QEMU takes
 # one core, and installed, upgraded, removed and purged with apt in the VM
-# at the end.
+# after the service's stage.
 ahead deb bash scripts/deb.sh
 
 vm_smoke() {
@@ -190,6 +217,24 @@ vm_smoke() {
 }
 stage "the DRM and input smoke tests in QEMU" 's/^vm smoke: \([0-9]*\) passed, 0 failed$/\1/p' vm_smoke
 
+# QEMU (TCG, one vCPU) takes one core: the systemd service, then the Debian
+# package, run in a second VM beside the end-to-end scenarios, calibrate
+# and faults, at a lower priority (each VM is a snapshot of the same image;
+# the two share nothing else).
+await deb "the Debian package: make deb and lintian (made beside the smoke tests)"
+service_then_deb() {
+    python3 Tests/VM/service_e2e.py .build-static/release | tee "$logs/service.log" || return 1
+    python3 Tests/VM/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb \
+        | tee "$logs/deb.log" || return 1
+    local service deb
+    service=$(sed -n 's/^service: \([0-9]*\) passed, 0 failed$/\1/p' "$logs/service.log" | tail -n 1)
+    deb=$(sed -n 's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' "$logs/deb.log" | tail -n 1)
+    [ -n "$service" ] && [ -n "$deb" ] || return 1
+    echo "service and deb: $((service + deb)) passed, 0 failed"
+}
+behind vm-packaged "the systemd service (make dist's bundle installed as README.md says, run by systemd), then the Debian package (apt install, upgrade, remove and purge), in a second QEMU beside the next stages" \
+    's/^service and deb: \([0-9]*\) passed, 0 failed$/\1/p' service_then_deb
+
 stage "end-to-end scenarios in QEMU" 's/^e2e: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/e2e.py "$vm_binary"
 
 stage "calibrate in QEMU: a touchscreen mounted turned, flipped and shifted, calibrated by carouseld calibrate, then the daemon with it" \
@@ -198,13 +243,7 @@ stage "calibrate in QEMU: a touchscreen mounted turned, flipped and shifted, cal
 stage "faults in QEMU: display driver unbound and bound, touchscreen removed mid-drag, folder read-only or unmounted, disk full" \
     's/^faults: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/faults.py .build-static/release
 
-stage "the systemd service in QEMU: make dist's bundle installed as README.md says, run by systemd" \
-    's/^service: \([0-9]*\) passed, 0 failed$/\1/p' python3 Tests/VM/service_e2e.py .build-static/release
-
-await deb "the Debian package: make deb and lintian (made beside the VM stages)"
-stage "the Debian package: apt install, upgrade, remove and purge in QEMU" \
-    's/^deb: \([0-9]*\) passed, 0 failed$/\1/p' \
-    python3 Tests/VM/deb_e2e.py out/deb/carouseld_"$(make -s --no-print-directory version)"_"$(dpkg-architecture -qDEB_HOST_ARCH)".deb
+counted vm-packaged
 
 # One closing line for the whole suite, after each stage's count. (The soak,
 # Tests/VM/soak.py, runs by hand: an hour.)

@@ -102,18 +102,7 @@ class Frame:
 
     def request(self, method, path, body=None, headers=None, cookie=None, origin=True):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        h = dict(headers or {})
-        if origin is True and method not in ("GET", "HEAD"):
-            h["Origin"] = self.origin
-        elif isinstance(origin, str):
-            h["Origin"] = origin
-        if cookie:
-            h["Cookie"] = cookie
-        c.request(method, path, body=body, headers=h)
-        r = c.getresponse()
-        data = r.read()
-        c.close()
-        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data
+        return web_https.send(c, self.origin, method, path, body, headers, cookie, origin)[:3]
 
     def login(self, password=PASSWORD):
         status, headers, _ = self.request("POST", "/login", body=urllib.parse.urlencode({"password": password}),
@@ -168,20 +157,7 @@ def open_live(frame, cookie, origin=True):
     own; None: no Origin; `cookie` None: no Cookie); returns the socket and
     the response's head."""
     s = socket.create_connection(("127.0.0.1", frame.port), timeout=10)
-    lines = [f"GET /live HTTP/1.1", f"Host: 127.0.0.1:{frame.port}", "Upgrade: websocket", "Connection: Upgrade",
-             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
-    if origin:
-        lines.append(f"Origin: {frame.origin if origin is True else origin}")
-    if cookie:
-        lines.append(f"Cookie: {cookie}")
-    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        data = s.recv(4096)
-        if not data:
-            break
-        head += data
-    return s, head
+    return s, web_https.ask_to_upgrade(s, frame.port, frame.origin if origin is True else origin, cookie)
 
 
 def expect(condition, what):

@@ -40,6 +40,45 @@ def certificates(folder):
     return {name: os.path.join(folder, name) for name in ("ca.crt", "page.crt", "page.key", "other.key")}
 
 
+def send(connection, page_origin, method, path, body, headers, cookie, origin):
+    """One request on `connection` as the page's browser sends it (`origin`
+    True: the page's own Origin on all but GET and HEAD; a string: that one;
+    False: none); returns the status, the headers (lower-case names), the
+    body and the TLS version spoken (None over plain HTTP)."""
+    h = dict(headers or {})
+    if origin is True and method not in ("GET", "HEAD"):
+        h["Origin"] = page_origin
+    elif isinstance(origin, str):
+        h["Origin"] = origin
+    if cookie:
+        h["Cookie"] = cookie
+    connection.request(method, path, body=body, headers=h)
+    r = connection.getresponse()
+    data = r.read()
+    version = connection.sock.version() if isinstance(connection.sock, ssl.SSLSocket) else None
+    connection.close()
+    return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data, version
+
+
+def ask_to_upgrade(s, port, origin, cookie):
+    """Asks for the live view's WebSocket on `s` (no Origin or Cookie when
+    None); returns what came back, to the end of the response's head."""
+    lines = ["GET /live HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
+             "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+    if origin:
+        lines.append(f"Origin: {origin}")
+    if cookie:
+        lines.append(f"Cookie: {cookie}")
+    s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        more = s.recv(4096)
+        if not more:
+            break
+        data += more
+    return data
+
+
 class Https:
     """Requests to a Frame's page over HTTPS, verified against the test CA."""
 
@@ -49,35 +88,15 @@ class Https:
         self.context = ssl.create_default_context(cafile=ca)
 
     def request(self, method, path, body=None, headers=None, cookie=None, origin=True):
+        """As Frame.request, and the TLS version spoken."""
         c = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=30, context=self.context)
-        h = dict(headers or {})
-        if origin is True and method not in ("GET", "HEAD"):
-            h["Origin"] = self.origin
-        elif isinstance(origin, str):
-            h["Origin"] = origin
-        if cookie:
-            h["Cookie"] = cookie
-        c.request(method, path, body=body, headers=h)
-        r = c.getresponse()
-        data = r.read()
-        version = c.sock.version()
-        c.close()
-        return r.status, dict((k.lower(), v) for k, v in r.getheaders()), data, version
+        return send(c, self.origin, method, path, body, headers, cookie, origin)
 
     def live(self, cookie, origin):
         """A WebSocket on /live over TLS; returns the response's head and its first bytes after it."""
         s = self.context.wrap_socket(socket.create_connection(("127.0.0.1", self.port), timeout=10),
                                      server_hostname="127.0.0.1")
-        lines = ["GET /live HTTP/1.1", f"Host: 127.0.0.1:{self.port}", "Upgrade: websocket", "Connection: Upgrade",
-                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13", f"Origin: {origin}",
-                 f"Cookie: {cookie}"]
-        s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
-        data = b""
-        while b"\r\n\r\n" not in data:
-            more = s.recv(4096)
-            if not more:
-                break
-            data += more
+        data = ask_to_upgrade(s, self.port, origin, cookie)
         head, _, rest = data.partition(b"\r\n\r\n")
         if head.startswith(b"HTTP/1.1 101") and not rest:
             rest = s.recv(4096)
