@@ -5,7 +5,9 @@
 * carouseld-web's memory idle and during a 1 GiB upload (it must stay flat:
   the body is streamed to disk, never held);
 * the daemon's CPU over the same seconds of autoplay with no page open and
-  with one open (the live view: `subscribe changes`, a screenshot per change).
+  with one open (the live view: `subscribe changes`, a screenshot per change);
+* HTTPS against HTTP: the same 1 GiB streamed, and carouseld-web's memory
+  through it.
 
 Usage: web_figures.py CAROUSELD CAROUSELD_WEB [WIDTHxHEIGHT]   (the release builds;
 the display 1280x800 unless given)
@@ -26,6 +28,7 @@ from checks import CheckSuite  # noqa: E402
 from web_e2e import PASSWORD, Frame  # noqa: E402
 
 import web_e2e  # noqa: E402
+import web_https  # noqa: E402
 
 
 def rss_kib(pid, field="VmRSS"):
@@ -42,18 +45,22 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def upload_file(frame, cookie, path, name):
-    """One file per request, streamed from disk, as the page's script sends it."""
+def upload_file(frame, cookie, path, name, page=None):
+    """One file per request, streamed from disk, as the page's script sends
+    it (over HTTPS to `page`, a web_https.Https, when given)."""
     boundary = "----figures"
     head = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n"
             f"Content-Type: application/octet-stream\r\n\r\n").encode()
     tail = f"\r\n--{boundary}--\r\n".encode()
     size = os.path.getsize(path)
-    c = http.client.HTTPConnection("127.0.0.1", frame.port, timeout=600)
+    if page:
+        c = http.client.HTTPSConnection("127.0.0.1", page.port, timeout=600, context=page.context)
+    else:
+        c = http.client.HTTPConnection("127.0.0.1", frame.port, timeout=600)
     c.putrequest("POST", "/photos")
     c.putheader("Content-Type", f"multipart/form-data; boundary={boundary}")
     c.putheader("Content-Length", str(len(head) + size + len(tail)))
-    c.putheader("Origin", frame.origin)
+    c.putheader("Origin", page.origin if page else frame.origin)
     c.putheader("Cookie", cookie)
     c.putheader("Accept", "application/json")
     c.endheaders()
@@ -125,25 +132,45 @@ def main():
         big_cp_s = time.monotonic() - t0
         os.unlink(os.path.join(target, "big.mp4"))
         peak = [0]
-        done = threading.Event()
 
-        def sample():
-            while not done.is_set():
-                peak[0] = max(peak[0], rss_kib(frame.web.pid))
-                time.sleep(0.05)
-        sampler = threading.Thread(target=sample)
-        sampler.start()
-        t0 = time.monotonic()
-        status, body = upload_file(frame, cookie, big, "big.mp4")
-        big_s = time.monotonic() - t0
-        done.set()
-        sampler.join()
+        def streamed(frame, cookie, page=None):
+            """Seconds to upload the 1 GiB, the answer's status, the peak RSS in KiB."""
+            peak = [0]
+            done = threading.Event()
+
+            def sample():
+                while not done.is_set():
+                    peak[0] = max(peak[0], rss_kib(frame.web.pid))
+                    time.sleep(0.05)
+            sampler = threading.Thread(target=sample)
+            sampler.start()
+            t0 = time.monotonic()
+            status, _ = upload_file(frame, cookie, big, "big.mp4", page)
+            seconds = time.monotonic() - t0
+            done.set()
+            sampler.join()
+            return seconds, status, peak[0]
+        big_s, status, peak[0] = streamed(frame, cookie)
         figures["carouseld-web RSS idle (after the photos) / peak during a 1 GiB upload, MiB"] = \
             f"{idle / 1024:.1f} / {peak[0] / 1024:.1f} (the 1 GiB answered {status}: a file of zeros is no clip)"
         figures["1 GiB streamed to disk (no decode), upload MB/s / cp MB/s"] = \
             f"{(1 << 30) / 1e6 / big_s:.0f} / {(1 << 30) / 1e6 / big_cp_s:.0f} ({big_s / big_cp_s:.1f}x cp's time)"
         expect_left = [n for n in os.listdir(frame.album) if n.startswith(".")]
         figures["temporary files left after the refused 1 GiB"] = len(expect_left)
+
+        # The same 1 GiB over HTTPS (TLS 1.3, the test CA's P-256 certificate).
+        tls, page = web_https.https_frame(suite, lambda name, idle, extra: Frame(suite, name, idle_timeout=30,
+                                                                                 extra=extra), PASSWORD)
+        status, headers, _, version = page.request("POST", "/login", body=f"password={PASSWORD.replace(' ', '+')}",
+                                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+        assert status == 303, status
+        tls_idle = rss_kib(tls.web.pid)
+        tls_s, tls_status, tls_peak = streamed(tls, headers["set-cookie"].split(";")[0], page)
+        figures["1 GiB over HTTPS / over HTTP, s (time ratio)"] = \
+            f"{tls_s:.2f} / {big_s:.2f} ({tls_s / big_s:.2f}x), {version}, answered {tls_status}"
+        figures["carouseld-web RSS over HTTPS idle / peak during the 1 GiB, MiB"] = \
+            f"{tls_idle / 1024:.1f} / {tls_peak / 1024:.1f}"
+        tls.stop()
 
         # The daemon's CPU: 20 s of autoplay (2 s interval), no page, then one page open.
         frame.daemon.ask("set autoplay.enabled true")
