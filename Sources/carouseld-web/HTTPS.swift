@@ -1,3 +1,4 @@
+import CarouselConfig
 import CarouselPlatform
 import CarouselWeb
 import CarouselWebWords
@@ -26,6 +27,10 @@ func pageTLS(_ web: WebSettings) throws(TLSSetupError) -> TLSConfiguration? {
     let certificateBytes = try read(certificatePath, "certificate")
     guard let chain = try? NIOSSLCertificate.fromPEMBytes(certificateBytes), !chain.isEmpty else {
         throw TLSSetupError(description: "[web] certificate \(certificatePath): no PEM certificate in it")
+    }
+    // A secret, by the house's rule (issue 44): its owner's alone.
+    if let problem = SecretFile.problem(keyPath, key: "[web] key", reader: "carouseld-web runs as") {
+        throw TLSSetupError(description: problem)
     }
     let keyBytes = try read(keyPath, "key")
     guard let key = try? NIOSSLPrivateKey(bytes: keyBytes, format: .pem) else {

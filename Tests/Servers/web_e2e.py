@@ -788,8 +788,9 @@ def main():
         suite.check("HTTPS with [web] certificate and key: the test CA's certificate verified, the session cookie Secure, "
                     "plain HTTP sent to HTTPS with no session, an http:// origin refused, the live view over wss://",
                     https_page)
-        suite.check("HTTPS that cannot serve (a key not the certificate's, a missing key, a certificate as the key, a key "
-                    "as the certificate, a certificate without its key) stops the start with one line", https_refused_at_start)
+        suite.check("HTTPS that cannot serve (a key its group may read, a key not the certificate's, a missing key, a "
+                    "certificate as the key, a key as the certificate, a certificate without its key) stops the start "
+                    "with one line", https_refused_at_start)
         suite.check("64 peers that connect and say nothing, or half a request's head or of a TLS handshake, are closed at "
                     "the idle time-out, over HTTP and HTTPS; a request behind them is answered", silent_peers)
     finally:

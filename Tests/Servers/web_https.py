@@ -8,6 +8,7 @@ without TLS, fails them.
 """
 import http.client
 import os
+import shutil
 import socket
 import ssl
 import subprocess
@@ -37,6 +38,8 @@ def certificates(folder):
     openssl("x509", "-req", "-in", "page.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
             "-out", "page.crt", "-extfile", "san.ext")
     openssl("req", "-x509", *ec, "-days", "2", "-keyout", "other.key", "-out", "other.crt", "-subj", "/CN=other")
+    for key in ("page.key", "other.key"):
+        os.chmod(os.path.join(folder, key), 0o600)  # a secret: its owner's alone
     return {name: os.path.join(folder, name) for name in ("ca.crt", "page.crt", "page.key", "other.key")}
 
 
@@ -175,13 +178,23 @@ def refused_at_start(suite, web_binary, make_ini):
     with one line naming the file, exit status 2."""
     files = certificates(os.path.join(suite.folder, "tls-refused"))
     missing = os.path.join(suite.folder, "tls-refused", "missing.key")
+    shared = os.path.join(suite.folder, "tls-refused", "shared.key")
+    shutil.copy(files["page.key"], shared)
+    os.chmod(shared, 0o640)
+    # A certificate where the key goes, its owner's alone (as a key would be).
+    not_a_key = os.path.join(suite.folder, "tls-refused", "certificate-as-key.pem")
+    shutil.copy(files["page.crt"], not_a_key)
+    os.chmod(not_a_key, 0o600)
     cases = [
+        ("a key its group may read", f"certificate = {files['page.crt']}\nkey = {shared}\n",
+         f"[web] key {shared} is readable by its group (mode 0640): a secret must be readable by its owner alone, the "
+         f"user carouseld-web runs as; fix it with: chmod 0600 {shared}"),
         ("a key not the certificate's", f"certificate = {files['page.crt']}\nkey = {files['other.key']}\n",
          f"[web] key {files['other.key']} is not the key of certificate {files['page.crt']}"),
         ("a missing key", f"certificate = {files['page.crt']}\nkey = {missing}\n",
          f"[web] key {missing}: open: No such file or directory"),
-        ("a certificate as the key", f"certificate = {files['page.crt']}\nkey = {files['page.crt']}\n",
-         f"[web] key {files['page.crt']}: not a PEM private key"),
+        ("a certificate as the key", f"certificate = {files['page.crt']}\nkey = {not_a_key}\n",
+         f"[web] key {not_a_key}: not a PEM private key"),
         ("a key as the certificate", f"certificate = {files['other.key']}\nkey = {files['page.key']}\n",
          f"[web] certificate {files['other.key']}: no PEM certificate in it"),
         ("a certificate without its key", f"certificate = {files['page.crt']}\n",

@@ -197,7 +197,7 @@ def web_over_https(s, readme, port, https_port, failure, folder, guest_folder):
     os.replace(files["page.key"], os.path.join(folder, "frame.key"))
     here = f"cd {quote(guest_folder)} && "
     s.ok(here + readme("sudo install -m 0644 frame.crt /etc/carouseld/web.crt"))
-    s.ok(here + readme("sudo install -o root -g carouseld-web -m 0640 frame.key /etc/carouseld/web.key"))
+    s.ok(here + readme("sudo install -o carouseld-web -g carouseld-web -m 0600 frame.key /etc/carouseld/web.key"))
     # The drop-in README.md shows, written by the test (README.md says to write it with an editor).
     s.ok("mkdir -p /etc/carouseld/carouseld.ini.d && printf '[web]\\ncertificate = /etc/carouseld/web.crt\\n"
          "key = /etc/carouseld/web.key\\n' > /etc/carouseld/carouseld.ini.d/web-https.ini")

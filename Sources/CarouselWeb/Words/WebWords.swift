@@ -102,8 +102,9 @@ public enum WebWords {
             HTTP. Read when carouseld-web starts: restart it after replacing the files.
             """) { s, v throws(ValueError) in s.certificate = try optionalAbsolutePath(v) },
         .text("web", "key", "an absolute path", default: "", needs: .administer, help: """
-            The certificate's private key (PEM), readable by carouseld-web's user only (`root:carouseld-web`, mode
-            0640). Empty: plain HTTP.
+            The certificate's private key (PEM): a secret, so carouseld-web's user's and readable by it alone
+            (`carouseld-web`, mode 0600); a key others may read is refused with the `chmod` that fixes it. Empty: plain
+            HTTP.
             """) { s, v throws(ValueError) in s.key = try optionalAbsolutePath(v) },
         .text("web", "https_listen", "ADDRESS:PORT or unix:PATH", default: "127.0.0.1:8443", needs: .administer, help: """
             Where `carouseld-web` serves the page over HTTPS when started by hand with a certificate (`0.0.0.0:443`
