@@ -1067,7 +1067,8 @@ def main():
              "an upload and a tap through the sandbox", lambda: service_web.web_through_the_sandbox(
                  s, readme, web_port, Failure, open(os.path.join(REPO, "scripts/demo/images/02-sunset.jpg"), "rb").read())),
             ("the frame's page over HTTPS: the certificate and key as README.md says, carouseld-web-https.socket on port "
-             "443 verified from the host, port 80 sending there", lambda: service_web.web_over_https(
+             "443 verified from the host, a public address refused there too, port 80 sending there",
+             lambda: service_web.web_over_https(
                  s, readme, web_port, https_port, Failure, os.path.join(args.out, "tls"),
                  f"{GUEST_REPO}/{os.path.relpath(os.path.join(args.out, 'tls'), REPO)}")),
             ("carouselctl as a carouseld group member", ctl_group_member),

@@ -63,16 +63,23 @@ flags = struct.unpack("16sH", fcntl.ioctl(s, 0x8913, struct.pack("16sH", name.en
 fcntl.ioctl(s, 0x8914, struct.pack("16sH", name.encode(), flags | 0x1))  # SIOCSIFFLAGS, IFF_UP
 """
 
-# Run in the guest: connect to port 80 from `source`; prints what came of it.
+# Run in the guest: connect to port 80 (or the port given) from `source`;
+# prints what came of it: the page's first bytes on 80, the TLS version on 443.
 CONNECT_FROM = r"""
-import socket, sys
+import socket, ssl, sys
+port = int(sys.argv[2]) if len(sys.argv) > 2 else 80
 s = socket.socket()
 s.settimeout(5)
 s.bind((sys.argv[1], 0))
 try:
-    s.connect((sys.argv[1], 80))
-    s.sendall(b"GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    print("answered", s.recv(64)[:12].decode(errors="replace"))
+    s.connect((sys.argv[1], port))
+    if port == 443:
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        print("answered", context.wrap_socket(s).version())
+    else:
+        s.sendall(b"GET /login HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        print("answered", s.recv(64)[:12].decode(errors="replace"))
 except OSError as e:
     print("refused", type(e).__name__, e)
 """
@@ -221,6 +228,14 @@ def web_over_https(s, readme, port, https_port, failure, folder, guest_folder):
     uid = s.ok(f"awk '/^Uid:/ {{ print $2 }}' /proc/{pid}/status").split()[0]
     if proxy != "active" or uid != s.ok("id -u carouseld-web").strip():
         raise Failure(f"{HTTPS_PROXY} is {proxy}, uid {uid}")
+    # Port 443 is the local network's only too: the addresses of the check before, on lo.
+    answers = {}
+    for label, address in (("public", "198.51.100.7"), ("private", "192.168.77.7")):
+        s.ok(f"python3 -c {quote(SET_ADDRESS)} lo:{label[:3]} {address} 255.255.255.255")
+        answers[label] = s.ok(f"python3 -c {quote(CONNECT_FROM)} {address} 443", timeout=60).strip()
+    if not answers["public"].startswith("refused") or not answers["private"].startswith("answered TLSv1."):
+        raise Failure(f"port 443 from outside the local network: {answers['public']}; from a private address: "
+                      f"{answers['private']}")
     # Port 80 now only sends browsers to HTTPS (port 443: no port in the address).
     status, headers, _ = Page(port).request("GET", "/photos")
     if status != 302 or headers.get("location") != "https://127.0.0.1/photos":
@@ -228,7 +243,8 @@ def web_over_https(s, readme, port, https_port, failure, folder, guest_folder):
     # As it was for the checks after this one: plain HTTP on port 80.
     s.ok(f"systemctl disable --now carouseld-web-https.socket && systemctl stop {HTTPS_PROXY}"
          " && rm /etc/carouseld/carouseld.ini.d/web-https.ini && systemctl restart carouseld-web.service", timeout=120)
-    return f"{version} with the test CA's certificate, cookie Secure, as carouseld-web; port 80 sends to HTTPS"
+    return (f"{version} with the test CA's certificate, cookie Secure, as carouseld-web; port 80 sends to HTTPS; "
+            f"443 from 198.51.100.7 {answers['public'][:40]}, from 192.168.77.7 {answers['private']}")
 
 
 def quote(text):
