@@ -104,14 +104,18 @@ public struct RedirectToHTTPS<Context: RequestContext>: RouterMiddleware {
     /// and the path asked for; nil when the request names no usable host.
     static func location(authority: String?, target: String, portSuffix: String) -> String? {
         guard var host = authority, !host.isEmpty else { return nil }
+        let allowed: (Character) -> Bool
         if host.hasPrefix("[") {
+            // An IPv6 address in brackets.
             guard let end = host.firstIndex(of: "]") else { return nil }
             host = String(host[...end])
-        } else if let colon = host.lastIndex(of: ":") {
-            host = String(host[..<colon])
+            allowed = { $0.isHexDigit || $0 == ":" || $0 == "." || $0 == "[" || $0 == "]" }
+        } else {
+            // A name or an IPv4 address, its port dropped.
+            if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+            allowed = { $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) }
         }
-        guard host.count > (host.hasPrefix("[") ? 2 : 0),
-              host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-._:[]".contains($0)) }) else { return nil }
+        guard host.count > (host.hasPrefix("[") ? 2 : 0), host.allSatisfy(allowed) else { return nil }
         return "https://" + host + portSuffix + (target.hasPrefix("/") ? target : "/")
     }
 }

@@ -146,7 +146,8 @@ import Testing
         #expect(Redirect.location(authority: "192.168.1.20:8080", target: "/", portSuffix: ":8443") == "https://192.168.1.20:8443/")
         #expect(Redirect.location(authority: "[fe80::1]:80", target: "/now", portSuffix: "") == "https://[fe80::1]/now")
         #expect(Redirect.location(authority: "frame.local", target: "*", portSuffix: "") == "https://frame.local/")
-        for bad: String? in [nil, "", ":80", "[]:80", "[fe80::1", "evil\"host", "a b", "frame.local/x@y"] {
+        for bad: String? in [nil, "", ":80", "[]:80", "[fe80::1", "evil\"host", "a b", "frame.local/x@y", "a:b:80",
+                             "[frame.local]:80"] {
             #expect(Redirect.location(authority: bad, target: "/", portSuffix: "") == nil, "\(bad ?? "nil")")
         }
     }
