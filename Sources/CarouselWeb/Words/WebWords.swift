@@ -96,12 +96,12 @@ public enum WebWords {
             Where `carouseld-web` serves the page when started by hand (`0.0.0.0:8080` for the whole network). Under
             systemd it is on port 80 through carouseld-web.socket, and this key is not read.
             """) { s, v throws(ValueError) in s.listen = try WebListen(v) },
-        .text("web", "certificate", "an absolute path", default: "", needs: .administer, help: """
+        .text("web", "certificate", "an absolute path or empty", default: "", needs: .administer, help: """
             The certificate chain (PEM: the frame's certificate first) to serve the page over HTTPS with, given with
             `key`. Then the session cookie is `Secure`, and plain HTTP only sends the browser to HTTPS. Empty: plain
             HTTP. Read when carouseld-web starts: restart it after replacing the files.
             """) { s, v throws(ValueError) in s.certificate = try optionalAbsolutePath(v) },
-        .text("web", "key", "an absolute path", default: "", needs: .administer, help: """
+        .text("web", "key", "an absolute path or empty", default: "", needs: .administer, help: """
             The certificate's private key (PEM): a secret, so carouseld-web's user's and readable by it alone
             (`carouseld-web`, mode 0600); a key others may read is refused with the `chmod` that fixes it. Empty: plain
             HTTP.
